@@ -1,0 +1,356 @@
+"""Referee benchmarks: move-cycle overhead, games per second, and ``referee match`` end to end.
+
+    python bench/referee.py [--json] [--games N] [--cycle-games N]
+
+Prints a table (or, with ``--json``, one JSON object as the last line) with:
+
+* ``move_cycle_ratio``: the median full referee move cycle (request sent, bot answers,
+  validation, next request sent) divided by the median bare ``grpc.aio`` bidirectional
+  ping-pong with the same message sizes, both measured here in the same run, with the same
+  kind of client process. The bots in the cycle answer from a precomputed game, so the cycle
+  measures the referee and the transport, not a bot's thinking.
+* ``games_per_s``: complete random-vs-random games (the SDK's example random bot) through the
+  server over persistent bot sessions.
+* ``match_cli_s``: one ``referee match`` of two random bots, end to end, process start included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+METHOD = "/tetromino.referee.v1.Referee/Play"
+
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+# -- the client process (both for the ping-pong and the scripted referee bot) ----------------
+
+
+async def _client(address: str, mode: str, token: str, script_path: str) -> None:
+    import grpc
+
+    from client_sdk.proto import referee_pb2 as pb
+
+    channel = grpc.aio.insecure_channel(address)
+    call = channel.stream_stream(
+        METHOD, request_serializer=_identity, response_deserializer=_identity
+    )()
+    if mode == "echo":
+        reply = b"r" * int(token)
+        await call.write(b"hi")
+        while True:
+            data = await call.read()
+            if data is grpc.aio.EOF:
+                break
+            await call.write(reply)
+    else:
+        scripts: list[list[str]] = json.loads(Path(script_path).read_text())
+        hello = pb.Hello(bot_name="scripted", bot_version="1", token=token, sdk_version="bench")
+        await call.write(pb.BotMessage(hello=hello).SerializeToString())
+        games: dict[str, list[str]] = {}
+        started = 0
+        while True:
+            data = await call.read()
+            if data is grpc.aio.EOF:
+                break
+            message = pb.RefereeMessage.FromString(data)
+            kind = message.WhichOneof("kind")
+            if kind == "move_request":
+                req = message.move_request
+                move = pb.Move(game_id=req.game_id, ply=req.ply, action=games[req.game_id][req.ply])
+                await call.write(pb.BotMessage(move=move).SerializeToString())
+            elif kind == "game_start":
+                games[message.game_start.game_id] = scripts[started % len(scripts)]
+                started += 1
+            elif kind == "goodbye":
+                break
+    await channel.close()
+
+
+# -- measurements ------------------------------------------------------------------------------
+
+
+def _is_player(player: str) -> Any:
+    return lambda session: session.identity.player_id == player
+
+
+def _spawn_client(address: str, mode: str, token: str, script: str = "") -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, __file__, "--client", address, mode, token, script],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _scripts(count: int, seed: int) -> list[list[str]]:
+    from engine.registry import load_game
+
+    game = load_game("tetress")
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        state = game.new_state()
+        moves = []
+        while state.outcome() is None:
+            move = rng.choice(list(state.legal_moves))
+            moves.append(game.move_to_text(move))
+            state.apply(move)
+        out.append(moves)
+    return out
+
+
+async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, float]:
+    from engine.registry import load_game
+    from referee.auth import TokenTable
+    from referee.match import MatchRunner
+    from referee.server import RefereeServer
+
+    server = RefereeServer(auth=TokenTable({"a": "a", "b": "b"}), games=["tetress"])
+    address = await server.start("127.0.0.1:0")
+    procs = [_spawn_client(address, "script", t, script_path) for t in ("a", "b")]
+    try:
+        sessions = [await server.lobby.wait_for(_is_player(p), 30) for p in ("a", "b")]
+        game = load_game("tetress")
+        stamps: list[list[float]] = []
+        sizes: list[tuple[int, int]] = []
+
+        class Clock:
+            def __init__(self) -> None:
+                self.times: list[float] = []
+
+            def on_move(self, state: Any, move: Any, clocks: Any) -> None:
+                self.times.append(time.perf_counter())
+
+            def on_end(self, state: Any, report: Any) -> None:
+                return None
+
+        for _ in scripts:
+            clock = Clock()
+            runner = MatchRunner(game, sessions, observer=clock)
+            report = await runner.run()
+            assert report.end is not None and report.end.verdict in ("normal", "turn_limit")
+            stamps.append(clock.times)
+            # Sizes of a typical request and answer, for the ping-pong.
+            mid = report.plies // 2
+            request = runner._request(0, mid, runner.clocks[0].allowance(), None)
+            sizes.append((len(request), 40))
+        for session in sessions:
+            await session.goodbye("done")
+    finally:
+        for proc in procs:
+            await asyncio.to_thread(proc.wait, 10)
+        await server.stop(0)
+    cycles = [b - a for times in stamps for a, b in itertools.pairwise(times)]
+    request_size = int(statistics.median(s for s, _ in sizes))
+    return {
+        "cycle_median_us": statistics.median(cycles) * 1e6,
+        "cycle_p90_us": statistics.quantiles(cycles, n=10)[-1] * 1e6,
+        "cycles": len(cycles),
+        "request_bytes": request_size,
+    }
+
+
+async def _ping_pong(request_bytes: int, reply_bytes: int, rounds: int, clients: int = 1) -> float:
+    """Median round trip (us) of a bare grpc.aio server writing ``request_bytes`` and reading
+    a ``reply_bytes`` answer, with ``clients`` client processes taking turns."""
+    import grpc
+
+    contexts: list[Any] = []
+    ready = asyncio.Event()
+    finished = asyncio.Event()
+
+    async def handler(messages: Any, context: Any) -> None:
+        await context.read()  # the client's hello
+        contexts.append(context)
+        if len(contexts) == clients:
+            ready.set()
+        await finished.wait()
+
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "tetromino.referee.v1.Referee",
+                {
+                    "Play": grpc.stream_stream_rpc_method_handler(
+                        handler, request_deserializer=_identity, response_serializer=_identity
+                    )
+                },
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    procs = [_spawn_client(f"127.0.0.1:{port}", "echo", str(reply_bytes)) for _ in range(clients)]
+    payload = b"q" * request_bytes
+    times: list[float] = []
+    try:
+        await asyncio.wait_for(ready.wait(), 60)
+        for i in range(rounds):
+            context = contexts[i % clients]
+            times.append(time.perf_counter())
+            await context.write(payload)
+            await context.read()
+        times.append(time.perf_counter())
+    finally:
+        finished.set()
+        await server.stop(0)
+        for proc in procs:
+            await asyncio.to_thread(proc.wait, 10)
+    warm = times[rounds // 10 :]
+    return statistics.median(b - a for a, b in itertools.pairwise(warm)) * 1e6
+
+
+async def _games_per_s(games: int, pairs: int) -> dict[str, float]:
+    from engine.registry import load_game
+    from referee.auth import TokenTable
+    from referee.launch import BotSpec, launch
+    from referee.match import MatchRunner
+    from referee.server import RefereeServer
+
+    players = [f"p{i}" for i in range(2 * pairs)]
+    server = RefereeServer(auth=TokenTable({p: p for p in players}), games=["tetress"])
+    address = await server.start("127.0.0.1:0")
+    spec = BotSpec("sdk", "client_sdk.examples.random_bot")
+    bots = [await launch(spec, address, p) for p in players]
+    try:
+        sessions = [await server.lobby.wait_for(_is_player(p), 60) for p in players]
+        game = load_game("tetress")
+        plies = 0
+
+        async def pair(a: Any, b: Any, count: int) -> int:
+            total = 0
+            for i in range(count):
+                seats = [a, b] if i % 2 == 0 else [b, a]
+                report = await MatchRunner(game, seats).run()
+                assert report.end is not None and report.end.verdict in ("normal", "turn_limit")
+                total += report.plies
+            return total
+
+        per_pair = max(1, games // pairs)
+        start = time.perf_counter()
+        counts = await asyncio.gather(
+            *(pair(sessions[2 * i], sessions[2 * i + 1], per_pair) for i in range(pairs))
+        )
+        elapsed = time.perf_counter() - start
+        plies = sum(counts)
+        for session in sessions:
+            await session.goodbye("done")
+    finally:
+        await asyncio.gather(*(bot.stop(2) for bot in bots))
+        await server.stop(0)
+    played = per_pair * pairs
+    return {"games_per_s": played / elapsed, "games": played, "plies_per_s": plies / elapsed}
+
+
+def _match_cli() -> float:
+    start = time.perf_counter()
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "match",
+            "client_sdk.examples.random_bot",
+            "client_sdk.examples.random_bot",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    elapsed = time.perf_counter() - start
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["verdict"] in ("normal", "turn_limit"), result
+    return elapsed
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--client":
+        asyncio.run(_client(*sys.argv[2:6]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cycle-games", type=int, default=20)
+    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="cycle/ping-pong rounds")
+    args = parser.parse_args()
+    from referee import logging as referee_logging
+
+    referee_logging.configure("console", "WARNING")
+    scripts = _scripts(args.cycle_games, args.seed)
+    # Cycle and ping-pong alternate, so that a noisy machine disturbs both alike; the ratio
+    # reported is the median of the per-round ratios.
+    cycles: list[dict[str, float]] = []
+    pings: list[float] = []
+    pairs: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "scripts.json")
+        Path(path).write_text(json.dumps(scripts))
+        for _ in range(args.rounds):
+            cycles.append(asyncio.run(_move_cycle(scripts, path)))
+            rounds = max(2000, int(cycles[-1]["cycles"]))
+            size = int(cycles[-1]["request_bytes"])
+            pings.append(asyncio.run(_ping_pong(size, 40, rounds)))
+            pairs.append(asyncio.run(_ping_pong(size, 40, rounds, clients=2)))
+    ratios = [c["cycle_median_us"] / p for c, p in zip(cycles, pings, strict=True)]
+    cycle = {
+        key: statistics.median(c[key] for c in cycles)
+        for key in ("cycle_median_us", "cycle_p90_us", "cycles", "request_bytes")
+    }
+    ping = statistics.median(pings)
+    games = asyncio.run(_games_per_s(args.games, args.pairs))
+    match_s = _match_cli()
+    result = {
+        "move_cycle_ratio": round(statistics.median(ratios), 3),
+        "move_cycle_ratios": [round(r, 3) for r in ratios],
+        "move_cycle_median_us": round(cycle["cycle_median_us"], 1),
+        "move_cycle_p90_us": round(cycle["cycle_p90_us"], 1),
+        "ping_pong_median_us": round(ping, 1),
+        # The same ping-pong with two clients taking turns, as the two bots of a game do:
+        # how much of the cycle is the alternation itself.
+        "ping_pong_two_clients_us": round(statistics.median(pairs), 1),
+        "move_cycle_ratio_two_clients": round(
+            statistics.median(c["cycle_median_us"] / p for c, p in zip(cycles, pairs, strict=True)),
+            3,
+        ),
+        "request_bytes": int(cycle["request_bytes"]),
+        "cycles_measured": int(cycle["cycles"]),
+        "games_per_s": round(games["games_per_s"], 2),
+        "games_played": games["games"],
+        "bot_pairs": args.pairs,
+        "plies_per_s": round(games["plies_per_s"], 1),
+        "match_cli_s": round(match_s, 3),
+        "cpus": os.cpu_count(),
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>22}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""The client SDK that bot authors import.
+
+Write a bot by subclassing :class:`Agent` (or with a plain function), try it locally with
+:func:`client_sdk.testing.play_local`, and connect it to a referee with :func:`run` or
+``python -m client_sdk --server HOST:PORT --token T BOT``. See ``docs/sdk.md``.
+"""
+
+from client_sdk.agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
+from client_sdk.session import Backoff, SessionError, run
+from client_sdk.version import PROTOCOL_VERSION, SDK_VERSION
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "SDK_VERSION",
+    "Agent",
+    "Backoff",
+    "Clocks",
+    "FunctionAgent",
+    "GameInfo",
+    "GameResult",
+    "MoveLike",
+    "SessionError",
+    "run",
+]

@@ -1,0 +1,44 @@
+"""Games by name, so the rest of the system can treat every game alike."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.errors import UnknownGameError
+from engine.game import Game
+
+GameFactory = Callable[..., Game[Any]]
+
+_REGISTRY: dict[str, GameFactory] = {}
+
+
+def register_game(name: str, factory: GameFactory) -> None:
+    """Register ``factory`` (called with the game's parameters as keywords) under ``name``."""
+    if name in _REGISTRY and _REGISTRY[name] is not factory:
+        raise ValueError(f"game {name!r} is already registered")
+    _REGISTRY[name] = factory
+
+
+def load_game(name: str, **params: int) -> Game[Any]:
+    """A game by registered name, e.g. ``load_game("tetress")`` or
+    ``load_game("att", max_placer_turns=100)``; unknown parameters raise ``TypeError``."""
+    _load_builtin_games()
+    try:
+        factory = _REGISTRY[name.lower()]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise UnknownGameError(f"unknown game {name!r}; known games: {known}") from None
+    return factory(**params)
+
+
+def game_names() -> list[str]:
+    """Names of every registered game, sorted."""
+    _load_builtin_games()
+    return sorted(_REGISTRY)
+
+
+def _load_builtin_games() -> None:
+    # Imported lazily so that importing one game never pays for the others' tables.
+    import engine.att
+    import engine.tetress  # noqa: F401

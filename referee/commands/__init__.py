@@ -1,0 +1,1 @@
+"""Subcommands of the ``referee`` CLI, one module each (see :mod:`referee.cli`)."""

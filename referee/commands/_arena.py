@@ -1,0 +1,225 @@
+"""Shared by the arena commands (players, bots, tournaments, tables, games): the database
+option, and the rich renderings of a leaderboard and of a running tournament."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from typing import Any
+
+DB_HELP = (
+    "database URL or SQLite file (default: $ARENA_DATABASE_URL, else ./arena.db, created on "
+    "first use)"
+)
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="URL", default=None, help=DB_HELP)
+
+
+def open_repo(args: argparse.Namespace) -> Any:
+    from referee.storage import Repository
+
+    return Repository.open(args.db)
+
+
+def fail(command: str, message: object, code: int = 2) -> int:
+    print(f"referee {command}: {message}", file=sys.stderr)
+    return code
+
+
+def _short(label: str, width: int = 28) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def display_names(labels: list[str]) -> dict[str, str]:
+    """``name@version`` shortened to ``name`` where no other version of it is listed."""
+    names = [label.split("@", 1)[0] for label in labels]
+    return {
+        label: _short(name if names.count(name) == 1 else label)
+        for label, name in zip(labels, names, strict=True)
+    }
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console; not a terminal (a pipe, a file): 120 columns rather than 80."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, width=None if stream.isatty() else 120)
+
+
+def leaderboard_table(st: Any, title: str) -> Any:
+    """The rich table of a :class:`referee.tournament.standings.Standings`."""
+    from rich.table import Table
+
+    board = st.board
+    table = Table(title=title, caption=f"Elo: maximum likelihood, anchor: {board.anchor}")
+    for name, justify in (
+        ("#", "right"),
+        ("bot", "left"),
+        ("Elo", "right"),
+        ("± 95%", "right"),
+        ("inc. Elo", "right"),
+        ("games", "right"),
+        ("W", "right"),
+        ("D", "right"),
+        ("L", "right"),
+        ("score", "right"),
+        ("forfeits", "left"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    shown = display_names([r.player for r in board.rows])
+    for r in board.rows:
+        table.add_row(
+            str(r.rank),
+            shown[r.player],
+            "-" if r.elo is None else f"{r.elo:.0f}",
+            "-" if r.ci95 is None else f"{r.ci95:.0f}",
+            f"{r.elo_incremental:.0f}",
+            str(r.games),
+            str(r.wins),
+            str(r.draws),
+            str(r.losses),
+            "-" if r.score_pct is None else f"{r.score_pct:.1f}%",
+            ", ".join(f"{v} {n}" for v, n in sorted(r.forfeits.items())) or "",
+        )
+    return table
+
+
+def cross_table(st: Any) -> Any:
+    """Head to head: row bot's W-D-L against the column bot."""
+    from rich.table import Table
+
+    players = [r.player for r in st.board.rows]
+    shown = display_names(players)
+    table = Table(title="Head to head (row against column: W-D-L)")
+    table.add_column("bot")
+    for i, _ in enumerate(players, start=1):
+        table.add_column(str(i), justify="center")
+    for i, p in enumerate(players, start=1):
+        cells = []
+        for q in players:
+            if p == q:
+                cells.append("·")
+                continue
+            h = st.board.cross.get(p, {}).get(q)
+            cells.append("" if h is None else f"{h.wins}-{h.draws}-{h.losses}")
+        table.add_row(f"{i}. {shown[p]}", *cells)
+    return table
+
+
+def los_table(st: Any) -> Any:
+    """Likelihood of superiority: the chance the row bot is stronger than the column bot."""
+    from rich.table import Table
+
+    players = [r.player for r in st.board.rows if r.elo is not None]
+    shown = display_names(players)
+    table = Table(title="Likelihood of superiority (row stronger than column)")
+    table.add_column("bot")
+    for i, _ in enumerate(players, start=1):
+        table.add_column(str(i), justify="right")
+    for i, p in enumerate(players, start=1):
+        cells = []
+        for q in players:
+            value = st.board.los.get(p, {}).get(q)
+            cells.append("·" if p == q else ("" if value is None else f"{100 * value:.0f}%"))
+        table.add_row(f"{i}. {shown[p]}", *cells)
+    return table
+
+
+def ladder_table(rows: Any, title: str) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, caption="ranked by mu - 3 sigma; provisional while sigma > 6")
+    for name in ("#", "bot", "mu - 3σ", "mu", "sigma", "games", ""):
+        table.add_column(name, justify="left" if name in ("bot", "") else "right")
+    for r in rows:
+        table.add_row(
+            str(r.rank),
+            _short(r.player),
+            f"{r.ordinal:.2f}",
+            f"{r.mu:.2f}",
+            f"{r.sigma:.2f}",
+            str(r.games),
+            "provisional" if r.provisional else "",
+        )
+    return table
+
+
+def table_csv(st: Any) -> str:
+    from referee.ratings.table import CSV_FIELDS
+
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(CSV_FIELDS), lineterminator="\n")
+    writer.writeheader()
+    for r in st.board.rows:
+        writer.writerow(r.as_csv_row())
+    return out.getvalue()
+
+
+def table_json(st: Any, tournament: str | None) -> str:
+    data = st.board.as_dict()
+    data["tournament"] = tournament
+    return json.dumps(data, indent=2) + "\n"
+
+
+def write_out(target: str, text: str) -> None:
+    """Write ``text`` to a file, or to stdout for ``-``."""
+    if target == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+class ProgressDisplay:
+    """A rich progress bar with an ETA, fed by the tournament runner."""
+
+    def __init__(self, console: Any, name: str) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("games"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[last]}", style="dim"),
+            console=console,
+            transient=False,
+        )
+        self.name = name
+        self.task: Any = None
+
+    def __enter__(self) -> ProgressDisplay:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def started(self, total: int, done: int) -> None:
+        if self.task is None:
+            self.task = self.progress.add_task(self.name, total=total, completed=done, last="")
+        else:
+            self.progress.update(self.task, total=total, completed=done)
+
+    def game_done(self, summary: Any, label: str) -> None:
+        task = self.progress.tasks[self.task]
+        if task.total is not None and task.completed + 1 > task.total:
+            self.progress.update(self.task, total=task.completed + 1)
+        self.progress.update(self.task, advance=1, last=label[:60])

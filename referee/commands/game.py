@@ -1,0 +1,61 @@
+"""``referee game export ID``: a stored game's record as PGN-like text, JSON or an SVG picture."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("game", help="export a stored game's record")
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    export = sub.add_parser(
+        "export",
+        help="a game's record (PGN-like text by default)",
+        description="ID is the game's number (see 'referee games') or its uid.",
+    )
+    export.add_argument("id")
+    form = export.add_mutually_exclusive_group()
+    form.add_argument("--pgn", action="store_const", dest="form", const="pgn", help="(default)")
+    form.add_argument("--json", action="store_const", dest="form", const="json")
+    form.add_argument(
+        "--svg", action="store_const", dest="form", const="svg", help="the position as a picture"
+    )
+    export.add_argument("--ply", type=int, help="--svg: the position after this many moves")
+    export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    add_db_option(export)
+    export.set_defaults(func=_export, form="pgn")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from referee.commands._arena import write_out
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        detail = repo.get_game(int(args.id) if args.id.isdigit() else args.id)
+    except NotFoundError as exc:
+        return fail("game export", exc)
+    if args.form == "json":
+        if detail.record_json is None:
+            return fail("game export", "this game has no JSON record", 1)
+        write_out(args.output, json.dumps(detail.record_json, indent=2) + "\n")
+        return 0
+    if detail.record_text is None:
+        return fail("game export", "this game has no record", 1)
+    if args.form == "pgn":
+        write_out(args.output, detail.record_text)
+        return 0
+    from engine.records import read_record, replay
+    from engine.render.svg import render_svg
+
+    record = read_record(detail.record_text)
+    try:
+        state = replay(record, args.ply)
+    except IndexError:
+        return fail("game export", f"--ply {args.ply}: the game has {len(record.moves)} moves")
+    write_out(args.output, render_svg(state))
+    return 0

@@ -1,0 +1,89 @@
+"""``referee games``: list stored games (newest last)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "games",
+        help="list stored games",
+        description="Stored games, oldest first; export one with: referee game export ID",
+    )
+    parser.add_argument("--tournament", metavar="T", help="only this tournament (name or id)")
+    parser.add_argument("--bot", metavar="BOT", help="only games of this bot (name[@version])")
+    parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_db_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from referee.commands._arena import console, display_names
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        t_id = None
+        if args.tournament:
+            key = int(args.tournament) if args.tournament.isdigit() else args.tournament
+            t_id = repo.get_tournament(key).id
+        version_id = None
+        if args.bot:
+            name, sep, version = args.bot.partition("@")
+            version_id = repo.find_bot_version(name, version if sep else None).id
+    except NotFoundError as exc:
+        return fail("games", exc)
+    labels = {v.id: v.label for v in repo.list_bot_versions()}
+    games = repo.list_games(
+        tournament_id=t_id, bot_version_id=version_id, limit=args.limit, offset=args.offset
+    )
+    if args.json:
+        for g in games:
+            print(
+                json.dumps(
+                    {
+                        "id": g.id,
+                        "uid": g.uid,
+                        "tournament_id": g.tournament_id,
+                        "game": g.game,
+                        "seats": [labels.get(s.bot_version_id) for s in g.seats],
+                        "result": g.result,
+                        "verdict": str(g.verdict),
+                        "termination": g.termination,
+                        "reason": g.reason,
+                        "voided": g.voided,
+                        "counted": g.counted,
+                        "plies": g.plies,
+                        "finished_at": g.finished_at.isoformat(),
+                    }
+                )
+            )
+        return 0
+    table = Table(title=f"Games ({len(games)})")
+    for column in ("id", "first seat", "second seat", "result", "verdict", "plies"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("reason", overflow="fold")
+    shown = display_names(sorted(set(labels.values())))
+    for g in games:
+        seats = [shown.get(labels.get(s.bot_version_id, "?"), "?") for s in g.seats]
+        flag = " (void)" if g.voided and g.counted else ("" if g.counted else " (replayed)")
+        table.add_row(
+            str(g.id),
+            seats[0] if seats else "",
+            seats[1] if len(seats) > 1 else "",
+            g.result + flag,
+            str(g.verdict),
+            str(g.plies),
+            g.reason,
+        )
+    console().print(table)
+    return 0

@@ -1,0 +1,93 @@
+"""``referee leaderboard``: the Elo table of a tournament (or of every game), the head-to-head
+cross table, the likelihood-of-superiority matrix, the live ladder; CSV and JSON export."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="the Elo table of a tournament or of every game",
+        description=(
+            "Maximum-likelihood Elo with its 95%% interval (the anchor is stated under the "
+            "table), the incremental K=32 Elo beside it, games, W/D/L, score and forfeits by "
+            "verdict. Without a tournament: every stored game."
+        ),
+    )
+    parser.add_argument("tournament", nargs="?", help="tournament name or id (default: all games)")
+    parser.add_argument("--cross", action="store_true", help="also the head-to-head cross table")
+    parser.add_argument("--los", action="store_true", help="also the likelihood of superiority")
+    parser.add_argument("--anchor", metavar="BOT", help="pin this bot at --anchor-rating")
+    parser.add_argument("--anchor-rating", type=float, default=1500.0, help="default %(default)g")
+    parser.add_argument("--csv", metavar="FILE", help="write the table as CSV (- for stdout)")
+    parser.add_argument(
+        "--json",
+        metavar="FILE",
+        help="write the table, cross table and LOS as JSON (- for stdout)",
+    )
+    parser.add_argument(
+        "--ladder",
+        nargs="?",
+        const="main",
+        metavar="NAME",
+        help="show the live openskill ladder instead (all games; default name main)",
+    )
+    add_db_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.commands._arena import (
+        console,
+        cross_table,
+        ladder_table,
+        leaderboard_table,
+        los_table,
+        table_csv,
+        table_json,
+        write_out,
+    )
+    from referee.storage import NotFoundError
+    from referee.tournament.standings import standings
+
+    repo = open_repo(args)
+    if args.ladder:
+        from referee.tournament.ladder import compute_ladder
+
+        ladder = compute_ladder(repo)
+        console().print(ladder_table(ladder.rows, f"Ladder {args.ladder} ({ladder.games} games)"))
+        return 0
+    t = None
+    if args.tournament:
+        try:
+            key = int(args.tournament) if args.tournament.isdigit() else args.tournament
+            t = repo.get_tournament(key)
+        except NotFoundError as exc:
+            return fail("leaderboard", exc)
+    try:
+        st = standings(
+            repo, t.id if t else None, anchor=args.anchor, anchor_rating=args.anchor_rating
+        )
+    except (KeyError, ValueError) as exc:
+        return fail("leaderboard", f"bad anchor: {exc}")
+    name = t.name if t else None
+    to_stdout = args.csv == "-" or args.json == "-"
+    if args.csv:
+        write_out(args.csv, table_csv(st))
+    if args.json:
+        write_out(args.json, table_json(st, name))
+    if to_stdout:
+        return 0
+    out = console()
+    title = f"{t.name} ({t.settings.format}, {t.settings.game})" if t else "All games"
+    out.print(leaderboard_table(st, title))
+    if args.cross:
+        out.print(cross_table(st))
+    if args.los:
+        out.print(los_table(st))
+    return 0

@@ -1,0 +1,414 @@
+"""``referee tournament``: create, run, resume, show and list tournaments; ``quick`` does a
+small round robin in one go (the example bots by default)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import add_game_options, add_limit_options, add_log_options
+
+FORMATS = {
+    "round-robin": "round_robin",
+    "round_robin": "round_robin",
+    "rr": "round_robin",
+    "swiss": "swiss",
+    "gauntlet": "gauntlet",
+}
+
+EXAMPLE_BOTS = (
+    "client_sdk.examples.random_bot",
+    "client_sdk.examples.greedy_bot",
+    "client_sdk/examples/course_random",
+    "client_sdk/examples/course_greedy",
+)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "tournament",
+        help="create, run, resume and show tournaments",
+        description=(
+            "Tournaments live in the database: 'run' plays the missing games and can be "
+            "stopped or killed at any moment; 'resume' (the same as run) continues where it "
+            "stopped, replaying only games that were cut off."
+        ),
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    create = sub.add_parser("create", help="create a tournament (does not play it)")
+    create.add_argument("name")
+    _add_settings(create)
+    create.set_defaults(func=_create)
+
+    for name, text in (("run", "play a tournament's missing games"), ("resume", "= run")):
+        run = sub.add_parser(name, help=text)
+        run.add_argument("name", help="tournament name or id")
+        _add_run_options(run)
+        run.set_defaults(func=_run)
+
+    show = sub.add_parser("show", help="a tournament's settings, progress, rounds and table")
+    show.add_argument("name")
+    show.add_argument("--rounds", action="store_true", help="list every pairing's results")
+    show.set_defaults(func=_show)
+
+    listing = sub.add_parser("list", help="every tournament")
+    listing.set_defaults(func=_list)
+
+    quick = sub.add_parser(
+        "quick",
+        help="a round robin between BOTS (default: the example bots), then the table",
+        description=(
+            "Create and run a round robin in one go and print the table. Without BOTS the "
+            "four example bots play. Creates the database on first use."
+        ),
+    )
+    quick.add_argument("--name", help="tournament name (default: quick-<time>)")
+    _add_settings(quick, bots_optional=True)
+    _add_run_options(quick)
+    quick.set_defaults(func=_quick)
+
+    for p in (create, show, listing):
+        add_db_option(p)
+
+
+def _add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) -> None:
+    parser.add_argument(
+        "bots",
+        nargs="*" if bots_optional else "+",
+        metavar="BOT",
+        help="registered bot (name or name@version), package dir, SDK module, file or command",
+    )
+    if not bots_optional:
+        parser.add_argument(
+            "--format",
+            choices=sorted(FORMATS),
+            default="round-robin",
+            help="default %(default)s",
+        )
+        parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n))")
+        parser.add_argument(
+            "--challenger", help="gauntlet: the bot that meets the field (default: the first)"
+        )
+    parser.add_argument(
+        "--cycles", type=int, default=1, help="round robin / gauntlet cycles (default 1)"
+    )
+    add_game_options(parser)
+    add_limit_options(parser)
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        help="games at once (default: the number of cores)",
+    )
+    parser.add_argument(
+        "--forfeit",
+        choices=("loss", "void"),
+        default="loss",
+        help="a time, memory, illegal-move or crash forfeit is a loss (default) or voids the game",
+    )
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    add_db_option(parser)
+    parser.add_argument(
+        "--concurrency-now",
+        dest="run_concurrency",
+        type=int,
+        help="games at once for this run (default: the tournament's setting)",
+    )
+    parser.add_argument(
+        "--listen",
+        metavar="ADDR",
+        help="serve the referee (remote bots) and the Arena service (spectators) here",
+    )
+    parser.add_argument(
+        "--remote-timeout",
+        type=float,
+        metavar="S",
+        help="how long to wait for a remote bot to be connected (default: for ever)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--ladder", default="main", help="live ladder to update (default main)")
+    parser.add_argument("--no-ladder", action="store_true", help="do not update a ladder")
+    if not any(a.dest == "log_format" for a in parser._actions):
+        add_log_options(parser, "WARNING")
+
+
+def _settings(args: argparse.Namespace, name: str) -> Any:
+    from referee.commands._common import game_params
+    from referee.storage import ForfeitPolicy, TournamentFormat, TournamentSettings
+
+    options: dict[str, Any] = {}
+    challenger = getattr(args, "challenger", None)
+    if challenger:
+        options["challenger"] = challenger
+    return TournamentSettings(
+        name=name,
+        format=TournamentFormat(FORMATS[getattr(args, "format", "round-robin")]),
+        game=args.game,
+        game_params=game_params(args),
+        time_control={
+            "per_game": args.time,
+            "per_move": args.move_time,
+            "increment": args.increment,
+            "grace": args.grace,
+        },
+        memory_limit_mb=int(args.memory) if args.memory else None,
+        cycles=args.cycles,
+        rounds=getattr(args, "rounds", None),
+        forfeit_policy=ForfeitPolicy(args.forfeit),
+        concurrency=args.concurrency,
+        options=options,
+    )
+
+
+def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: list[str]) -> Any:
+    import dataclasses
+
+    from engine.registry import load_game
+    from referee.tournament.bots import resolve_bot
+
+    settings = _settings(args, name)
+    load_game(settings.game, **settings.game_params)
+    if len(bots) < 2:
+        raise ValueError("a tournament needs at least two bots")
+    versions = [resolve_bot(repo, b) for b in bots]
+    if challenger := settings.options.get("challenger"):
+        picked = resolve_bot(repo, challenger)
+        settings = dataclasses.replace(
+            settings, options={**settings.options, "challenger": str(picked.id)}
+        )
+        if picked.id not in [v.id for v in versions]:
+            versions.insert(0, picked)
+    return repo.create_tournament(settings, [v.id for v in versions])
+
+
+def _create(args: argparse.Namespace) -> int:
+    from engine.errors import UnknownGameError
+    from referee.storage import ConflictError, NotFoundError
+
+    repo = open_repo(args)
+    try:
+        t = _create_tournament(repo, args, args.name, args.bots)
+    except (UnknownGameError, ConflictError, NotFoundError, ValueError, TypeError) as exc:
+        return fail("tournament create", exc)
+    entrants = repo.tournament_entrants(t.id)
+    print(
+        f"created {t.settings.format} tournament {t.name} (id {t.id}) with "
+        f"{len(entrants)} bots: {', '.join(e.label for e in entrants)}"
+    )
+    print(f"run it with: referee tournament run {t.name}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
+    except NotFoundError as exc:
+        return fail("tournament run", exc)
+    return _run_tournament(args, repo, t)
+
+
+def _quick(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from engine.errors import UnknownGameError
+    from referee.storage import ConflictError, NotFoundError
+
+    bots = list(args.bots)
+    if not bots:
+        root = Path(__file__).resolve().parents[2]
+        # The course-style examples play Tetress only (the course's game).
+        examples = EXAMPLE_BOTS if args.game == "tetress" else EXAMPLE_BOTS[:2]
+        bots = [str(root / b) if "/" in b else b for b in examples]
+    name = args.name or time.strftime("quick-%Y%m%d-%H%M%S")
+    repo = open_repo(args)
+    try:
+        t = _create_tournament(repo, args, name, bots)
+    except (UnknownGameError, ConflictError, NotFoundError, ValueError, TypeError) as exc:
+        return fail("tournament quick", exc)
+    return _run_tournament(args, repo, t)
+
+
+def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
+    import asyncio
+    import signal
+
+    from referee import logging as referee_logging
+    from referee.commands._arena import ProgressDisplay, console
+    from referee.tournament.live import LiveHub
+    from referee.tournament.runner import TournamentRunner
+
+    referee_logging.configure(args.log_format, args.log_level)
+    err = console(stderr=True)
+    show_progress = not args.no_progress
+
+    async def main() -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        hub = LiveHub()
+        server = await _maybe_server(args, repo, t, hub)
+        display = ProgressDisplay(err, t.name) if show_progress else None
+        try:
+            runner = TournamentRunner(
+                repo,
+                t.id,
+                concurrency=args.run_concurrency,
+                hub=hub,
+                server=server,
+                progress=display,
+                ladder=None if args.no_ladder else args.ladder,
+                remote_timeout=args.remote_timeout,
+            )
+            if display is not None:
+                with display:
+                    return await runner.run()
+            return await runner.run()
+        finally:
+            if server is not None:
+                await server.stop(0.5)
+
+    try:
+        summary = asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        print(
+            f"referee tournament: stopped; every bot was stopped. Continue with: "
+            f"referee tournament resume {t.name}",
+            file=sys.stderr,
+        )
+        return 130
+    except ValueError as exc:
+        return fail("tournament run", exc)
+    if summary.reset:
+        err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
+    if not summary.complete:
+        err.print(
+            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
+            f"the tournament is paused. Fix the bots and run: referee tournament resume "
+            f"{t.name}[/yellow]"
+        )
+    _print_table(repo, t)
+    return 0 if summary.complete else 1
+
+
+async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -> Any:
+    from referee.storage import SourceKind
+
+    remote = any(e.source_kind is SourceKind.REMOTE for e in repo.tournament_entrants(t.id))
+    if not args.listen and not remote:
+        return None
+    from referee.storage.auth import StoredTokenAuth
+    from referee.tournament.arena import ArenaService
+    from referee.tournament.runner import LaunchTokens
+
+    server = _make_server(
+        LaunchTokens(StoredTokenAuth(repo)), ArenaService(repo, hub), t.settings.game
+    )
+    address = await server.start(args.listen or "127.0.0.1:50051")
+    print(f"referee and Arena service listening on {address}", file=sys.stderr)
+    return server
+
+
+def _make_server(auth: Any, arena: Any, game: str) -> Any:
+    from referee.server import RefereeServer
+
+    return RefereeServer(auth=auth, games=[game], services=[arena])
+
+
+def _print_table(repo: Any, t: Any) -> None:
+    from referee.commands._arena import console, leaderboard_table
+    from referee.tournament.standings import standings
+
+    st = standings(repo, t.id)
+    console().print(leaderboard_table(st, f"{t.name} ({t.settings.format}, {t.settings.game})"))
+
+
+def _show(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from referee.commands._arena import console
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
+    except NotFoundError as exc:
+        return fail("tournament show", exc)
+    out = console()
+    s = t.settings
+    state = repo.tournament_state(t.id)
+    tc = s.time_control
+    out.print(f"[bold]{t.name}[/bold] (id {t.id}): {s.format}, {s.game} {dict(s.game_params)}")
+    out.print(
+        f"  status {t.status}; games finished {state.games_finished}, remaining "
+        f"{state.games_remaining}; pairings: {len(state.finished)} finished, "
+        f"{len(state.pending)} pending, {len(state.running)} running, {len(state.void)} void"
+    )
+    out.print(
+        f"  clock {tc.get('per_game', 0):g} s/game, {tc.get('per_move', 0):g} s/move, "
+        f"+{tc.get('increment', 0):g} s, grace {tc.get('grace', 0):g} s; memory "
+        f"{s.memory_limit_mb or '-'} MB; forfeits: {s.forfeit_policy}; cycles {s.cycles}, "
+        f"rounds {s.rounds or '-'}, concurrency {s.concurrency or 'cores'}"
+    )
+    labels = {v.id: v.label for v in repo.tournament_entrants(t.id)}
+    if s.format == "swiss":
+        from referee.tournament.schedule import swiss_scores
+
+        points = swiss_scores(repo, t)
+        order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
+        out.print(
+            "  Swiss points (a game pair is worth 2, a bye a won pair): "
+            + ", ".join(f"{labels[i]} {points.get(str(i), 0.0):g}" for i in order)
+        )
+    if args.rounds:
+        table = Table(title="Pairings")
+        for column in ("round", "board", "first", "second", "status", "results"):
+            table.add_column(column)
+        for p in repo.pairings(t.id):
+            games = repo.list_games(pairing_id=p.id, limit=None)
+            results = " ".join(
+                f"{g.result}{'(void)' if g.voided else ''}" for g in games if g.counted
+            )
+            table.add_row(
+                str(p.round),
+                str(p.board + 1),
+                labels.get(p.bot_a_id, "?"),
+                "bye" if p.bot_b_id is None else labels.get(p.bot_b_id, "?"),
+                str(p.status),
+                results,
+            )
+        out.print(table)
+    _print_table(repo, t)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from referee.commands._arena import console
+
+    repo = open_repo(args)
+    table = Table(title="Tournaments")
+    for column in ("id", "name", "format", "game", "status", "games", "created"):
+        table.add_column(column)
+    for t in repo.list_tournaments():
+        table.add_row(
+            str(t.id),
+            t.name,
+            str(t.settings.format),
+            t.settings.game,
+            str(t.status),
+            str(repo.count_games(tournament_id=t.id)),
+            t.created_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    console().print(table)
+    return 0

@@ -1,0 +1,82 @@
+"""``referee watch``: follow a game move by move through the Arena service (spectators)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from referee.commands._arena import fail
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "watch",
+        help="follow a live game move by move (Arena service)",
+        description=(
+            "Connect to a referee serving the Arena service (referee tournament run --listen "
+            "ADDR, or referee serve --db URL) and print a game's moves as they are played. "
+            "Without GAME: the first game being played (waiting for one). A finished game is "
+            "replayed from storage."
+        ),
+    )
+    parser.add_argument("game", nargs="?", help="the game's uid (see ListLiveGames / games)")
+    parser.add_argument("--server", default="127.0.0.1:50051", help="default %(default)s")
+    parser.add_argument("--board", action="store_true", help="show the board after each move")
+    parser.add_argument(
+        "--wait", type=float, default=60.0, metavar="S", help="how long to wait for a live game"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    import grpc
+
+    from client_sdk.proto import arena_pb2 as apb
+    from client_sdk.proto import arena_pb2_grpc
+    from referee.commands._arena import console
+
+    out = console()
+    with grpc.insecure_channel(args.server) as channel:
+        arena = arena_pb2_grpc.ArenaStub(channel)
+        uid = args.game
+        try:
+            deadline = time.monotonic() + args.wait
+            while not uid:
+                live = arena.ListLiveGames(apb.ListLiveGamesRequest(), timeout=10)
+                if live.games:
+                    uid = live.games[0].uid
+                elif time.monotonic() > deadline:
+                    return fail("watch", f"no live game on {args.server} within {args.wait:g} s", 1)
+                else:
+                    time.sleep(0.1)
+            game: Any = None
+            seat_names: list[str] = []
+            for event in arena.WatchGame(apb.WatchGameRequest(uid=uid)):
+                kind = event.WhichOneof("kind")
+                if kind == "start":
+                    seat_names = list(event.start.seat_names)
+                    players = "  ".join(
+                        f"{s}: {p}" for s, p in zip(seat_names, event.start.players, strict=False)
+                    )
+                    out.print(f"[bold]{event.start.game}[/bold] game {event.start.uid}  {players}")
+                    if args.board:
+                        from engine.registry import load_game
+
+                        game = load_game(event.start.game)
+                elif kind == "move":
+                    m = event.move
+                    who = seat_names[m.seat] if m.seat < len(seat_names) else str(m.seat)
+                    out.print(f"{m.ply + 1:>4}. {who:<8} {m.action}  [dim]{m.time_s:.3f} s[/dim]")
+                    if game is not None:
+                        from rich.text import Text
+
+                        state = game.state_from_string(m.position)
+                        out.print(Text.from_ansi(state.render(color=out.is_terminal)))
+                elif kind == "end":
+                    e = event.end
+                    out.print(f"[bold]{e.result}[/bold] ({e.verdict}: {e.termination}) {e.reason}")
+        except grpc.RpcError as exc:
+            return fail("watch", f"{exc.code().name}: {exc.details()}", 1)
+    return 0

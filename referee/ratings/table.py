@@ -1,0 +1,240 @@
+"""The leaderboard: one row per player, the head-to-head cross table and the LOS matrix."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from referee.ratings.elo import DEFAULT_INITIAL, DEFAULT_K, incremental_elo
+from referee.ratings.los import los_matrix
+from referee.ratings.mle import (
+    DEFAULT_ANCHOR_RATING,
+    DEFAULT_PRIOR_GAMES,
+    Fit,
+    fit_ratings,
+)
+from referee.ratings.results import GameResult, players_of
+
+
+@dataclass(frozen=True, slots=True)
+class HeadToHead:
+    """One player's record against one opponent (counted games only)."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "games": self.games,
+            "points": self.points,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One leaderboard line. ``elo``/``ci95`` are the maximum-likelihood rating and the
+    half-width of its 95% interval (``None`` for a player without counted games);
+    ``forfeits`` counts the forfeits this player committed, by verdict (voided ones too)."""
+
+    rank: int
+    player: str
+    elo: float | None
+    ci95: float | None
+    elo_incremental: float
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score_pct: float | None
+    forfeits: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def forfeit_total(self) -> int:
+        return sum(self.forfeits.values())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "player": self.player,
+            "elo": self.elo,
+            "ci95": self.ci95,
+            "elo_incremental": self.elo_incremental,
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score_pct": self.score_pct,
+            "forfeits": dict(sorted(self.forfeits.items())),
+        }
+
+    def as_csv_row(self) -> dict[str, str | int | float]:
+        """Flat values for a CSV writer (forfeits as ``verdict:count;...``)."""
+        return {
+            "rank": self.rank,
+            "player": self.player,
+            "elo": "" if self.elo is None else round(self.elo, 1),
+            "ci95": "" if self.ci95 is None else round(self.ci95, 1),
+            "elo_incremental": round(self.elo_incremental, 1),
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score_pct": "" if self.score_pct is None else round(self.score_pct, 1),
+            "forfeits": ";".join(f"{v}:{n}" for v, n in sorted(self.forfeits.items())),
+        }
+
+
+CSV_FIELDS = tuple(Row.__dataclass_fields__)
+
+
+def cross_table(
+    results: Iterable[GameResult], players: Sequence[str] | None = None
+) -> dict[str, dict[str, HeadToHead]]:
+    """``table[a][b]`` is a's record against b over the counted games; pairs that never met
+    are absent."""
+    tallies: dict[str, dict[str, list[int]]] = {}
+    for p in players or ():
+        tallies.setdefault(p, {})
+    for r in results:
+        if not r.counted:
+            continue
+        a = tallies.setdefault(r.first, {}).setdefault(r.second, [0, 0, 0])
+        b = tallies.setdefault(r.second, {}).setdefault(r.first, [0, 0, 0])
+        outcome = 0 if r.score == 1.0 else (1 if r.score == 0.5 else 2)
+        a[outcome] += 1
+        b[2 - outcome] += 1
+    return {
+        p: {q: HeadToHead(*wdl) for q, wdl in opponents.items()} for p, opponents in tallies.items()
+    }
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Leaderboard:
+    """Everything the table shows: rows best first, the fit behind them, the cross table
+    and the LOS matrix (``los[a][b]`` = probability a is stronger than b)."""
+
+    rows: tuple[Row, ...]
+    fit: Fit
+    cross: Mapping[str, Mapping[str, HeadToHead]]
+    los: Mapping[str, Mapping[str, float]]
+
+    @property
+    def anchor(self) -> str:
+        return self.fit.anchor_description
+
+    def row(self, player: str) -> Row:
+        for r in self.rows:
+            if r.player == player:
+                return r
+        raise KeyError(player)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (no NaN, no numpy types)."""
+        return {
+            "anchor": self.anchor,
+            "games": self.fit.games,
+            "connected": self.fit.connected,
+            "seat_advantage": self.fit.seat_advantage,
+            "seat_advantage_stderr": self.fit.seat_advantage_stderr,
+            "rows": [r.as_dict() for r in self.rows],
+            "cross_table": {
+                a: {b: h.as_dict() for b, h in opp.items()} for a, opp in self.cross.items()
+            },
+            "los": {a: dict(opp) for a, opp in self.los.items()},
+        }
+
+
+def build_leaderboard(
+    results: Iterable[GameResult],
+    *,
+    players: Sequence[str] | None = None,
+    anchor: str | None = None,
+    anchor_rating: float = DEFAULT_ANCHOR_RATING,
+    k: float = DEFAULT_K,
+    initial: float = DEFAULT_INITIAL,
+    prior_games: float = DEFAULT_PRIOR_GAMES,
+    seat_advantage: bool = False,
+) -> Leaderboard:
+    """The table for ``results`` (in the order played: only the incremental Elo cares).
+
+    ``players`` adds players without games (they get a row without a rating). Rows are
+    ordered by maximum-likelihood Elo, then score; unrated players come last.
+    """
+    games = list(results)
+    names = list(players or ())
+    for p in players_of(games):
+        if p not in names:
+            names.append(p)
+    counted = [r for r in games if r.counted]
+    rated_set = {p for r in counted for p in (r.first, r.second)}
+    rated = [p for p in names if p in rated_set]
+    fit = fit_ratings(
+        counted,
+        players=rated,
+        anchor=anchor,
+        anchor_rating=anchor_rating,
+        prior_games=prior_games,
+        seat_advantage=seat_advantage,
+    )
+    incremental = incremental_elo(games, k=k, initial=initial)
+    cross = cross_table(games, names)
+    forfeits: dict[str, dict[str, int]] = {p: {} for p in names}
+    for r in games:
+        who = r.forfeiter
+        if who is not None:
+            forfeits[who][r.verdict] = forfeits[who].get(r.verdict, 0) + 1
+
+    def sort_key(p: str) -> tuple[int, float, float, str]:
+        total = [h for h in cross[p].values()]
+        games_n = sum(h.games for h in total)
+        pct = sum(h.points for h in total) / games_n if games_n else 0.0
+        if p in rated_set:
+            return (0, -fit.rating(p), -pct, p)
+        return (1, 0.0, -pct, p)
+
+    rows: list[Row] = []
+    for rank, p in enumerate(sorted(names, key=sort_key), start=1):
+        h2h = cross[p].values()
+        w = sum(h.wins for h in h2h)
+        d = sum(h.draws for h in h2h)
+        losses = sum(h.losses for h in h2h)
+        n = w + d + losses
+        rows.append(
+            Row(
+                rank=rank,
+                player=p,
+                elo=fit.rating(p) if p in rated_set else None,
+                ci95=fit.ci95(p) if p in rated_set else None,
+                elo_incremental=incremental.get(p, initial),
+                games=n,
+                wins=w,
+                draws=d,
+                losses=losses,
+                score_pct=100.0 * (w + 0.5 * d) / n if n else None,
+                forfeits=forfeits[p],
+            )
+        )
+    matrix = los_matrix(fit)
+    los = {
+        a: {
+            b: float(matrix[i, j])
+            for j, b in enumerate(fit.players)
+            if i != j and not math.isnan(matrix[i, j])
+        }
+        for i, a in enumerate(fit.players)
+    }
+    return Leaderboard(tuple(rows), fit, cross, los)

@@ -1,0 +1,50 @@
+"""Exec shim: applies the sandbox to itself, then becomes the bot.
+
+Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- PARENT_PID EXECUTABLE ARGV0 ...``.
+
+Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
+``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the
+child of a multi-threaded process. Without it, subprocess uses vfork(), which is safe and fast.
+The shim costs one small interpreter start (about 8 ms) and is replaced by the bot on exec, so
+the limits are in place before any bot code runs and nothing is left to race.
+
+Kept to the standard library's builtin modules: ``site`` is not even imported.
+"""
+
+import os
+import resource
+import sys
+
+
+def main() -> None:
+    data_bytes, procs_file, parent_pid, executable, *argv = sys.argv[1:]
+    if procs_file != "-":
+        try:
+            with open(procs_file, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as e:
+            # Not fatal: the referee notices the bot is not in its cgroup and says so.
+            os.write(2, f"sandbox: could not join memory cgroup: {e}\n".encode())
+    limit = int(data_bytes)
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    # No core files from crashing bots (slow, and they would land in the bot's directory).
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        import ctypes
+
+        # If the referee dies without cleaning up (SIGKILL), the kernel kills the bot.
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, 9, 0, 0, 0)
+    except (OSError, AttributeError, ImportError):
+        pass
+    if os.getppid() != int(parent_pid):
+        os._exit(125)  # the referee is already gone
+    try:
+        os.execv(executable, argv)
+    except OSError as e:
+        os.write(2, f"sandbox: cannot run {executable}: {e}\n".encode())
+        os._exit(127)
+
+
+main()

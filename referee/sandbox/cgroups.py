@@ -1,0 +1,324 @@
+"""Optional memory cgroup per bot (cgroup v2 or v1), detected at run time, never required.
+
+Detection looks at the cgroup the referee itself runs in (``/proc/self/cgroup`` plus
+``/proc/self/mountinfo``) and uses it as the parent of one child cgroup per bot when it can:
+
+* v2: the memory controller is enabled for children (``memory`` listed in the parent's
+  ``cgroup.subtree_control``, i.e. someone delegated it) and the directory is writable.
+  We never enable controllers or move the referee ourselves.
+* v1: a hierarchy with the ``memory`` controller is mounted and our directory in it is
+  writable.
+
+Otherwise bots run without a cgroup and the RSS poll plus RLIMIT_DATA enforce the limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "CGROUP_NAME_PREFIX",
+    "CgroupParent",
+    "MemoryCgroup",
+    "candidate_parents",
+    "detect_cgroup_parent",
+    "parse_mountinfo",
+    "parse_proc_cgroup",
+    "probe_parent",
+]
+
+CGROUP_NAME_PREFIX = "tetromino-bot-"
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One line of /proc/self/mountinfo, the fields we need."""
+
+    root: str
+    mount_point: str
+    fstype: str
+    super_options: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CgroupParent:
+    """A directory under which per-bot memory cgroups can be made."""
+
+    version: Literal[1, 2]
+    path: Path
+
+    @property
+    def label(self) -> str:
+        """How the measurement names it: ``cgroup_v1`` or ``cgroup_v2``."""
+        return f"cgroup_v{self.version}"
+
+
+def _unescape(field: str) -> str:
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def parse_mountinfo(text: str) -> list[Mount]:
+    """The cgroup mounts listed in a /proc/<pid>/mountinfo text."""
+    mounts: list[Mount] = []
+    for line in text.splitlines():
+        parts = line.split()
+        if "-" not in parts:
+            continue
+        sep = parts.index("-")
+        if len(parts) < sep + 4 or len(parts) < 5:
+            continue
+        fstype = parts[sep + 1]
+        if fstype not in ("cgroup", "cgroup2"):
+            continue
+        mounts.append(
+            Mount(
+                root=_unescape(parts[3]),
+                mount_point=_unescape(parts[4]),
+                fstype=fstype,
+                super_options=frozenset(parts[sep + 3].split(",")),
+            )
+        )
+    return mounts
+
+
+def parse_proc_cgroup(text: str) -> tuple[dict[str, str], str | None]:
+    """From a /proc/<pid>/cgroup text: (v1 controller -> path, v2 path or None)."""
+    v1: dict[str, str] = {}
+    v2: str | None = None
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hier_id, controllers, path = parts
+        if hier_id == "0" and controllers == "":
+            v2 = path
+            continue
+        for controller in controllers.split(","):
+            if controller:
+                v1[controller] = path
+    return v1, v2
+
+
+def _join(mount: Mount, path: str) -> Path | None:
+    # The path in /proc/self/cgroup is relative to the hierarchy's root; the mount may show only
+    # a subtree of it (containers), in which case the path must lie inside that subtree.
+    root = mount.root.rstrip("/")
+    if root and not (path == root or path.startswith(root + "/")):
+        return None
+    rel = path[len(root) :].lstrip("/")
+    return Path(mount.mount_point) / rel if rel else Path(mount.mount_point)
+
+
+def candidate_parents(proc_cgroup: str, mountinfo: str) -> list[CgroupParent]:
+    """Directories that could hold per-bot memory cgroups, v2 first, before any probing."""
+    v1_paths, v2_path = parse_proc_cgroup(proc_cgroup)
+    out: list[CgroupParent] = []
+    mounts = parse_mountinfo(mountinfo)
+    if v2_path is not None:
+        for m in mounts:
+            if m.fstype == "cgroup2" and (d := _join(m, v2_path)) is not None:
+                out.append(CgroupParent(2, d))
+    if "memory" in v1_paths:
+        for m in mounts:
+            if m.fstype == "cgroup" and "memory" in m.super_options:
+                d = _join(m, v1_paths["memory"])
+                if d is not None:
+                    out.append(CgroupParent(1, d))
+    return out
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+def probe_parent(parent: CgroupParent) -> bool:
+    """Whether per-bot memory cgroups can be created under ``parent`` (no side effects)."""
+    d = parent.path
+    if not d.is_dir() or not os.access(d, os.W_OK | os.X_OK):
+        return False
+    if parent.version == 2:
+        subtree = _read(d / "cgroup.subtree_control")
+        return subtree is not None and "memory" in subtree.split()
+    return (d / "memory.limit_in_bytes").is_file() and (d / "cgroup.procs").is_file()
+
+
+@cache
+def detect_cgroup_parent() -> CgroupParent | None:
+    """The first usable parent for the referee's own process, or None (cached)."""
+    proc_cgroup = _read(Path("/proc/self/cgroup"))
+    mountinfo = _read(Path("/proc/self/mountinfo"))
+    if proc_cgroup is None or mountinfo is None:
+        return None
+    for parent in candidate_parents(proc_cgroup, mountinfo):
+        if probe_parent(parent):
+            return parent
+    return None
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class MemoryCgroup:
+    """One bot's cgroup: created with a memory cap, removed by ``remove()``."""
+
+    def __init__(self, parent: CgroupParent, path: Path) -> None:
+        self.parent = parent
+        self.path = path
+
+    @classmethod
+    def create(cls, parent: CgroupParent, limit_bytes: int) -> MemoryCgroup:
+        """Make a fresh child cgroup capped at ``limit_bytes`` (raises OSError on failure)."""
+        sweep_stale(parent)
+        path = parent.path / f"{CGROUP_NAME_PREFIX}{os.getpid()}-{next(_counter)}"
+        path.mkdir()
+        cg = cls(parent, path)
+        try:
+            if parent.version == 2:
+                _write(path / "memory.max", str(limit_bytes))
+                with contextlib.suppress(OSError):
+                    _write(path / "memory.swap.max", "0")
+                with contextlib.suppress(OSError):
+                    # One OOM kill takes the whole bot tree, not just the largest process.
+                    _write(path / "memory.oom.group", "1")
+            else:
+                _write(path / "memory.limit_in_bytes", str(limit_bytes))
+                with contextlib.suppress(OSError):
+                    _write(path / "memory.memsw.limit_in_bytes", str(limit_bytes))
+                with contextlib.suppress(OSError):
+                    _write(path / "memory.swappiness", "0")
+        except OSError:
+            cg.remove()
+            raise
+        return cg
+
+    @property
+    def procs_file(self) -> Path:
+        """The file a process writes its pid into to join."""
+        return self.path / "cgroup.procs"
+
+    def pids(self) -> list[int]:
+        """Processes in the cgroup now."""
+        try:
+            fd = os.open(self.procs_file, os.O_RDONLY)
+        except OSError:
+            return []
+        try:
+            chunks = []
+            while chunk := os.read(fd, 65536):
+                chunks.append(chunk)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return [int(x) for x in b"".join(chunks).split()]
+
+    def peak_bytes(self) -> int | None:
+        """The kernel's peak charge of the cgroup (includes page cache), if it keeps one."""
+        name = "memory.peak" if self.parent.version == 2 else "memory.max_usage_in_bytes"
+        text = _read(self.path / name)
+        return int(text) if text and text.strip().isdigit() else None
+
+    def oom_kills(self) -> int | None:
+        """How many processes the kernel OOM-killed in this cgroup, if it says."""
+        name = "memory.events" if self.parent.version == 2 else "memory.oom_control"
+        text = _read(self.path / name)
+        if text is None:
+            return None
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return None
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the cgroup (cgroup.kill where the kernel has it)."""
+        if self.parent.version == 2:
+            try:
+                _write(self.path / "cgroup.kill", "1")
+                return
+            except OSError:
+                pass
+        for pid in self.pids():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+    def try_remove(self) -> bool:
+        """Remove the directory if the cgroup is empty; True once it is gone."""
+        try:
+            self.path.rmdir()
+        except FileNotFoundError:
+            return True
+        except OSError as e:
+            if e.errno in (errno.EBUSY, errno.ENOTEMPTY):
+                return False
+            raise
+        return True
+
+    def remove(self) -> bool:
+        """Kill what is left and remove the directory; True once it is gone."""
+        if self.try_remove():
+            return True
+        self.kill_all()
+        return self.try_remove()
+
+
+def sweep_stale(parent: CgroupParent) -> None:
+    """Remove bot cgroups left by referees that died (their owner pid is in the name).
+
+    Kills what is still running in them first and waits briefly (at most 0.2 s, only when
+    something stale was found) for the kernel to empty them.
+    """
+    try:
+        entries = list(parent.path.iterdir())
+    except OSError:
+        return
+    stale: list[MemoryCgroup] = []
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(CGROUP_NAME_PREFIX) or not entry.is_dir():
+            continue
+        owner = name[len(CGROUP_NAME_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or int(owner) == os.getpid() or _pid_alive(int(owner)):
+            continue
+        cg = MemoryCgroup(parent, entry)
+        with contextlib.suppress(OSError):
+            cg.kill_all()
+        stale.append(cg)
+    for _ in range(20):
+        stale = [cg for cg in stale if not _try_remove_quietly(cg)]
+        if not stale:
+            return
+        time.sleep(0.01)
+
+
+def _try_remove_quietly(cg: MemoryCgroup) -> bool:
+    try:
+        return cg.try_remove()
+    except OSError:
+        return True  # not ours to fight over

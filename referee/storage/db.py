@@ -1,0 +1,218 @@
+"""Opening the database: engine and sessions, SQLite pragmas, migrations to head on open.
+
+``open_database()`` with no argument uses ``$ARENA_DATABASE_URL`` or else ``./arena.db``, a
+SQLite file created on first use. Any SQLAlchemy URL works, e.g.
+``postgresql+psycopg://user@host:5432/arena``. Opening runs the Alembic migrations to head
+(configured here in code: an installed copy needs no ``alembic.ini``).
+
+SQLite specifics, and why:
+
+* ``journal_mode=WAL``: readers (leaderboard, gRPC status) never block the writer;
+* ``foreign_keys=ON``: SQLite ignores foreign keys unless asked, per connection;
+* ``busy_timeout``: a second writer waits for the lock instead of failing at once;
+* write transactions start with ``BEGIN IMMEDIATE``: a deferred transaction that reads and
+  then writes can fail with "database is locked" *without* waiting when another connection
+  committed in between; taking the write lock up front makes writers queue instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+
+ENV_VAR = "ARENA_DATABASE_URL"
+#: The newest revision in ``migrations/versions`` (a test checks). Opening a database already
+#: at this revision skips Alembic entirely: importing it costs more than the rest of a CLI call.
+SCHEMA_HEAD = "0001"
+DEFAULT_SQLITE_FILE = "arena.db"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+BUSY_TIMEOUT_MS = 30_000
+_WRITE_OPTION = "arena_write"
+# Any constant: serialises concurrent "migrate on open" across processes on PostgreSQL.
+_PG_MIGRATION_LOCK = 0x7E7A_0001
+
+
+def default_url() -> str:
+    """``$ARENA_DATABASE_URL`` if set, else a SQLite file ``arena.db`` in the working dir."""
+    return os.environ.get(ENV_VAR) or sqlite_url(Path.cwd() / DEFAULT_SQLITE_FILE)
+
+
+def sqlite_url(path: str | os.PathLike[str]) -> str:
+    """The SQLAlchemy URL of a SQLite file."""
+    return f"sqlite:///{Path(path).resolve()}"
+
+
+@dataclass
+class Database:
+    """An open database: the engine plus read and write session factories."""
+
+    url: str
+    engine: Engine
+    _reader: sessionmaker[Session] = field(repr=False)
+    _writer: sessionmaker[Session] = field(repr=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reading; rolled back at the end (nothing it changes is kept)."""
+        with self._reader() as session:
+            try:
+                yield session
+            finally:
+                session.rollback()
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A session in one transaction: committed if the block ends normally, else rolled
+        back entirely."""
+        with self._writer() as session, session.begin():
+            yield session
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_database(
+    url: str | os.PathLike[str] | None = None, *, migrate: bool = True, echo: bool = False
+) -> Database:
+    """Open (creating if needed) the database at ``url`` and migrate it to head.
+
+    ``url`` may be a SQLAlchemy URL or a plain file path (taken as a SQLite file).
+    """
+    url_text = _normalise_url(url)
+    engine = make_engine(url_text, echo=echo)
+    if migrate and not is_at_head(engine):
+        upgrade(engine)
+    writer_engine = engine.execution_options(**{_WRITE_OPTION: True})
+    return Database(
+        url=url_text,
+        engine=engine,
+        _reader=sessionmaker(engine, expire_on_commit=False),
+        _writer=sessionmaker(writer_engine, expire_on_commit=False),
+    )
+
+
+def make_engine(url: str, *, echo: bool = False) -> Engine:
+    """An engine with this project's per-backend settings (no migration)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, echo=echo, pool_pre_ping=True)
+
+    database = parsed.database
+    in_memory = not database or database == ":memory:" or database.startswith("file::memory")
+    if not in_memory:
+        assert database is not None
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Hand transaction control to SQLAlchemy (the "begin" hook below): pysqlite's own
+        # implicit BEGIN cannot be made IMMEDIATE.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        immediate = conn.get_execution_options().get(_WRITE_OPTION, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def is_at_head(engine: Engine) -> bool:
+    """Whether the database is exactly at :data:`SCHEMA_HEAD` (read without Alembic)."""
+    with engine.connect() as connection:
+        if not inspect(connection).has_table("alembic_version"):
+            return False
+        versions = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+        return [row[0] for row in versions] == [SCHEMA_HEAD]
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic configuration built in code; ``connection`` is used by ``env.py``."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run the migrations up to ``revision`` in one transaction."""
+    from alembic import command
+
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            connection = connection.execution_options(**{_WRITE_OPTION: True})
+        with connection.begin():
+            if engine.dialect.name == "postgresql":
+                connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK}
+                )
+            command.upgrade(alembic_config(connection), revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Run the migrations down to ``revision`` (``"base"`` empties the database)."""
+    from alembic import command
+
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            connection = connection.execution_options(**{_WRITE_OPTION: True})
+        with connection.begin():
+            command.downgrade(alembic_config(connection), revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (``None`` when it has never been migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision shipped with this code (read from the migration scripts)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def _normalise_url(url: str | os.PathLike[str] | None) -> str:
+    if url is None:
+        return default_url()
+    text_url = os.fspath(url)
+    if "://" not in text_url:
+        return sqlite_url(text_url)
+    return text_url

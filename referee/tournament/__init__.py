@@ -1,0 +1,1 @@
+"""Tournaments: formats, pairings and the runner that plays them."""

@@ -1,0 +1,146 @@
+"""Bots as a tournament knows them: registered versions, and how to start or find each one.
+
+A bot argument on the command line is either a registered bot (``name`` or ``name@version``)
+or something the referee can launch (a course-style package directory, an SDK module, a Python
+file or a shell command, see :mod:`referee.launch`), which is registered on the spot: its name
+is the spec's label and its version the first 12 hex digits of its content hash, so editing
+the code makes a new version and the ratings never mix two bodies of code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.launch import BotSpec, parse_bot_spec
+from referee.storage import (
+    BotVersionInfo,
+    ConflictError,
+    NotFoundError,
+    Repository,
+    SourceKind,
+)
+from referee.storage.content import content_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """What to register for one launchable bot."""
+
+    kind: SourceKind
+    location: str
+    content_hash: str | None
+    label: str
+
+
+def describe_source(text: str) -> Source:
+    """Classify a launchable bot argument and hash its code (``ValueError`` if unusable)."""
+    spec = parse_bot_spec(text)
+    if spec.kind == "command":
+        return Source(SourceKind.COMMAND, spec.value, None, _clean(spec.label))
+    target, sep, cls = spec.value.partition(":")
+    path = Path(target)
+    if path.exists():
+        location = str(path.resolve()) + (sep + cls if sep else "")
+        kind = SourceKind.PACKAGE if path.is_dir() else SourceKind.SDK_MODULE
+        label = cls if sep else spec.label
+        return Source(kind, location, content_hash(path), _clean(label))
+    origin = _module_origin(target)
+    digest = content_hash(origin) if origin is not None else None
+    label = cls if sep else target.rsplit(".", 1)[-1]
+    return Source(SourceKind.SDK_MODULE, spec.value, digest, _clean(label))
+
+
+def _module_origin(module: str) -> Path | None:
+    """The file (or package directory) of ``module``, found without importing it."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if found is None or found.origin is None:
+        return None
+    origin = Path(found.origin)
+    return origin.parent if origin.name == "__init__.py" else origin
+
+
+def _clean(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "bot"
+
+
+def register_source(
+    repo: Repository,
+    text: str,
+    *,
+    name: str | None = None,
+    version: str | None = None,
+    owner: str | None = None,
+) -> BotVersionInfo:
+    """Register a launchable bot (idempotent for the same code)."""
+    source = describe_source(text)
+    if version is None:
+        version = source.content_hash.split(":", 1)[1][:12] if source.content_hash else "1"
+    base = name or source.label
+    candidates = [base] if name else [base, *(f"{base}-{i}" for i in range(2, 50))]
+    last: Exception | None = None
+    for candidate in candidates:
+        # A derived name may already belong to another bot's code: try the next free one.
+        if not name and _taken_by_other(repo, candidate, source):
+            continue
+        try:
+            return repo.add_bot_version(
+                candidate,
+                version,
+                source_kind=source.kind,
+                location=source.location,
+                content_hash=source.content_hash,
+                owner=owner,
+            )
+        except ConflictError as exc:
+            last = exc
+            if name:
+                raise
+    raise ConflictError(f"cannot register {text!r}: {last}")
+
+
+def _taken_by_other(repo: Repository, bot_name: str, source: Source) -> bool:
+    versions = repo.list_bot_versions(bot_name)
+    return any(v.location != source.location for v in versions)
+
+
+def register_remote(
+    repo: Repository, name: str, *, owner: str, version: str = "1", hello_name: str | None = None
+) -> BotVersionInfo:
+    """Register a bot that connects by itself with its owner's token.
+
+    The referee recognises its session by the token's owner and the name in its Hello
+    (``hello_name``, default the bot's name).
+    """
+    return repo.add_bot_version(
+        name,
+        version,
+        source_kind=SourceKind.REMOTE,
+        location=hello_name or name,
+        owner=owner,
+    )
+
+
+def resolve_bot(repo: Repository, text: str) -> BotVersionInfo:
+    """A registered ``name[@version]``, else the launchable bot ``text`` registered now."""
+    name, sep, version = text.partition("@")
+    if "/" not in text and " " not in text:
+        try:
+            return repo.find_bot_version(name, version if sep else None)
+        except NotFoundError:
+            if sep:
+                raise
+    return register_source(repo, text)
+
+
+def launch_spec(version: BotVersionInfo) -> BotSpec:
+    """How the referee starts a registered launchable bot."""
+    if version.source_kind is SourceKind.COMMAND:
+        return BotSpec("command", version.location)
+    if version.source_kind is SourceKind.REMOTE:
+        raise ValueError(f"{version.label} is a remote bot: it connects by itself")
+    return BotSpec("sdk", version.location)

@@ -1,0 +1,150 @@
+"""From a stored tournament to the pairings to play next (and storing them).
+
+Round robin and gauntlet schedules are fixed: every round is stored at the start (rounds a
+crash left unstored are added on resume; the schedule is deterministic, so they are the same
+rounds). Swiss is paired one round at a time from the stored results, once the previous round
+is complete; a stored round is never paired again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+from referee.storage import (
+    BotVersionInfo,
+    ConflictError,
+    PairingInfo,
+    PairingStatus,
+    Repository,
+    TournamentFormat,
+    TournamentInfo,
+)
+from referee.tournament.pairing import Pairing, Round, gauntlet, round_robin, swiss_round
+
+_OPEN = (PairingStatus.PENDING, PairingStatus.RUNNING)
+
+
+def swiss_rounds(settings_rounds: int | None, players: int) -> int:
+    """Swiss rounds: as set, else enough to separate the players (ceil log2 n, at least 1)."""
+    if settings_rounds:
+        return settings_rounds
+    return max(1, math.ceil(math.log2(max(players, 2))))
+
+
+def total_games_planned(t: TournamentInfo, entrants: int) -> int:
+    """How many games the whole tournament plays (Swiss: assuming one bye per odd round)."""
+    s = t.settings
+    per = s.games_per_pairing
+    if s.format is TournamentFormat.ROUND_ROBIN:
+        return (entrants * (entrants - 1) // 2) * (s.cycles or 1) * per
+    if s.format is TournamentFormat.GAUNTLET:
+        return (entrants - 1) * (s.cycles or 1) * per
+    if s.format is TournamentFormat.SWISS:
+        return (entrants // 2) * swiss_rounds(s.rounds, entrants) * per
+    raise ValueError(f"format {s.format} is not scheduled by the runner")
+
+
+def challenger_of(t: TournamentInfo, entrants: Sequence[BotVersionInfo]) -> BotVersionInfo:
+    """The gauntlet's challenger: ``options["challenger"]`` (name, label or id), else seed 0."""
+    wanted = t.settings.options.get("challenger")
+    if wanted is None:
+        return entrants[0]
+    for e in entrants:
+        if str(wanted) in (e.bot_name, e.label, str(e.id)):
+            return e
+    raise ValueError(f"the challenger {wanted!r} is not an entrant")
+
+
+def _fixed_rounds(t: TournamentInfo, entrants: Sequence[BotVersionInfo]) -> list[Round]:
+    ids = [str(e.id) for e in entrants]
+    cycles = t.settings.cycles or 1
+    if t.settings.format is TournamentFormat.ROUND_ROBIN:
+        return round_robin(ids, cycles)
+    challenger = str(challenger_of(t, entrants).id)
+    return gauntlet(challenger, [i for i in ids if i != challenger], cycles)
+
+
+def _store_round(repo: Repository, t_id: int, rnd: Round) -> None:
+    pairs: list[tuple[int, int | None]] = [(int(p.first), int(p.second)) for p in rnd.pairings]
+    pairs += [(int(b), None) for b in rnd.byes]
+    if not pairs:
+        return
+    # ConflictError: another runner stored the same round meanwhile; the stored one stands.
+    with contextlib.suppress(ConflictError):
+        repo.add_pairings(t_id, rnd.number, pairs)
+
+
+def next_pairings(
+    repo: Repository, t: TournamentInfo, entrants: Sequence[BotVersionInfo]
+) -> list[PairingInfo] | None:
+    """The open pairings to play now; ``None`` when the tournament is complete.
+
+    Stores whatever rounds are due first (all of a fixed schedule; the next Swiss round).
+    """
+    fmt = t.settings.format
+    stored = repo.pairings(t.id)
+    if fmt in (TournamentFormat.ROUND_ROBIN, TournamentFormat.GAUNTLET):
+        have = {p.round for p in stored}
+        missing = [r for r in _fixed_rounds(t, entrants) if r.number not in have]
+        for rnd in missing:
+            _store_round(repo, t.id, rnd)
+        if missing:
+            stored = repo.pairings(t.id)
+        todo = [p for p in stored if p.status in _OPEN]
+        return todo or None
+    if fmt is not TournamentFormat.SWISS:
+        raise ValueError(f"format {fmt} is not run by the tournament runner")
+    last = max((p.round for p in stored), default=0)
+    current = [p for p in stored if p.round == last and p.status in _OPEN]
+    if current:
+        return current
+    if last >= swiss_rounds(t.settings.rounds, len(entrants)):
+        return None
+    rnd = swiss_round(
+        [str(e.id) for e in entrants], swiss_scores(repo, t, stored), _history(stored)
+    )
+    _store_round(repo, t.id, rnd)
+    fresh = repo.pairings(t.id, round_number=rnd.number)
+    todo = [p for p in fresh if p.status in _OPEN]
+    # A round of byes only (one entrant) has nothing to play: go on to the next round.
+    return todo or next_pairings(repo, t, entrants)
+
+
+def _history(stored: Sequence[PairingInfo]) -> list[Round]:
+    by_round: dict[int, list[PairingInfo]] = defaultdict(list)
+    for p in stored:
+        by_round[p.round].append(p)
+    rounds = []
+    for number in sorted(by_round):
+        ps = sorted(by_round[number], key=lambda p: p.board)
+        rounds.append(
+            Round(
+                number,
+                tuple(
+                    Pairing(str(p.bot_a_id), str(p.bot_b_id)) for p in ps if p.bot_b_id is not None
+                ),
+                tuple(str(p.bot_a_id) for p in ps if p.bot_b_id is None),
+            )
+        )
+    return rounds
+
+
+def swiss_scores(
+    repo: Repository, t: TournamentInfo, stored: Sequence[PairingInfo] | None = None
+) -> dict[str, float]:
+    """Points per entrant id (as text): counted games, plus ``options["bye_points"]`` per bye
+    (default a won game pair)."""
+    scores: dict[str, float] = defaultdict(float)
+    for g in repo.list_games(tournament_id=t.id, include_aborted=False, limit=None):
+        if g.voided or not g.counted:
+            continue
+        for seat in g.seats:
+            scores[str(seat.bot_version_id)] += seat.score
+    bye = float(t.settings.options.get("bye_points", t.settings.games_per_pairing))
+    for p in stored if stored is not None else repo.pairings(t.id):
+        if p.bot_b_id is None:
+            scores[str(p.bot_a_id)] += bye
+    return dict(scores)

@@ -1,0 +1,1 @@
+from .program import Agent as Agent

@@ -1,0 +1,125 @@
+"""Clock arithmetic, verdict sentences, bot specs, output buffers and log lines."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+import structlog
+
+from engine.outcome import Outcome, Termination
+from referee import logging as referee_logging
+from referee import verdicts
+from referee.auth import read_token_file
+from referee.clock import SeatClock, TimeControl
+from referee.launch import parse_bot_spec
+from referee.verdicts import Verdict
+
+
+def test_allowance_is_the_smaller_of_move_limit_and_budget() -> None:
+    """The binding limit is the per-move limit until the budget left is smaller."""
+    clock = SeatClock(TimeControl(game_time_s=10, move_time_s=2, grace_s=0.5))
+    first = clock.allowance()
+    assert first.limit == 2 and first.per_move and first.deadline == 2.5
+    clock.charge(9)
+    second = clock.allowance()
+    assert second.limit == pytest.approx(1) and not second.per_move
+    assert second.deadline == pytest.approx(1.5)
+
+
+def test_grace_used_is_charged_so_it_cannot_be_spent_twice() -> None:
+    """Time taken within the grace still comes off the budget, which can go below zero."""
+    clock = SeatClock(TimeControl(game_time_s=1, grace_s=0.5))
+    allowance = clock.allowance()
+    assert not clock.over(1.4, allowance)
+    clock.charge(1.4)
+    assert clock.remaining == pytest.approx(-0.4)
+    assert clock.allowance().deadline == pytest.approx(0.1)
+    assert clock.over(0.2, clock.allowance())
+
+
+def test_increment_only_after_an_accepted_move() -> None:
+    """The Fischer increment is earned by accepted moves, not by rejected ones."""
+    clock = SeatClock(TimeControl(game_time_s=5, increment_s=1))
+    clock.charge(2)
+    assert clock.remaining == pytest.approx(4)
+    clock.charge(1, accepted=False)
+    assert clock.remaining == pytest.approx(3)
+    assert clock.used == pytest.approx(3)
+
+
+def test_no_limits_means_no_deadline() -> None:
+    """With neither budget nor move limit a move has no deadline."""
+    clock = SeatClock(TimeControl(game_time_s=0))
+    assert clock.allowance().deadline is None
+    assert not clock.over(1e9, clock.allowance())
+    with pytest.raises(ValueError):
+        TimeControl(game_time_s=-1)
+
+
+def test_verdict_sentences() -> None:
+    """The sentences bot authors see read as documented."""
+    assert (
+        verdicts.time_sentence("BLUE", 2.314, 2.0, 17)
+        == "BLUE exceeded its time: used 2.31 s of 2.00 s for move 17"
+    )
+    assert verdicts.illegal_sentence("RED", "PLACE(3-4)", "cell 3-4 is occupied") == (
+        "RED played an illegal move PLACE(3-4): cell 3-4 is occupied"
+    )
+    end = verdicts.fault(Verdict.TIME, 1, "x")
+    assert (end.winner, end.result(), end.termination, end.offender) == (0, "1-0", "time", 1)
+    assert verdicts.aborted("stop").result() == "*"
+    assert verdicts.aborted("stop").winner_name(("RED", "BLUE")) == "ABORTED"
+    assert Verdict.TIME.label == "TLE" and Verdict.MEMORY.label == "MLE"
+
+
+def test_rules_endings_map_to_normal_or_turn_limit() -> None:
+    """A rules outcome becomes a normal end, or a turn-limit end with draws worded as such."""
+    seats = ("RED", "BLUE")
+    normal = verdicts.rules_end(Outcome(Termination.NO_LEGAL_MOVE, 1), seats, 40)
+    assert normal.verdict is Verdict.NORMAL
+    assert normal.reason == "RED has no legal move; BLUE wins"
+    limit = verdicts.rules_end(Outcome(Termination.TURN_LIMIT, None), seats, 150)
+    assert limit.verdict is Verdict.TURN_LIMIT and limit.result() == "1/2-1/2"
+    assert "draw" in limit.reason
+
+
+def test_bot_specs_are_classified() -> None:
+    """Directories and modules go through the SDK runner; anything else is a command."""
+    sdk = parse_bot_spec("client_sdk/examples/course_random")
+    assert sdk.kind == "sdk" and sdk.label == "course_random"
+    module = parse_bot_spec("client_sdk.examples.random_bot:Agent")
+    assert module.kind == "sdk"
+    argv = module.argv("127.0.0.1:1", "-tok")
+    assert argv[:3] == [sys.executable, "-m", "client_sdk"] and "--token=-tok" in argv
+    command = parse_bot_spec("./mybot --fast --server {server}")
+    assert command.kind == "command"
+    assert "127.0.0.1:1" in command.argv("127.0.0.1:1", "t")[-1]
+    assert parse_bot_spec("cmd:mybot").kind == "command"
+    with pytest.raises(ValueError):
+        parse_bot_spec("no/such/dir")
+
+
+def test_token_file(tmp_path: pytest.TempPathFactory) -> None:
+    """Token files take TOKEN [PLAYER] lines with comments."""
+    path = tmp_path / "tokens"  # type: ignore[operator]
+    path.write_text("# class tokens\nabc alice\ndef   # no player\n")
+    assert read_token_file(str(path)) == {"abc": "alice", "def": "player3"}
+
+
+def test_json_log_lines_always_carry_game_seat_and_ply() -> None:
+    """Every JSON log line has game_id, seat and ply, bound or null."""
+    stream = io.StringIO()
+    referee_logging.configure("json", "INFO", stream=stream)
+    log = referee_logging.get_logger("test")
+    log.info("plain")
+    with structlog.contextvars.bound_contextvars(game_id="g1", seat="RED", ply=3):
+        log.info("in_game")
+    log.debug("hidden")
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    referee_logging.configure("console", "WARNING")
+    assert [line["event"] for line in lines] == ["plain", "in_game"]
+    assert lines[0]["game_id"] is None and lines[0]["ply"] is None
+    assert (lines[1]["game_id"], lines[1]["seat"], lines[1]["ply"]) == ("g1", "RED", 3)
