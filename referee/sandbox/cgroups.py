@@ -10,6 +10,8 @@ Detection looks at the cgroup the referee itself runs in (``/proc/self/cgroup`` 
   writable.
 
 Otherwise bots run without a cgroup and the RSS poll plus RLIMIT_DATA enforce the limit.
+An operator can also turn cgroups off with ``TETROMINO_CGROUP=off`` in the referee's
+environment (e.g. on a host whose cgroup tree belongs to a container manager).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = [
+    "CGROUP_ENV",
     "CGROUP_NAME_PREFIX",
     "CgroupParent",
     "MemoryCgroup",
@@ -38,6 +41,8 @@ __all__ = [
 ]
 
 CGROUP_NAME_PREFIX = "tetromino-bot-"
+#: Set to ``off`` to run every bot without a cgroup, whatever the machine offers.
+CGROUP_ENV = "TETROMINO_CGROUP"
 _counter = itertools.count(1)
 
 
@@ -159,6 +164,8 @@ def probe_parent(parent: CgroupParent) -> bool:
 @cache
 def detect_cgroup_parent() -> CgroupParent | None:
     """The first usable parent for the referee's own process, or None (cached)."""
+    if os.environ.get(CGROUP_ENV, "").strip().lower() == "off":
+        return None
     proc_cgroup = _read(Path("/proc/self/cgroup"))
     mountinfo = _read(Path("/proc/self/mountinfo"))
     if proc_cgroup is None or mountinfo is None:

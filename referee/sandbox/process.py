@@ -11,13 +11,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
-from referee.sandbox import lastresort
+from referee.sandbox import lastresort, poller
 from referee.sandbox.cgroups import CgroupParent, MemoryCgroup, detect_cgroup_parent
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
@@ -80,7 +81,13 @@ class BotProcess:
         self._cgroup: MemoryCgroup | None = None
         self._cgroup_joined = False
         self._tracker: TreeTracker | None = None
-        self._monitor_task: asyncio.Task[None] | None = None
+        self._reaper_task: asyncio.Task[None] | None = None
+        # Memory is sampled (and an over-limit bot killed) on the poller thread; reaping and
+        # verdicts happen on the event loop. This lock keeps the two apart: while it is held
+        # the main process is either unreaped (its pid and pidfd still name it) or known dead.
+        self._lock = threading.RLock()
+        self._watched = False
+        self._reaped = False
         self._stop_lock = asyncio.Lock()
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -194,7 +201,10 @@ class BotProcess:
             self._pidfd = None  # the monitor falls back to polling waitpid
         if self._pidfd is not None:
             self._loop.add_reader(self._pidfd, self._on_exit_ready)
-        self._monitor_task = self._loop.create_task(self._monitor(), name=f"bot-monitor-{self.pid}")
+        else:
+            self._reaper_task = self._loop.create_task(self._reap_loop(), name=f"reap-{self.pid}")
+        self._watched = True
+        poller.watch(self)
         return self
 
     # -- public facts ---------------------------------------------------------------------------
@@ -361,18 +371,19 @@ class BotProcess:
     # -- internals ------------------------------------------------------------------------------
 
     def _signal_all(self, sig: int) -> None:
-        if self.running and self._popen is not None:
-            try:
-                if self._pidfd is not None:
-                    signal.pidfd_send_signal(self._pidfd, sig)
-                else:
-                    self._popen.send_signal(sig)
-            except OSError:
-                pass
-        if self._tracker is not None:
-            self._tracker.signal_others(sig)
-        if sig == signal.SIGKILL and self._cgroup is not None:
-            self._cgroup.kill_all()
+        with self._lock:
+            if self._reaped is False and self._popen is not None:
+                try:
+                    if self._pidfd is not None:
+                        signal.pidfd_send_signal(self._pidfd, sig)
+                    else:
+                        self._popen.send_signal(sig)
+                except OSError:
+                    pass
+            if self._tracker is not None:
+                self._tracker.signal_others(sig)
+            if sig == signal.SIGKILL and self._cgroup is not None:
+                self._cgroup.kill_all()
 
     def _on_output(self) -> None:
         fd = self._out_fd
@@ -416,14 +427,21 @@ class BotProcess:
         """Reap the main process if it has exited; then settle its verdict facts."""
         if not self.running:
             return True
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            # Someone else's waitpid(-1) reaped it: the status is lost, the exit is not.
-            self._status_lost = True
-            pid, status = self.pid, 0
-        if pid == 0:
-            return False
+        with self._lock:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                # Someone else's waitpid(-1) reaped it: the status is lost, the exit is not.
+                self._status_lost = True
+                pid, status = self.pid, 0
+            if pid == 0:
+                return False
+            self._reaped = True
+            if self._pidfd is not None:
+                if self._loop is not None:
+                    self._loop.remove_reader(self._pidfd)
+                os.close(self._pidfd)
+                self._pidfd = None
         self.ended_at = time.monotonic()
         if self._status_lost:
             self.returncode = None
@@ -432,11 +450,6 @@ class BotProcess:
         if self._popen is not None:
             # Tell Popen it is reaped so it never waits or warns about it.
             self._popen.returncode = self.returncode if self.returncode is not None else -1
-        if self._pidfd is not None:
-            if self._loop is not None:
-                self._loop.remove_reader(self._pidfd)
-            os.close(self._pidfd)
-            self._pidfd = None
         if self._cgroup is not None:
             self._cgroup_peak = self._cgroup.peak_bytes()
             if self._cgroup_peak:
@@ -474,20 +487,14 @@ class BotProcess:
             self.memory_verdict = why
             self.memory_exceeded_event.set()
 
-    async def _monitor(self) -> None:
-        """Sample the tree's memory every ``poll_interval_s`` until the main process exits."""
-        try:
-            await self._monitor_loop()
-        except Exception:
-            # A bug here must not take the referee down; RLIMIT_DATA and the cgroup still hold.
-            log.exception("memory monitor of bot %s failed; RSS polling stopped", self.pid)
-
-    async def _monitor_loop(self) -> None:
+    def poll_memory(self) -> bool:
+        """One sample of the tree's memory (on the poller thread); kills the bot once it is
+        over its limit. Returns False when the bot needs no more samples."""
         assert self._tracker is not None
         limit = self.policy.limit_bytes if self.policy else None
-        while self.running:
-            if self._pidfd is None and self._try_reap():
-                break
+        with self._lock:
+            if self._reaped or not self._watched:
+                return False
             t0 = time.perf_counter()
             extra = self._cgroup.pids() if self._cgroup is not None else []
             if extra and not self._cgroup_joined:
@@ -498,18 +505,30 @@ class BotProcess:
             self._peak_hwm = max(self._peak_hwm, sample.max_hwm_bytes)
             self.samples += 1
             self.sample_time_s += time.perf_counter() - t0
-            if limit is not None and self.peak_rss_bytes > limit and self.running:
-                self._mark_exceeded("rss")
-                self._signal_all(signal.SIGKILL)
-                return
+            if limit is None or self.peak_rss_bytes <= limit:
+                return True
+            self._signal_all(signal.SIGKILL)
+        # The verdict is settled on the loop: by this call, or by the reaper (which sees the
+        # same peak), whichever runs first.
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._loop.call_soon_threadsafe(self._mark_exceeded, "rss")
+        return False
+
+    async def _reap_loop(self) -> None:
+        """Without a pidfd to wait on, poll waitpid until the main process has exited."""
+        while not self._try_reap():
             await asyncio.sleep(self.poll_interval_s)
 
     async def _release(self) -> None:
-        if self._monitor_task is not None:
-            self._monitor_task.cancel()
+        poller.unwatch(self)
+        with self._lock:  # waits out a sample in progress
+            self._watched = False
+        if self._reaper_task is not None:
+            self._reaper_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._monitor_task
-            self._monitor_task = None
+                await self._reaper_task
+            self._reaper_task = None
         if self._tracker is not None:
             deadline = time.monotonic() + 5.0
             self._tracker.sweep(self._cgroup.pids() if self._cgroup else [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import sys
+import time
 
 import pytest
 
@@ -35,6 +36,20 @@ async def test_fast_allocator_is_killed_near_the_limit_by_the_poll() -> None:
         f"killed: memory limit 250 MB exceeded (peak {peak_mb:.1f} MB)"
     )
     assert proc.measurement == "rlimit_data+rss_poll"
+
+
+async def test_poll_keeps_sampling_while_the_event_loop_is_blocked() -> None:
+    """The memory poll does not wait for the event loop: an allocator that passes the limit
+    while the loop is blocked for 1 s is still killed by the poll near the limit (not left
+    to die of a MemoryError at RLIMIT_DATA with a stale, far-too-low peak)."""
+    proc = await start_bot("allocates.py", "20", "0.01", memory_limit_mb=200, cgroup="off")
+    async with proc:
+        await asyncio.sleep(0.1)  # the interpreter is starting
+        time.sleep(1.0)  # the referee's loop is busy elsewhere; RLIMIT_DATA is 456 MB
+        await proc.wait()
+    assert proc.memory_verdict == "rss"
+    assert 200 < proc.peak_rss_bytes / MB <= 200 + POLL_OVERSHOOT_BOUND_MB
+    assert "MemoryError" not in proc.stderr_text()
 
 
 @needs_cgroup
