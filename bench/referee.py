@@ -131,6 +131,7 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
         game = load_game("tetress")
         stamps: list[list[float]] = []
         sizes: list[tuple[int, int]] = []
+        overheads: list[float] = []
 
         class Clock:
             def __init__(self) -> None:
@@ -145,6 +146,7 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
         for _ in scripts:
             clock = Clock()
             runner = MatchRunner(game, sessions, observer=clock)
+            runner.overheads = overheads
             report = await runner.run()
             assert report.end is not None and report.end.verdict in ("normal", "turn_limit")
             stamps.append(clock.times)
@@ -163,6 +165,8 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
     return {
         "cycle_median_us": statistics.median(cycles) * 1e6,
         "cycle_p90_us": statistics.quantiles(cycles, n=10)[-1] * 1e6,
+        # The referee's own share: answer read off the stream to next request handed to gRPC.
+        "own_median_us": statistics.median(overheads) * 1e6,
         "cycles": len(cycles),
         "request_bytes": request_size,
     }
@@ -317,7 +321,7 @@ def main() -> int:
     ratios = [c["cycle_median_us"] / p for c, p in zip(cycles, pings, strict=True)]
     cycle = {
         key: statistics.median(c[key] for c in cycles)
-        for key in ("cycle_median_us", "cycle_p90_us", "cycles", "request_bytes")
+        for key in ("cycle_median_us", "cycle_p90_us", "own_median_us", "cycles", "request_bytes")
     }
     ping = statistics.median(pings)
     games = asyncio.run(_games_per_s(args.games, args.pairs))
@@ -327,6 +331,7 @@ def main() -> int:
         "move_cycle_ratios": [round(r, 3) for r in ratios],
         "move_cycle_median_us": round(cycle["cycle_median_us"], 1),
         "move_cycle_p90_us": round(cycle["cycle_p90_us"], 1),
+        "referee_own_median_us": round(cycle["own_median_us"], 1),
         "ping_pong_median_us": round(ping, 1),
         # The same ping-pong with two clients taking turns, as the two bots of a game do:
         # how much of the cycle is the alternation itself.

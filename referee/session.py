@@ -350,6 +350,11 @@ class BotSession:
                         route.inbox.put_nowait(
                             SeatEvent(route.seat, EventKind.MOVE, received, move=message.move)
                         )
+                        # Let the game's task (woken just now) judge the move and send the next
+                        # request before this stream's next read is armed: arming a read is a
+                        # gRPC batch of its own, and the next message cannot come before the
+                        # next request has gone out anyway.
+                        await asyncio.sleep(0)
                         continue
                 await self._dispatch(message, received)
                 if self.closed.is_set():

@@ -22,10 +22,11 @@ class Placement:
     state, not a matter of syntax.
     """
 
-    __slots__ = ("_cells", "_mask")
+    __slots__ = ("_cells", "_mask", "_text")
 
     _mask: int
     _cells: tuple[int, int, int, int]
+    _text: str | None
 
     def __init__(self, mask: int) -> None:
         """Build from a 121-bit cell mask with exactly four bits set (see :meth:`from_cells`)."""
@@ -39,6 +40,7 @@ class Placement:
             rest ^= low
         object.__setattr__(self, "_mask", mask)
         object.__setattr__(self, "_cells", tuple(cells))
+        object.__setattr__(self, "_text", None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Placement is immutable")
@@ -136,7 +138,12 @@ class Placement:
         return self._cells < other._cells
 
     def __str__(self) -> str:
-        return "PLACE(" + ", ".join(cell_name(i) for i in self._cells) + ")"
+        # Cached: the referee prints every accepted move (records, the next request).
+        text = self._text
+        if text is None:
+            text = "PLACE(" + ", ".join(cell_name(i) for i in self._cells) + ")"
+            object.__setattr__(self, "_text", text)
+        return text
 
     def __repr__(self) -> str:
         return f"Placement.parse({str(self)!r})"
@@ -171,3 +178,10 @@ def _split_pairs(text: str, body: str, offset: int) -> list[str]:
 # Bounded so that a bot inventing new spellings cannot grow it without limit.
 _PARSED: dict[str, Placement] = {}
 _PARSED_MAX = 16384
+
+
+def remember_canonical(placements: Iterable[Placement]) -> None:
+    """Seed the parse cache with the canonical text of ``placements`` (the interned ones), so
+    that a bot's first use of a move costs a lookup too."""
+    for placement in placements:
+        _PARSED.setdefault(str(placement), placement)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.tetress.geometry import CELLS, COL_MASKS, ROW_MASKS, N
-from engine.tetress.placement import Placement
+from engine.tetress.placement import Placement, remember_canonical
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,7 @@ PLACEMENTS: tuple[Placement, ...] = tuple(Placement(m) for m in PLACEMENT_MASKS)
 #: Placement id by cell mask.
 PID_BY_MASK: dict[int, int] = {m: pid for pid, m in enumerate(PLACEMENT_MASKS)}
 assert len(PID_BY_MASK) == NUM_PLACEMENTS, "placements on the torus must be distinct"
+remember_canonical(PLACEMENTS)
 
 
 def _lines(mask: int) -> tuple[int, ...]:

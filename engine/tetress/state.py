@@ -151,31 +151,37 @@ class TetressState(State[Placement]):
         """Check ``move`` and return its placement id."""
         if not isinstance(move, Placement):
             raise TypeError(f"a Tetress move is a Placement, not {type(move).__name__}")
-        text = str(move)
+        # The text is only needed for an error: printing every accepted move costs the referee.
         if self._ply >= self._limit:
-            raise IllegalMoveError(text, "game_over", f"the game is over ({self._limit} actions)")
+            raise IllegalMoveError(
+                str(move), "game_over", f"the game is over ({self._limit} actions)"
+            )
         pid = PID_BY_MASK.get(move.mask)
         error: IllegalMoveError | None = None
         if pid is None:
-            error = IllegalMoveError(text, "not_tetromino", "the cells do not form a tetromino")
+            error = IllegalMoveError(
+                str(move), "not_tetromino", "the cells do not form a tetromino"
+            )
         else:
             mask = PLACEMENT_MASKS[pid]
             taken = mask & (self._red | self._blue)
             if taken:
                 cell = (taken & -taken).bit_length() - 1
-                error = IllegalMoveError(text, "occupied", f"cell {cell_name(cell)} is occupied")
+                error = IllegalMoveError(
+                    str(move), "occupied", f"cell {cell_name(cell)} is occupied"
+                )
             elif self._ply >= 2:
                 own = self._blue if self._ply & 1 else self._red
                 if not mask & dilate(own):
                     seat = SEAT_NAMES[self._ply & 1]
                     error = IllegalMoveError(
-                        text, "not_adjacent", f"no cell is next to a {seat} token"
+                        str(move), "not_adjacent", f"no cell is next to a {seat} token"
                     )
         if error is not None:
             if not self.has_legal_move():
                 seat = SEAT_NAMES[self._ply & 1]
                 raise IllegalMoveError(
-                    text, "game_over", f"the game is over ({seat} has no legal placement)"
+                    str(move), "game_over", f"the game is over ({seat} has no legal placement)"
                 ) from error
             raise error
         assert pid is not None
