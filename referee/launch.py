@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.logging import get_logger
-from referee.sandbox import BotProcess
+from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
 
 log = get_logger("referee.launch")
 
@@ -179,9 +179,11 @@ async def launch(
     cwd: str | None = None,
     poll_interval: float = 0.02,
     output_limit: int = OUTPUT_LIMIT_BYTES,
+    max_tasks: int | None = DEFAULT_MAX_TASKS,
 ) -> LaunchedBot:
     """Start ``spec`` connecting to ``server`` with ``token``, under a ``memory_mb`` limit
-    (``None`` or 0: measured, not limited)."""
+    (``None`` or 0: measured, not limited) and, where a ``pids`` cgroup can enforce it, at
+    most ``max_tasks`` processes and threads."""
     env = dict(os.environ)
     env["TETROMINO_SERVER"] = server
     env["TETROMINO_TOKEN"] = token
@@ -200,6 +202,7 @@ async def launch(
         stderr_limit_bytes=output_limit,
         poll_interval_s=poll_interval,
         stdout="capture",
+        max_tasks=max_tasks,
     )
     bot = LaunchedBot(spec, proc, token)
     log.debug("launched", bot=spec.label, pid=proc.pid, argv=argv, measurement=proc.measurement)

@@ -1,6 +1,8 @@
 """Exec shim: applies the sandbox to itself, then becomes the bot.
 
-Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- PARENT_PID EXECUTABLE ARGV0 ...``.
+Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- PARENT_PID EXECUTABLE ARGV0 ...``,
+where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the memory
+cgroup, and on cgroup v1 the ``pids`` one).
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the
@@ -18,13 +20,13 @@ import sys
 
 def main() -> None:
     data_bytes, procs_file, parent_pid, executable, *argv = sys.argv[1:]
-    if procs_file != "-":
+    for path in procs_file.split("\n") if procs_file != "-" else ():
         try:
-            with open(procs_file, "w") as f:
+            with open(path, "w") as f:
                 f.write(str(os.getpid()))
         except OSError as e:
             # Not fatal: the referee notices the bot is not in its cgroup and says so.
-            os.write(2, f"sandbox: could not join memory cgroup: {e}\n".encode())
+            os.write(2, f"sandbox: could not join cgroup {path}: {e}\n".encode())
     limit = int(data_bytes)
     if limit > 0:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))

@@ -10,6 +10,12 @@ Detection looks at the cgroup the referee itself runs in (``/proc/self/cgroup`` 
   writable.
 
 Otherwise bots run without a cgroup and the RSS poll plus RLIMIT_DATA enforce the limit.
+
+The same goes for the number of processes and threads a bot may have at once (the ``pids``
+controller): in the bot's own cgroup on v2 when ``pids`` is delegated too, or in a cgroup of
+its own in the v1 ``pids`` hierarchy (:class:`TaskCgroup`). Without one, a fork bomb is
+stopped only by the memory limit.
+
 An operator can also turn cgroups off with ``TETROMINO_CGROUP=off`` in the referee's
 environment (e.g. on a host whose cgroup tree belongs to a container manager).
 """
@@ -33,8 +39,10 @@ __all__ = [
     "CGROUP_NAME_PREFIX",
     "CgroupParent",
     "MemoryCgroup",
+    "TaskCgroup",
     "candidate_parents",
     "detect_cgroup_parent",
+    "detect_pids_parent",
     "parse_mountinfo",
     "parse_proc_cgroup",
     "probe_parent",
@@ -176,6 +184,35 @@ def detect_cgroup_parent() -> CgroupParent | None:
     return None
 
 
+@cache
+def detect_pids_parent() -> CgroupParent | None:
+    """Where a v1 ``pids`` cgroup per bot can be made, or None (cached).
+
+    Only v1 needs one: on v2 the task limit goes into the bot's memory cgroup (see
+    :meth:`MemoryCgroup.limit_tasks`), since a process belongs to one v2 cgroup only.
+    """
+    if os.environ.get(CGROUP_ENV, "").strip().lower() == "off":
+        return None
+    proc_cgroup = _read(Path("/proc/self/cgroup"))
+    mountinfo = _read(Path("/proc/self/mountinfo"))
+    if proc_cgroup is None or mountinfo is None:
+        return None
+    v1_paths, _ = parse_proc_cgroup(proc_cgroup)
+    if "pids" not in v1_paths:
+        return None
+    for m in parse_mountinfo(mountinfo):
+        if m.fstype == "cgroup" and "pids" in m.super_options:
+            d = _join(m, v1_paths["pids"])
+            if (
+                d is not None
+                and d.is_dir()
+                and os.access(d, os.W_OK | os.X_OK)
+                and (d / "cgroup.procs").is_file()
+            ):
+                return CgroupParent(1, d)
+    return None
+
+
 def _write(path: Path, value: str) -> None:
     with open(path, "w") as f:
         f.write(value)
@@ -223,6 +260,26 @@ class MemoryCgroup:
             cg.remove()
             raise
         return cg
+
+    def limit_tasks(self, max_tasks: int) -> bool:
+        """On v2, also cap the processes and threads in this cgroup (where ``pids`` is
+        delegated); returns whether the cap is in place."""
+        if self.parent.version != 2:
+            return False
+        try:
+            _write(self.path / "pids.max", str(max_tasks))
+        except OSError:
+            return False
+        return True
+
+    def tasks_refused(self) -> int:
+        """How many forks or thread starts the task cap refused (``max`` in pids.events)."""
+        text = _read(self.path / "pids.events")
+        for line in (text or "").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max" and value.strip().isdigit():
+                return int(value)
+        return 0
 
     @property
     def procs_file(self) -> Path:
@@ -293,6 +350,28 @@ class MemoryCgroup:
             return True
         self.kill_all()
         return self.try_remove()
+
+
+class TaskCgroup(MemoryCgroup):
+    """One bot's cgroup in the v1 ``pids`` hierarchy, capping its processes and threads.
+
+    The directory handling (joining, listing, killing, removal, stale sweeps) is the memory
+    cgroup's; only what is written into it differs.
+    """
+
+    @classmethod
+    def create_tasks(cls, parent: CgroupParent, max_tasks: int) -> TaskCgroup:
+        """Make a fresh child of ``parent`` with ``pids.max = max_tasks`` (OSError on failure)."""
+        sweep_stale(parent)
+        path = parent.path / f"{CGROUP_NAME_PREFIX}{os.getpid()}-{next(_counter)}"
+        path.mkdir()
+        cg = cls(parent, path)
+        try:
+            _write(path / "pids.max", str(max_tasks))
+        except OSError:
+            cg.remove()
+            raise
+        return cg
 
 
 def sweep_stale(parent: CgroupParent) -> None:

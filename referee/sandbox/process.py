@@ -19,7 +19,13 @@ from types import TracebackType
 from typing import Literal, Self
 
 from referee.sandbox import lastresort, poller
-from referee.sandbox.cgroups import CgroupParent, MemoryCgroup, detect_cgroup_parent
+from referee.sandbox.cgroups import (
+    CgroupParent,
+    MemoryCgroup,
+    TaskCgroup,
+    detect_cgroup_parent,
+    detect_pids_parent,
+)
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
     DEFAULT_RLIMIT_DATA_HEADROOM_MB,
@@ -31,13 +37,17 @@ from referee.sandbox.memory import (
 from referee.sandbox.stderr import BoundedCapture
 from referee.sandbox.tree import TAG_VARIABLE, TreeTracker
 
-__all__ = ["BotProcess", "MemoryVerdict", "OutputMode"]
+__all__ = ["DEFAULT_MAX_TASKS", "BotProcess", "MemoryVerdict", "OutputMode"]
 
 log = logging.getLogger(__name__)
 
 _SHIM = str(Path(__file__).with_name("_shim.py"))
 _READ_CHUNK = 65536
 _SIGKILL_WAIT_S = 10.0
+#: Processes plus threads a launched bot may have at once, where a ``pids`` cgroup enforces it.
+#: A Python gRPC bot uses about 10-20; a multiprocessing pool on a large machine stays well
+#: under this; a fork bomb does not.
+DEFAULT_MAX_TASKS = 256
 
 OutputMode = Literal["capture", "discard", "inherit"]
 #: Why a bot was judged over its memory limit.
@@ -80,6 +90,10 @@ class BotProcess:
         self._popen: subprocess.Popen[bytes] | None = None
         self._cgroup: MemoryCgroup | None = None
         self._cgroup_joined = False
+        self._task_cgroup: TaskCgroup | None = None
+        self._tasks_refused_at_exit = 0
+        #: The cap on the bot's processes and threads, when a cgroup enforces one.
+        self.max_tasks: int | None = None
         self._tracker: TreeTracker | None = None
         self._reaper_task: asyncio.Task[None] | None = None
         # Memory is sampled (and an over-limit bot killed) on the poller thread; reaping and
@@ -107,6 +121,7 @@ class BotProcess:
         rlimit_data_headroom_mb: float = DEFAULT_RLIMIT_DATA_HEADROOM_MB,
         cgroup_headroom_mb: float = DEFAULT_CGROUP_HEADROOM_MB,
         pass_fds: Sequence[int] = (),
+        max_tasks: int | None = DEFAULT_MAX_TASKS,
     ) -> BotProcess:
         """Launch ``argv`` as a bot.
 
@@ -115,14 +130,18 @@ class BotProcess:
         group, runs with
         RLIMIT_DATA = limit + ``rlimit_data_headroom_mb`` and no core files, and (where a
         memory cgroup is usable and ``cgroup`` is not ``"off"``) in its own cgroup capped at
-        limit + ``cgroup_headroom_mb``. Its stderr, and its stdout unless ``stdout`` says
-        otherwise, go to one bounded capture. ``memory_limit_mb=None`` measures without
-        limiting. Raises FileNotFoundError / PermissionError if the program cannot be run.
+        limit + ``cgroup_headroom_mb``, and (where a ``pids`` cgroup is usable) with at most
+        ``max_tasks`` processes and threads at once. Its stderr, and its stdout unless
+        ``stdout`` says otherwise, go to one bounded capture. ``memory_limit_mb=None``
+        measures without limiting. Raises FileNotFoundError / PermissionError if the program
+        cannot be run.
         """
         if not argv:
             raise ValueError("argv must not be empty")
         if poll_interval_s <= 0:
             raise ValueError("poll_interval_s must be positive")
+        if max_tasks is not None and max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1")
         self = cls()
         self._loop = asyncio.get_running_loop()
         self.argv = tuple(argv)
@@ -140,6 +159,8 @@ class BotProcess:
                 self._cgroup = MemoryCgroup.create(parent, self.policy.cgroup_limit_bytes)
             except OSError as e:
                 log.warning("bot runs without a memory cgroup: %s", e)
+        if max_tasks is not None and cgroup != "off":
+            self._limit_tasks(max_tasks)
 
         read_fd: int | None = None
         write_fd: int | None = None
@@ -162,7 +183,7 @@ class BotProcess:
             "-s",
             _SHIM,
             str(self.policy.rlimit_data_bytes if self.policy else 0),
-            str(self._cgroup.procs_file) if self._cgroup else "-",
+            "\n".join(str(cg.procs_file) for cg in self._cgroups()) or "-",
             str(os.getpid()),
             executable,
             *argv,
@@ -182,8 +203,8 @@ class BotProcess:
             for fd in (read_fd, write_fd):
                 if fd is not None:
                     os.close(fd)
-            if self._cgroup is not None:
-                self._cgroup.remove()
+            for cg in self._cgroups():
+                cg.remove()
             raise
         finally:
             if write_fd is not None and self._popen is not None:
@@ -246,6 +267,17 @@ class BotProcess:
         return self._cgroup_peak
 
     @property
+    def tasks_refused(self) -> int:
+        """How many forks or thread starts the task cap refused (0 without a cap)."""
+        if self._closed:  # the cgroups are gone; this is what they said last
+            return self._tasks_refused_at_exit
+        if self._task_cgroup is not None:
+            return self._task_cgroup.tasks_refused()
+        if self.max_tasks is not None and self._cgroup is not None:
+            return self._cgroup.tasks_refused()
+        return 0
+
+    @property
     def measurement(self) -> str:
         """How memory was measured and enforced, e.g. ``rlimit_data+rss_poll+cgroup_v1``."""
         parts = []
@@ -293,6 +325,11 @@ class BotProcess:
         rc = self.returncode
         if rc is None:
             return "exit status unknown (reaped by someone else)"
+        if self._tasks_refused_at_exit and self._stop_signal is None:
+            return (
+                f"{_describe_rc(rc)} after reaching its limit of {self.max_tasks} processes "
+                f"and threads ({self._tasks_refused_at_exit} refused)"
+            )
         if self._stop_signal is not None:
             how = "SIGTERM" if self._stop_signal == signal.SIGTERM else "SIGKILL after grace"
             if rc == -self._stop_signal:
@@ -360,15 +397,41 @@ class BotProcess:
         """
         self._signal_all(signal.SIGKILL)
         if self._tracker is not None:
-            self._tracker.sweep(self._cgroup.pids() if self._cgroup else [])
-        if self._cgroup is not None:
-            self._cgroup.kill_all()
+            self._tracker.sweep(self._cgroup_pids())
+        for cg in self._cgroups():
+            cg.kill_all()
             for _ in range(50):
-                if self._cgroup.try_remove():
+                if cg.try_remove():
                     break
                 time.sleep(0.01)
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _cgroups(self) -> list[MemoryCgroup]:
+        """The bot's cgroups: its memory one and, on cgroup v1, its ``pids`` one."""
+        return [cg for cg in (self._cgroup, self._task_cgroup) if cg is not None]
+
+    def _cgroup_pids(self) -> list[int]:
+        """Every process the bot's cgroups hold now."""
+        groups = self._cgroups()
+        if len(groups) == 1:
+            return groups[0].pids()
+        return sorted({pid for cg in groups for pid in cg.pids()})
+
+    def _limit_tasks(self, max_tasks: int) -> None:
+        """Cap the bot's processes and threads where a ``pids`` cgroup allows it."""
+        if self._cgroup is not None and self._cgroup.limit_tasks(max_tasks):
+            self.max_tasks = max_tasks
+            return
+        parent = detect_pids_parent()
+        if parent is None:
+            return
+        try:
+            self._task_cgroup = TaskCgroup.create_tasks(parent, max_tasks)
+        except OSError as e:
+            log.warning("bot runs without a task limit: %s", e)
+            return
+        self.max_tasks = max_tasks
 
     def _signal_all(self, sig: int) -> None:
         with self._lock:
@@ -382,8 +445,9 @@ class BotProcess:
                     pass
             if self._tracker is not None:
                 self._tracker.signal_others(sig)
-            if sig == signal.SIGKILL and self._cgroup is not None:
-                self._cgroup.kill_all()
+            if sig == signal.SIGKILL:
+                for cg in self._cgroups():
+                    cg.kill_all()
 
     def _on_output(self) -> None:
         fd = self._out_fd
@@ -454,13 +518,14 @@ class BotProcess:
             self._cgroup_peak = self._cgroup.peak_bytes()
             if self._cgroup_peak:
                 self._cgroup_joined = True  # something was charged to it: the bot joined
+        self._tasks_refused_at_exit = self.tasks_refused
         self._drain_output()
         self._judge_after_exit()
         # The bot is over: its leftovers go now, without grace.
         if self._tracker is not None:
             self._tracker.signal_others(signal.SIGKILL)
-        if self._cgroup is not None:
-            self._cgroup.kill_all()
+        for cg in self._cgroups():
+            cg.kill_all()
         self.exited_event.set()
         return True
 
@@ -496,8 +561,8 @@ class BotProcess:
             if self._reaped or not self._watched:
                 return False
             t0 = time.perf_counter()
-            extra = self._cgroup.pids() if self._cgroup is not None else []
-            if extra and not self._cgroup_joined:
+            extra = self._cgroup_pids()
+            if extra and self._cgroup is not None and not self._cgroup_joined:
                 self._cgroup_joined = True
             sample = sample_tree(self.pid, extra)
             self._tracker.remember(sample.pids)
@@ -531,17 +596,18 @@ class BotProcess:
             self._reaper_task = None
         if self._tracker is not None:
             deadline = time.monotonic() + 5.0
-            self._tracker.sweep(self._cgroup.pids() if self._cgroup else [])
+            self._tracker.sweep(self._cgroup_pids())
             while self._tracker.any_alive() and time.monotonic() < deadline:
-                self._tracker.sweep(self._cgroup.pids() if self._cgroup else [])
+                self._tracker.sweep(self._cgroup_pids())
                 await asyncio.sleep(0.01)
         self._drain_output()
         self._close_output()
-        if self._cgroup is not None:
-            if self._cgroup_peak is None:
-                self._cgroup_peak = self._cgroup.peak_bytes()
+        if self._cgroup is not None and self._cgroup_peak is None:
+            self._cgroup_peak = self._cgroup.peak_bytes()
+        self._tasks_refused_at_exit = max(self._tasks_refused_at_exit, self.tasks_refused)
+        for cg in self._cgroups():
             deadline = time.monotonic() + 5.0
-            while not self._cgroup.remove() and time.monotonic() < deadline:
+            while not cg.remove() and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
         self._closed = True
         lastresort.unregister(self)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sys
 
@@ -140,3 +141,36 @@ async def test_env_and_cwd_reach_the_bot(tmp_path: object) -> None:
     ) as proc:
         assert await proc.wait() == 0
     assert proc.stderr_text().split("\n")[:2] == [str(tmp_path), "s3 False True"]
+
+
+async def test_thread_bomb_reaches_its_task_limit_and_says_so() -> None:
+    """A bot starting threads without end is refused at its task limit (where a pids cgroup
+    enforces one); it dies of the refusal and its exit sentence names the limit."""
+    proc = await start_bot("spawns.py", "threads", max_tasks=24)
+    async with proc:
+        if proc.max_tasks is None:
+            pytest.skip("this machine offers no pids cgroup")
+        await asyncio.wait_for(proc.wait(), 30)
+    assert proc.returncode == 1
+    assert "refused after" in proc.stderr_text()
+    assert proc.tasks_refused >= 1
+    assert proc.exit_description() == (
+        f"exited with code 1 after reaching its limit of 24 processes and threads "
+        f"({proc.tasks_refused} refused)"
+    )
+
+
+async def test_fork_bomb_is_held_at_its_task_limit_and_cleaned_up() -> None:
+    """A fork bomb never holds more than its task limit of processes, and stopping the bot
+    leaves none of them behind."""
+    proc = await start_bot("spawns.py", "forks", max_tasks=16, memory_limit_mb=None)
+    async with proc:
+        if proc.max_tasks is None:
+            pytest.skip("this machine offers no pids cgroup")
+        await wait_for_output(proc, "bombing")
+        async with asyncio.timeout(20):
+            while proc.tasks_refused < 50:
+                await asyncio.sleep(0.01)
+        members = proc._cgroup_pids()
+        assert 1 < len(members) <= 16
+    assert await wait_gone(members) == []
