@@ -60,7 +60,7 @@ def test_handshake_errors_are_clear_and_the_server_survives() -> None:
         server = RefereeServer(auth=TokenTable({"good": "p1"}), games=["tetress"])
         address = await server.start("127.0.0.1:0")
         try:
-            cases = {
+            cases: dict[str, list[Any]] = {
                 "token": [_hello(token="bad")],
                 "no_hello": [pb.BotMessage(move=pb.Move(game_id="g", action="x"))],
                 "garbage": [b"\xff\xff\xff"],

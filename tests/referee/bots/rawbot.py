@@ -119,7 +119,7 @@ def choose(req: Any, behaviour: str, rng: random.Random) -> str:
             try:
                 state.check(move)
             except IllegalMoveError:
-                return text
+                return str(text)
             replay.apply(move)
         for move in game.new_state().legal_moves:
             try:
