@@ -13,6 +13,7 @@ prints a Markdown table of the chooser's win rate for every pairing over the N x
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -223,6 +224,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--choosers", default=",".join(CHOOSERS), help="chooser bots")
     parser.add_argument("--placers", default=",".join(PLACERS), help="placer bots")
+    parser.add_argument(
+        "--json", action="store_true", help="end with one JSON object of the win rates"
+    )
     args = parser.parse_args(argv)
     ns = [int(x) for x in args.turns.split(",")]
     ms = [int(x) for x in args.rows.split(",")]
@@ -242,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
             traces.setdefault((c, p), []).append(trace)
     elapsed = time.perf_counter() - start
     print(f"{len(jobs)} games, cap {args.cap} placer turns, {elapsed:.0f} s\n")
+    rates: dict[str, dict[str, float]] = {}
     for (c, p), group in traces.items():
         lengths = sorted(len(t.rows_after) for t in group)
         endings: dict[str, int] = {}
@@ -261,7 +266,17 @@ def main(argv: list[str] | None = None) -> None:
         for n in ns:
             cells = [sum(t.chooser_wins(n, m) for t in group) / len(group) for m in ms]
             print(f"N={n} | " + " | ".join(f"{x:.0%}" for x in cells))
+            for m, x in zip(ms, cells, strict=True):
+                rates.setdefault(f"{c} vs {p}", {})[f"N={n},M={m}"] = round(x, 3)
         print()
+    if args.json:
+        figures = {
+            "games": len(jobs),
+            "cap": args.cap,
+            "elapsed_s": round(elapsed, 1),
+            "chooser_win_rate": rates,
+        }
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":
