@@ -395,9 +395,10 @@ class BotProcess:
 
         For atexit handlers and cancellation paths; prefer ``await stop()``.
         """
-        self._signal_all(signal.SIGKILL)
-        if self._tracker is not None:
-            self._tracker.sweep(self._cgroup_pids())
+        with self._lock:  # the poller thread may be sampling (and remembering pids) right now
+            self._signal_all(signal.SIGKILL)
+            if self._tracker is not None:
+                self._tracker.sweep(self._cgroup_pids())
         for cg in self._cgroups():
             cg.kill_all()
             for _ in range(50):
