@@ -169,15 +169,25 @@ def probe_parent(parent: CgroupParent) -> bool:
     return (d / "memory.limit_in_bytes").is_file() and (d / "cgroup.procs").is_file()
 
 
-@cache
-def detect_cgroup_parent() -> CgroupParent | None:
-    """The first usable parent for the referee's own process, or None (cached)."""
+def _own_cgroup_texts() -> tuple[str, str] | None:
+    """The referee's /proc/self/cgroup and mountinfo, or None when cgroups are turned off or
+    cannot be read."""
     if os.environ.get(CGROUP_ENV, "").strip().lower() == "off":
         return None
     proc_cgroup = _read(Path("/proc/self/cgroup"))
     mountinfo = _read(Path("/proc/self/mountinfo"))
     if proc_cgroup is None or mountinfo is None:
         return None
+    return proc_cgroup, mountinfo
+
+
+@cache
+def detect_cgroup_parent() -> CgroupParent | None:
+    """The first usable parent for the referee's own process, or None (cached)."""
+    own = _own_cgroup_texts()
+    if own is None:
+        return None
+    proc_cgroup, mountinfo = own
     for parent in candidate_parents(proc_cgroup, mountinfo):
         if probe_parent(parent):
             return parent
@@ -191,12 +201,10 @@ def detect_pids_parent() -> CgroupParent | None:
     Only v1 needs one: on v2 the task limit goes into the bot's memory cgroup (see
     :meth:`MemoryCgroup.limit_tasks`), since a process belongs to one v2 cgroup only.
     """
-    if os.environ.get(CGROUP_ENV, "").strip().lower() == "off":
+    own = _own_cgroup_texts()
+    if own is None:
         return None
-    proc_cgroup = _read(Path("/proc/self/cgroup"))
-    mountinfo = _read(Path("/proc/self/mountinfo"))
-    if proc_cgroup is None or mountinfo is None:
-        return None
+    proc_cgroup, mountinfo = own
     v1_paths, _ = parse_proc_cgroup(proc_cgroup)
     if "pids" not in v1_paths:
         return None
@@ -228,6 +236,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _new_child(parent: CgroupParent) -> Path:
+    """Sweep up stale bot cgroups, then make a fresh, uniquely named one under ``parent``."""
+    sweep_stale(parent)
+    path = parent.path / f"{CGROUP_NAME_PREFIX}{os.getpid()}-{next(_counter)}"
+    path.mkdir()
+    return path
+
+
 class MemoryCgroup:
     """One bot's cgroup: created with a memory cap, removed by ``remove()``."""
 
@@ -238,10 +254,8 @@ class MemoryCgroup:
     @classmethod
     def create(cls, parent: CgroupParent, limit_bytes: int) -> MemoryCgroup:
         """Make a fresh child cgroup capped at ``limit_bytes`` (raises OSError on failure)."""
-        sweep_stale(parent)
-        path = parent.path / f"{CGROUP_NAME_PREFIX}{os.getpid()}-{next(_counter)}"
-        path.mkdir()
-        cg = cls(parent, path)
+        cg = cls(parent, _new_child(parent))
+        path = cg.path
         try:
             if parent.version == 2:
                 _write(path / "memory.max", str(limit_bytes))
@@ -362,12 +376,9 @@ class TaskCgroup(MemoryCgroup):
     @classmethod
     def create_tasks(cls, parent: CgroupParent, max_tasks: int) -> TaskCgroup:
         """Make a fresh child of ``parent`` with ``pids.max = max_tasks`` (OSError on failure)."""
-        sweep_stale(parent)
-        path = parent.path / f"{CGROUP_NAME_PREFIX}{os.getpid()}-{next(_counter)}"
-        path.mkdir()
-        cg = cls(parent, path)
+        cg = cls(parent, _new_child(parent))
         try:
-            _write(path / "pids.max", str(max_tasks))
+            _write(cg.path / "pids.max", str(max_tasks))
         except OSError:
             cg.remove()
             raise
