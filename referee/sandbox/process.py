@@ -91,7 +91,7 @@ class BotProcess:
         self._cgroup: MemoryCgroup | None = None
         self._cgroup_joined = False
         self._task_cgroup: TaskCgroup | None = None
-        self._tasks_refused_at_exit = 0
+        self._tasks_refused_seen = 0
         #: The cap on the bot's processes and threads, when a cgroup enforces one.
         self.max_tasks: int | None = None
         self._tracker: TreeTracker | None = None
@@ -219,7 +219,7 @@ class BotProcess:
         try:
             self._pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
-            self._pidfd = None  # the monitor falls back to polling waitpid
+            self._pidfd = None  # the reaper task polls waitpid instead
         if self._pidfd is not None:
             self._loop.add_reader(self._pidfd, self._on_exit_ready)
         else:
@@ -270,7 +270,7 @@ class BotProcess:
     def tasks_refused(self) -> int:
         """How many forks or thread starts the task cap refused (0 without a cap)."""
         if self._closed:  # the cgroups are gone; this is what they said last
-            return self._tasks_refused_at_exit
+            return self._tasks_refused_seen
         if self._task_cgroup is not None:
             return self._task_cgroup.tasks_refused()
         if self.max_tasks is not None and self._cgroup is not None:
@@ -325,10 +325,10 @@ class BotProcess:
         rc = self.returncode
         if rc is None:
             return "exit status unknown (reaped by someone else)"
-        if self._tasks_refused_at_exit and self._stop_signal is None:
+        if self._tasks_refused_seen and self._stop_signal is None:
             return (
                 f"{_describe_rc(rc)} after reaching its limit of {self.max_tasks} processes "
-                f"and threads ({self._tasks_refused_at_exit} refused)"
+                f"and threads ({self._tasks_refused_seen} refused)"
             )
         if self._stop_signal is not None:
             how = "SIGTERM" if self._stop_signal == signal.SIGTERM else "SIGKILL after grace"
@@ -436,7 +436,7 @@ class BotProcess:
 
     def _signal_all(self, sig: int) -> None:
         with self._lock:
-            if self._reaped is False and self._popen is not None:
+            if not self._reaped and self._popen is not None:
                 try:
                     if self._pidfd is not None:
                         signal.pidfd_send_signal(self._pidfd, sig)
@@ -519,7 +519,7 @@ class BotProcess:
             self._cgroup_peak = self._cgroup.peak_bytes()
             if self._cgroup_peak:
                 self._cgroup_joined = True  # something was charged to it: the bot joined
-        self._tasks_refused_at_exit = self.tasks_refused
+        self._tasks_refused_seen = self.tasks_refused
         self._drain_output()
         self._judge_after_exit()
         # The bot is over: its leftovers go now, without grace.
@@ -605,7 +605,7 @@ class BotProcess:
         self._close_output()
         if self._cgroup is not None and self._cgroup_peak is None:
             self._cgroup_peak = self._cgroup.peak_bytes()
-        self._tasks_refused_at_exit = max(self._tasks_refused_at_exit, self.tasks_refused)
+        self._tasks_refused_seen = max(self._tasks_refused_seen, self.tasks_refused)
         for cg in self._cgroups():
             deadline = time.monotonic() + 5.0
             while not cg.remove() and time.monotonic() < deadline:
