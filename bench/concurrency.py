@@ -1,25 +1,33 @@
-"""Many games at once on one referee server, played by fast (scripted) bots.
+"""Many games at once on one referee server, played by scripted bots.
 
-    python bench/concurrency.py [--json] [--games N] [--clients K]
+    python bench/concurrency.py [--json] [--games N] [--clients K] [--think-ms MIN-MAX]
 
 N games start at the same moment on one server (2N bot sessions, spread over K client
-processes, each session a long-lived stream answering instantly from a precomputed game).
-Prints a table (or, with ``--json``, one JSON object as the last line) with:
+processes, each session a long-lived stream playing a precomputed game; with ``--think-ms``
+each bot waits a random time in that range before each move, like real ones, else it answers
+at once and saturates the server). Bench bots retry a refused handshake with back-off, as the
+SDK does. Prints a table (or, with ``--json``, one JSON object as the last line) with:
 
+* ``connected`` (of ``sessions_wanted``), ``handshake_p99_ms`` (Hello to Welcome, at the
+  bots), refusals seen by the bots and counted by the server;
 * ``concurrent_games``: the most games in play at the same moment (a game counts from its
-  first accepted move to its end);
-* ``overhead_p99_ms`` (and p50, max): the referee's own time per move under that load, from
-  the moment the reader task stamped a move's arrival to the moment the next request was
-  handed to the transport (validation, bookkeeping, scheduling delay on the busy event loop);
-* ``timeouts``: moves that ran out of time (every bot answers at once, well within the limit,
-  so each one is a referee failure; target 0);
-* ``moves_per_s``, ``elapsed_s``, verdict counts.
+  first accepted move to its end); ``games_played`` (games whose two bots connected);
+* ``overhead_p99_ms`` (and p50, max): the referee's own time per move, from the moment the
+  reader task stamped a move's arrival to the moment the next request was handed to the
+  transport (validation, bookkeeping, scheduling delay on the busy event loop); beside it the
+  baselines of the same run: ``machine_lag_p99_ms`` (how late an idle event loop in a process
+  of its own wakes from 5 ms sleeps: the machine's scheduling noise) and ``gc_max_pause_ms``;
+* ``timeouts``: moves that ran out of time (the limit is far above any bot's think time, so
+  each one is a referee failure; target 0);
+* ``moves_per_s``, ``elapsed_s``, verdict counts, ``server_cpu_ms_per_move`` (steadier than
+  rates on a shared machine), ``server_rss_mb`` (peak) and ``idle_session_bytes``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -48,17 +56,79 @@ def _identity(data: bytes) -> bytes:
 
 # -- the client processes --------------------------------------------------------------------
 
+#: Refusals a bench bot retries with back-off, as the SDK does (the server is busy or full).
+RETRY_CODES = ("RESOURCE_EXHAUSTED", "CANCELLED", "UNAVAILABLE")
 
-async def _session(channel: Any, name: str, scripts: list[list[str]]) -> None:
+
+class Tally:
+    """What one client process saw: handshake times and every refusal, by reason."""
+
+    def __init__(self) -> None:
+        self.handshake_s: list[float] = []
+        self.refusals: Counter[str] = Counter()
+        self.retries = 0
+        self.failed = 0
+
+
+async def _handshake(channel: Any, name: str, tally: Tally) -> tuple[Any, Any] | None:
+    """Open a stream and say hello until welcomed; retries refusals with back-off."""
     import grpc
 
     from client_sdk.proto import referee_pb2 as pb
 
-    call = channel.stream_stream(
-        METHOD, request_serializer=_identity, response_deserializer=_identity
-    )()
-    hello = pb.Hello(bot_name=name, bot_version="1", sdk_version="bench", max_games=1)
-    await call.write(pb.BotMessage(hello=hello).SerializeToString())
+    hello = pb.Hello(
+        bot_name=name,
+        bot_version="1",
+        sdk_version="bench",
+        max_games=1,
+        protocol_version=pb.PROTOCOL_VERSION_CURRENT,
+    )
+    delay = 0.25
+    for _ in range(8):
+        started = time.monotonic()
+        call = channel.stream_stream(
+            METHOD, request_serializer=_identity, response_deserializer=_identity
+        )()
+        why = ""
+        try:
+            await call.write(pb.BotMessage(hello=hello).SerializeToString())
+            data = await call.read()
+            if data is not grpc.aio.EOF:
+                first = pb.RefereeMessage.FromString(data)
+                if first.WhichOneof("kind") == "welcome":
+                    tally.handshake_s.append(time.monotonic() - started)
+                    return call, first
+                why = pb.ErrorCode.Name(first.error.code).removeprefix("ERROR_CODE_")
+            else:
+                why = str(await call.code()).removeprefix("StatusCode.")
+        except grpc.RpcError as exc:
+            why = str(exc.code()).removeprefix("StatusCode.")
+        tally.refusals[why] += 1
+        if why not in RETRY_CODES and why != "SHUTTING_DOWN":
+            break
+        tally.retries += 1
+        call.cancel()
+        await asyncio.sleep(random.uniform(delay / 2, delay))
+        delay = min(8.0, 2 * delay)
+    tally.failed += 1
+    return None
+
+
+async def _session(
+    channel: Any,
+    name: str,
+    scripts: list[list[str]],
+    think: tuple[float, float],
+    tally: Tally,
+) -> None:
+    import grpc
+
+    from client_sdk.proto import referee_pb2 as pb
+
+    opened = await _handshake(channel, name, tally)
+    if opened is None:
+        return
+    call, _welcome = opened
     games: dict[str, list[str]] = {}
     while True:
         data = await call.read()
@@ -68,7 +138,9 @@ async def _session(channel: Any, name: str, scripts: list[list[str]]) -> None:
         kind = message.WhichOneof("kind")
         if kind == "move_request":
             req = message.move_request
-            script = games.get(req.game_id) or scripts[int(req.info.labels["script"])]
+            script = games[req.game_id]
+            if think[1] > 0:
+                await asyncio.sleep(random.uniform(*think))
             move = pb.Move(game_id=req.game_id, ply=req.ply, action=script[req.ply])
             await call.write(pb.BotMessage(move=move).SerializeToString())
         elif kind == "game_start":
@@ -81,7 +153,9 @@ async def _session(channel: Any, name: str, scripts: list[list[str]]) -> None:
             return
 
 
-async def _client(address: str, first: int, count: int, script_path: str) -> None:
+async def _client(
+    address: str, first: int, count: int, script_path: str, think: tuple[float, float]
+) -> None:
     import grpc
 
     scripts = json.loads(Path(script_path).read_text())
@@ -89,15 +163,24 @@ async def _client(address: str, first: int, count: int, script_path: str) -> Non
         grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
         for _ in range((count + STREAMS_PER_CHANNEL - 1) // STREAMS_PER_CHANNEL)
     ]
-    await asyncio.gather(
+    tally = Tally()
+    outcomes = await asyncio.gather(
         *(
-            _session(channels[i // STREAMS_PER_CHANNEL], f"b{first + i}", scripts)
+            _session(channels[i // STREAMS_PER_CHANNEL], f"b{first + i}", scripts, think, tally)
             for i in range(count)
         ),
         return_exceptions=True,
     )
     for channel in channels:
         await channel.close()
+    report = {
+        "handshake_s": tally.handshake_s,
+        "refusals": dict(tally.refusals),
+        "retries": tally.retries,
+        "failed": tally.failed,
+        "errors": [repr(o)[:200] for o in outcomes if isinstance(o, BaseException)][:5],
+    }
+    Path(f"{script_path}.{first}.json").write_text(json.dumps(report))
 
 
 # -- the server side ------------------------------------------------------------------------
@@ -120,127 +203,274 @@ def _scripts(count: int, seed: int) -> list[list[str]]:
     return out
 
 
-async def _run(games: int, clients: int, scripts: list[list[str]], path: str) -> dict[str, Any]:
-    from engine.registry import load_game
-    from referee.clock import TimeControl
-    from referee.match import MatchRunner
-    from referee.server import RefereeServer
+class Meter:
+    """This process's resident memory and CPU time (the server runs in it)."""
 
-    server = RefereeServer(games=["tetress"])
-    address = await server.start("127.0.0.1:0")
+    def __init__(self) -> None:
+        import psutil
+
+        self._proc = psutil.Process()
+        self.peak_rss = 0
+
+    def rss(self) -> int:
+        rss = int(self._proc.memory_info().rss)
+        self.peak_rss = max(self.peak_rss, rss)
+        return rss
+
+    def cpu_s(self) -> float:
+        times = self._proc.cpu_times()
+        return float(times.user + times.system)
+
+    async def sample(self, every: float = 0.5) -> None:
+        while True:
+            self.rss()
+            await asyncio.sleep(every)
+
+
+class GcPauses:
+    """The garbage collector's pauses in this process (they stall the event loop)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[float] = []
+        self._started = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append(time.perf_counter() - self._started)
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._note)
+
+
+async def _probe(seconds: float) -> None:
+    """The machine's own scheduling noise, for comparison: an idle event loop in a process
+    of its own wakes from 5 ms sleeps; prints how late (ms) as one JSON list."""
+    late: list[float] = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        before = time.monotonic()
+        await asyncio.sleep(0.005)
+        late.append((time.monotonic() - before - 0.005) * 1e3)
+    print(json.dumps(late), flush=True)
+
+
+def _spawn(address: str, games: int, clients: int, path: str, think: str) -> list[Any]:
     sessions_wanted = 2 * games
     per = -(-sessions_wanted // clients)
-    procs = [
+    return [
         subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--client",
-                address,
-                str(i * per),
-                str(min(per, sessions_wanted - i * per)),
-                path,
-            ],
+            [sys.executable, __file__, "--client", address, str(i * per), str(n), path, think],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
         for i in range(clients)
-        if i * per < sessions_wanted
+        if (n := min(per, sessions_wanted - i * per)) > 0
     ]
+
+
+async def _wait_connected(server: Any, wanted: int, deadline_s: float) -> float:
+    """Seconds until ``wanted`` sessions are in the lobby, the deadline passed, or 20 s went
+    by with no handshake under way or finished (the missing bots gave up)."""
+    started = last_change = time.monotonic()
+    seen = -1
+    while len(server.lobby) < wanted:
+        now = time.monotonic()
+        counts = server.handshakes.snapshot()
+        answered = counts["admitted"] + sum(counts["refused"].values())
+        if answered != seen or counts["in_progress"]:
+            seen, last_change = answered, now
+        if now - started > deadline_s or now - last_change > 20:
+            break
+        await asyncio.sleep(0.05)
+    return time.monotonic() - started
+
+
+class InPlay:
+    """Counts games in play: from a game's first accepted move to its end."""
+
+    now = 0
+    peak = 0
+
+    def __init__(self) -> None:
+        self.moved = False
+
+    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
+        if not self.moved:
+            self.moved = True
+            InPlay.now += 1
+            InPlay.peak = max(InPlay.peak, InPlay.now)
+
+    def on_end(self, state: Any, report: Any) -> None:
+        if self.moved:
+            InPlay.now -= 1
+
+
+async def _play(server: Any, games: int, scripts: list[list[str]]) -> tuple[list[Any], list[float]]:
+    """Play every game whose two bots connected; returns the reports and the overheads."""
+    from engine.registry import load_game
+    from referee.match.clock import TimeControl
+    from referee.match.runner import MatchRunner
+
     game = load_game("tetress")
+    by_name = {s.name: s for s in server.lobby.sessions()}
+    overheads: list[float] = []
+    # A move limit of 5 s (0.5 s grace) is far beyond what any move needs (the slowest bots
+    # think 1.5 s at most), so every timeout is the referee's fault.
+    control = TimeControl(game_time_s=600, move_time_s=5.0, grace_s=0.5)
+
+    async def one(i: int) -> Any:
+        runner = MatchRunner(
+            game,
+            [by_name[f"b{2 * i}"], by_name[f"b{2 * i + 1}"]],
+            time_control=control,
+            labels={"script": str(i % len(scripts))},
+            observer=InPlay(),
+        )
+        runner.overheads = overheads
+        return await runner.run()
+
+    playable = [i for i in range(games) if f"b{2 * i}" in by_name and f"b{2 * i + 1}" in by_name]
+    reports = await asyncio.gather(*(one(i) for i in playable))
+    return list(reports), overheads
+
+
+def _client_reports(path: str) -> dict[str, Any]:
+    handshakes: list[float] = []
+    refusals: Counter[str] = Counter()
+    retries = failed = 0
+    errors: list[str] = []
+    for report_path in Path(path).parent.glob(Path(path).name + ".*.json"):
+        report = json.loads(report_path.read_text())
+        handshakes += report["handshake_s"]
+        refusals.update(report["refusals"])
+        retries += report["retries"]
+        failed += report["failed"]
+        errors += report["errors"]
+    cut = statistics.quantiles(handshakes, n=100)[98] if len(handshakes) > 1 else 0.0
+    return {
+        "handshake_p50_ms": round(statistics.median(handshakes) * 1e3, 1) if handshakes else 0,
+        "handshake_p99_ms": round(cut * 1e3, 1),
+        "client_refusals": dict(refusals),
+        "client_retries": retries,
+        "client_gave_up": failed,
+        "client_errors": errors[:3],
+    }
+
+
+async def _run(
+    games: int, clients: int, scripts: list[list[str]], path: str, think: str
+) -> dict[str, Any]:
+    from referee.server.app import RefereeServer
+
+    meter = Meter()
+    server = RefereeServer(games=["tetress"])
+    address = await server.start("127.0.0.1:0")
+    rss_base = meter.rss()
+    sampler = asyncio.create_task(meter.sample())
+    cpu_start = meter.cpu_s()
+    procs = _spawn(address, games, clients, path, think)
     try:
-        deadline = time.monotonic() + 120
-        while len(server.lobby) < sessions_wanted:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"only {len(server.lobby)} of {sessions_wanted} connected")
-            await asyncio.sleep(0.1)
-        by_name = {s.name: s for s in server.lobby.sessions()}
-        in_play = 0
-        peak = 0
-        overheads: list[float] = []
-        # Bots answer at once: a move limit of 5 s (0.5 s grace) is far beyond what any move
-        # needs, so every timeout is the referee's fault.
-        control = TimeControl(game_time_s=180, move_time_s=5.0, grace_s=0.5)
-
-        class InPlay:
-            """Counts a game as in play from its first accepted move to its end."""
-
-            def __init__(self) -> None:
-                self.moved = False
-
-            def on_move(self, state: Any, move: Any, clocks: Any) -> None:
-                nonlocal in_play, peak
-                if not self.moved:
-                    self.moved = True
-                    in_play += 1
-                    peak = max(peak, in_play)
-
-            def on_end(self, state: Any, report: Any) -> None:
-                nonlocal in_play
-                if self.moved:
-                    in_play -= 1
-
-        async def one(i: int) -> Any:
-            runner = MatchRunner(
-                game,
-                [by_name[f"b{2 * i}"], by_name[f"b{2 * i + 1}"]],
-                time_control=control,
-                labels={"script": str(i % len(scripts))},
-                observer=InPlay(),
-            )
-            runner.overheads = overheads
-            return await runner.run()
-
+        connect_s = await _wait_connected(server, 2 * games, 180)
+        connected = len(server.lobby)
+        await asyncio.sleep(1.0)  # let the last handshakes settle before measuring idle memory
+        rss_idle = meter.rss()
+        cpu_connected = meter.cpu_s()
         started = time.perf_counter()
-        reports = await asyncio.gather(*(one(i) for i in range(games)))
+        pauses = GcPauses()
+        probe = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, "--probe", "20", stdout=asyncio.subprocess.PIPE
+        )
+        reports, overheads = await _play(server, games, scripts)
         elapsed = time.perf_counter() - started
+        pauses.close()
+        machine_lag = json.loads((await probe.communicate())[0] or b"[0, 0]")
+        cpu_played = meter.cpu_s()
         for session in server.lobby.sessions():
             await session.goodbye("done")
     finally:
         for proc in procs:
             try:
-                await asyncio.to_thread(proc.wait, 20)
+                await asyncio.to_thread(proc.wait, 30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        sampler.cancel()
         await server.stop(0)
     verdicts = Counter(str(r.end.verdict) for r in reports if r.end is not None)
     moves = sum(r.plies for r in reports)
-    cuts = statistics.quantiles(overheads, n=100)
+    cuts = statistics.quantiles(overheads, n=100) if len(overheads) > 1 else [0.0] * 99
     return {
-        "concurrent_games": peak,
+        "concurrent_games": InPlay.peak,
         "games": games,
-        "overhead_p50_ms": round(statistics.median(overheads) * 1e3, 3),
+        "games_played": len(reports),
+        "overhead_p50_ms": round(statistics.median(overheads) * 1e3, 3) if overheads else 0,
         "overhead_p99_ms": round(cuts[98] * 1e3, 3),
-        "overhead_max_ms": round(max(overheads) * 1e3, 3),
+        "overhead_max_ms": round(max(overheads, default=0.0) * 1e3, 3),
         "timeouts": verdicts.get("time", 0),
         "verdicts": dict(verdicts),
         "moves": moves,
-        "moves_per_s": round(moves / elapsed, 1),
+        "moves_per_s": round(moves / elapsed, 1) if elapsed else 0.0,
         "elapsed_s": round(elapsed, 2),
+        "sessions_wanted": 2 * games,
+        "connected": connected,
+        "connect_s": round(connect_s, 2),
+        **_client_reports(path),
+        "server_refused": {k: v for k, v in server.handshakes.snapshot()["refused"].items() if v},
+        "machine_lag_p99_ms": round(statistics.quantiles(machine_lag, n=100)[98], 2),
+        "gc_pauses": len(pauses.pauses),
+        "gc_max_pause_ms": round(max(pauses.pauses, default=0.0) * 1e3, 2),
+        "server_rss_mb": round(meter.peak_rss / 2**20, 1),
+        "idle_session_bytes": round((rss_idle - rss_base) / max(1, connected)),
+        "server_cpu_connect_s": round(cpu_connected - cpu_start, 2),
+        "server_cpu_play_s": round(cpu_played - cpu_connected, 2),
+        "server_cpu_ms_per_move": round((cpu_played - cpu_connected) * 1e3 / max(1, moves), 4),
+        "think_ms": think,
         "client_processes": len(procs),
         "cpus": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
     }
 
 
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--probe":
+        asyncio.run(_probe(float(sys.argv[2])))
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--client":
-        asyncio.run(_client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]))
+        low, high = (float(v) / 1e3 for v in sys.argv[6].split("-"))
+        asyncio.run(
+            _client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], (low, high))
+        )
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--games", type=int, default=500)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--think-ms",
+        default="0-0",
+        metavar="MIN-MAX",
+        help="each bot waits a random time in this range (ms) before each move (default 0-0: "
+        "it answers at once, which saturates the server)",
+    )
     args = parser.parse_args()
-    from referee import logging as referee_logging
+    try:
+        low, high = (float(v) for v in args.think_ms.split("-"))
+    except ValueError:
+        parser.error("--think-ms takes MIN-MAX in milliseconds, e.g. 500-1500")
+    if not 0 <= low <= high:
+        parser.error("--think-ms: need 0 <= MIN <= MAX")
+    from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
     scripts = _scripts(20, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scripts.json")
         Path(path).write_text(json.dumps(scripts))
-        result = asyncio.run(_run(args.games, args.clients, scripts, path))
+        result = asyncio.run(_run(args.games, args.clients, scripts, path, args.think_ms))
     if args.json:
         print(json.dumps(result), flush=True)
     else:

@@ -43,7 +43,7 @@ from engine.tetress import (
 N = 11
 Cell = tuple[int, int]
 _REPO = Path(__file__).resolve().parents[1]
-_DEFAULT_DIR = _REPO.parent / "shared" / "conformance" / "tetress"
+_DEFAULT_DIR = _REPO / "tests" / "data" / "conformance" / "tetress"
 
 
 # -- the baseline: every placement tried against the board with set logic ---------------------

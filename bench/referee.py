@@ -62,7 +62,13 @@ async def _client(address: str, mode: str, token: str, script_path: str) -> None
             await call.write(reply)
     else:
         scripts: list[list[str]] = json.loads(Path(script_path).read_text())
-        hello = pb.Hello(bot_name="scripted", bot_version="1", token=token, sdk_version="bench")
+        hello = pb.Hello(
+            bot_name="scripted",
+            bot_version="1",
+            token=token,
+            sdk_version="bench",
+            protocol_version=pb.PROTOCOL_VERSION_CURRENT,
+        )
         await call.write(pb.BotMessage(hello=hello).SerializeToString())
         games: dict[str, list[str]] = {}
         started = 0
@@ -77,8 +83,12 @@ async def _client(address: str, mode: str, token: str, script_path: str) -> None
                 move = pb.Move(game_id=req.game_id, ply=req.ply, action=games[req.game_id][req.ply])
                 await call.write(pb.BotMessage(move=move).SerializeToString())
             elif kind == "game_start":
-                games[message.game_start.game_id] = scripts[started % len(scripts)]
-                started += 1
+                start = message.game_start
+                if start.info.labels.get("script") == "longest":
+                    games[start.game_id] = max(scripts, key=len)
+                else:
+                    games[start.game_id] = scripts[started % len(scripts)]
+                    started += 1
             elif kind == "goodbye":
                 break
     await channel.close()
@@ -119,9 +129,9 @@ def _scripts(count: int, seed: int) -> list[list[str]]:
 
 async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, float]:
     from engine.registry import load_game
-    from referee.auth import TokenTable
-    from referee.match import MatchRunner
-    from referee.server import RefereeServer
+    from referee.match.runner import MatchRunner
+    from referee.server.app import RefereeServer
+    from referee.server.auth import TokenTable
 
     server = RefereeServer(auth=TokenTable({"a": "a", "b": "b"}), games=["tetress"])
     address = await server.start("127.0.0.1:0")
@@ -130,7 +140,6 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
         sessions = [await server.lobby.wait_for(_is_player(p), 30) for p in ("a", "b")]
         game = load_game("tetress")
         stamps: list[list[float]] = []
-        sizes: list[tuple[int, int]] = []
         overheads: list[float] = []
 
         class Clock:
@@ -143,6 +152,8 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
             def on_end(self, state: Any, report: Any) -> None:
                 return None
 
+        # One game first, not timed, with every request's size taken as it goes to the wire.
+        sizes = await _sizing_game(game, sessions)
         for _ in scripts:
             clock = Clock()
             runner = MatchRunner(game, sessions, observer=clock)
@@ -150,10 +161,6 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
             report = await runner.run()
             assert report.end is not None and report.end.verdict in ("normal", "turn_limit")
             stamps.append(clock.times)
-            # Sizes of a typical request and answer, for the ping-pong.
-            mid = report.plies // 2
-            request = runner._request(0, mid, runner.clocks[0].allowance(), None)
-            sizes.append((len(request), 40))
         for session in sessions:
             await session.goodbye("done")
     finally:
@@ -161,7 +168,7 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
             await asyncio.to_thread(proc.wait, 10)
         await server.stop(0)
     cycles = [b - a for times in stamps for a, b in itertools.pairwise(times)]
-    request_size = int(statistics.median(s for s, _ in sizes))
+    request_size = int(statistics.median(sizes.values()))
     return {
         "cycle_median_us": statistics.median(cycles) * 1e6,
         "cycle_p90_us": statistics.quantiles(cycles, n=10)[-1] * 1e6,
@@ -169,7 +176,38 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
         "own_median_us": statistics.median(overheads) * 1e6,
         "cycles": len(cycles),
         "request_bytes": request_size,
+        "request_bytes_ply_1": sizes.get(1, 0),
+        "request_bytes_ply_100": sizes.get(100, 0),
     }
+
+
+async def _sizing_game(game: Any, sessions: list[Any]) -> dict[int, int]:
+    """Play one game (the scripted clients' first, the longest script) and return the size in
+    bytes of each move request as handed to gRPC, by ply."""
+    from client_sdk.proto import referee_pb2 as pb
+    from referee.match.runner import MatchRunner
+
+    sizes: dict[int, int] = {}
+    originals = [session.send_bytes for session in sessions]
+
+    def measuring(send: Any) -> Any:
+        async def send_bytes(data: bytes) -> float:
+            message = pb.RefereeMessage.FromString(data)
+            if message.WhichOneof("kind") == "move_request":
+                sizes[message.move_request.ply] = len(data)
+            result: float = await send(data)
+            return result
+
+        return send_bytes
+
+    for session, send in zip(sessions, originals, strict=True):
+        session.send_bytes = measuring(send)
+    try:
+        await MatchRunner(game, sessions, labels={"script": "longest"}).run()
+    finally:
+        for session, send in zip(sessions, originals, strict=True):
+            session.send_bytes = send
+    return sizes
 
 
 async def _ping_pong(request_bytes: int, reply_bytes: int, rounds: int, clients: int = 1) -> float:
@@ -225,16 +263,19 @@ async def _ping_pong(request_bytes: int, reply_bytes: int, rounds: int, clients:
 
 async def _games_per_s(games: int, pairs: int) -> dict[str, float]:
     from engine.registry import load_game
-    from referee.auth import TokenTable
-    from referee.launch import BotSpec, launch
-    from referee.match import MatchRunner
-    from referee.server import RefereeServer
+    from referee.match.runner import MatchRunner
+    from referee.sandbox.isolation import Isolation
+    from referee.sandbox.launch import BotSpec, launch
+    from referee.server.app import RefereeServer
+    from referee.server.auth import TokenTable
 
     players = [f"p{i}" for i in range(2 * pairs)]
     server = RefereeServer(auth=TokenTable({p: p for p in players}), games=["tetress"])
     address = await server.start("127.0.0.1:0")
     spec = BotSpec("sdk", "client_sdk.examples.random_bot")
-    bots = [await launch(spec, address, p) for p in players]
+    # Uncontained on TCP loopback: this figure is the referee's own throughput; the sandbox's
+    # cost (Unix socket, bwrap start-up) is what bench/sandbox.py measures.
+    bots = [await launch(spec, address, p, isolation=Isolation.NONE) for p in players]
     try:
         sessions = [await server.lobby.wait_for(_is_player(p), 60) for p in players]
         game = load_game("tetress")
@@ -271,7 +312,7 @@ def _match_cli() -> float:
         [
             sys.executable,
             "-m",
-            "referee.cli",
+            "referee.commands.main",
             "match",
             "client_sdk.examples.random_bot",
             "client_sdk.examples.random_bot",
@@ -300,7 +341,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3, help="cycle/ping-pong rounds")
     args = parser.parse_args()
-    from referee import logging as referee_logging
+    from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
     scripts = _scripts(args.cycle_games, args.seed)
@@ -321,7 +362,15 @@ def main() -> int:
     ratios = [c["cycle_median_us"] / p for c, p in zip(cycles, pings, strict=True)]
     cycle = {
         key: statistics.median(c[key] for c in cycles)
-        for key in ("cycle_median_us", "cycle_p90_us", "own_median_us", "cycles", "request_bytes")
+        for key in (
+            "cycle_median_us",
+            "cycle_p90_us",
+            "own_median_us",
+            "cycles",
+            "request_bytes",
+            "request_bytes_ply_1",
+            "request_bytes_ply_100",
+        )
     }
     ping = statistics.median(pings)
     games = asyncio.run(_games_per_s(args.games, args.pairs))
@@ -341,6 +390,9 @@ def main() -> int:
             3,
         ),
         "request_bytes": int(cycle["request_bytes"]),
+        # A request's size early and late in a game: the protocol keeps it flat.
+        "request_bytes_ply_1": int(cycle["request_bytes_ply_1"]),
+        "request_bytes_ply_100": int(cycle["request_bytes_ply_100"]),
         "cycles_measured": int(cycle["cycles"]),
         "games_per_s": round(games["games_per_s"], 2),
         "games_played": games["games"],

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help="SQLite file (default: a temporary one)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from referee import logging as referee_logging
+    from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
 

@@ -5,9 +5,10 @@ Write a bot by subclassing :class:`Agent` (or with a plain function), try it loc
 ``python -m client_sdk --server HOST:PORT --token T BOT``. See ``docs/sdk.md``.
 """
 
-from client_sdk.agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
-from client_sdk.session import Backoff, SessionError, run
-from client_sdk.version import PROTOCOL_VERSION, SDK_VERSION
+from client_sdk._agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
+from client_sdk._link import Backoff, SessionError
+from client_sdk._session import run
+from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",

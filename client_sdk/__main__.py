@@ -1,9 +1,13 @@
 """``python -m client_sdk --server HOST:PORT --token T BOT``: connect one bot to a referee.
 
+``python -m client_sdk submit ... PATH`` uploads a bot's code instead, and
+``python -m client_sdk mine ...`` lists your versions, games and bot output (see
+:mod:`client_sdk._submit`).
+
 BOT is a course-style package directory (``path/to/pkg`` or ``path/to/pkg:ClassName``), an
 SDK module (``client_sdk.examples.random_bot`` or ``module:Name``) or a Python file
-(``bot.py`` or ``bot.py:Name``). Everything this command and the bot print goes to stderr;
-stdin is closed for the bot.
+(``bot.py`` or ``bot.py:Name``). Everything this command and the bot print goes to stderr
+(only ``--help`` goes to stdout); stdin is closed for the bot.
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import grpc
+
+if TYPE_CHECKING:
+    from client_sdk._challenge import ChallengePolicy
 
 
 def _isolate_stdio() -> None:
@@ -27,53 +35,172 @@ def _isolate_stdio() -> None:
     sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (lives as long as the process)
 
 
+def _challenge_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--challenge",
+        default="",
+        metavar="OWNER/NAME",
+        help="play one game against this connected bot if it accepts, then exit (1 with the "
+        "reason when it declines, is not connected or does not answer); not rated unless the "
+        "server rates channels",
+    )
+    parser.add_argument(
+        "--accept-challenges",
+        default="all",
+        metavar="all|none|from:A,B",
+        help="which challenges from other bots to accept: all (default), none, or only from "
+        "the owners (or owner/name bots) listed",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m client_sdk",
         description="Connect a bot to a tetromino referee and play the games it is given.",
     )
     parser.add_argument("bot", metavar="BOT", help="package dir[:Class], module[:Name] or file.py")
-    parser.add_argument("--server", required=True, help="HOST:PORT or unix:PATH of the referee")
+    parser.add_argument("--server", help="HOST:PORT or unix:PATH of the referee (required)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only load the bot and find its entry point, then exit (0: it loads; 2: it does "
+        "not, with the reason)",
+    )
     parser.add_argument("--token", default="", help="your player token (open servers take any)")
+    parser.add_argument(
+        "--token-file",
+        help="read the token from this file (keeps it off the command line; a launched bot's "
+        "one-game token comes this way)",
+    )
     parser.add_argument("--name", help="the bot's name (default: from the BOT argument)")
     parser.add_argument("--version", default="", dest="bot_version", help="the bot's version")
     parser.add_argument("--games", type=int, help="stop after this many games (default: all)")
     parser.add_argument(
-        "--game", action="append", default=[], help="a game this bot plays (repeatable)"
+        "--game",
+        action="append",
+        default=[],
+        help="a game to play (repeatable; default: the server's default game, tetress)",
     )
+    parser.add_argument(
+        "--channel",
+        default="",
+        metavar="NAME",
+        help="play only bots that join the same named channel (e.g. a classmate's), not the "
+        "open pool; its games are not rated unless the server rates channels",
+    )
+    _challenge_options(parser)
     parser.add_argument("--tls", action="store_true", help="connect with TLS")
     parser.add_argument("--ca", help="CA certificate file for --tls (default: system roots)")
     parser.add_argument(
         "--no-reconnect", action="store_true", help="exit instead of reconnecting on a drop"
     )
+    parser.add_argument(
+        "--wait-for-server",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="how long to keep trying a referee never reached yet (default %(default)g s)",
+    )
     return parser
 
 
+#: Set to 1 by the referee's load check: load the bot, say whether it loads, and exit.
+LOAD_CHECK_ENV = "TETROMINO_LOAD_CHECK"
+
+
+def _check(bot: str) -> int:
+    """Import ``bot`` and find its entry point; one line saying why when that fails."""
+    from client_sdk._loader import load_bot
+
+    try:
+        load_bot(bot)
+    except SyntaxError as exc:
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else "its code"
+        print(f"python -m client_sdk: {bot}: syntax error in {where}: {exc.msg}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        # Our own load errors name the bot already; anything else (the bot's imports) does not.
+        text = reason if type(exc).__name__ == "BotLoadError" else f"{bot}: {type(exc).__name__}"
+        if type(exc).__name__ != "BotLoadError" and reason:
+            text += f": {reason}"
+        print(f"python -m client_sdk: {text}", file=sys.stderr)
+        return 2
+    print(f"python -m client_sdk: {bot} loads", file=sys.stderr)
+    return 0
+
+
+def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
+    """TLS credentials for ``--tls`` (with ``--ca``'s roots, else the system's)."""
+    if not args.tls:
+        return None
+    root = None
+    if args.ca:
+        with open(args.ca, "rb") as handle:
+            root = handle.read()
+    return grpc.ssl_channel_credentials(root_certificates=root)
+
+
+def _token(args: argparse.Namespace) -> str:
+    """``--token``, or the contents of ``--token-file`` (which keeps it off the command line)."""
+    if not args.token_file:
+        return str(args.token)
+    with open(args.token_file, encoding="utf-8") as handle:
+        return handle.read().strip()
+
+
+def _policy(parser: argparse.ArgumentParser, text: str) -> ChallengePolicy:
+    """``--accept-challenges`` parsed; a usage error naming the forms otherwise."""
+    from client_sdk._challenge import ChallengePolicy
+
+    try:
+        return ChallengePolicy.parse(text)
+    except ValueError as exc:
+        parser.error(f"--accept-challenges: {exc}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Commands that talk to a person, not to a referee game: their stdout stays stdout.
+    if words and words[0] in ("submit", "mine"):
+        from client_sdk import _submit
+
+        return (_submit.submit_main if words[0] == "submit" else _submit.mine_main)(words[1:])
+    # Parsed first, so that --help (and only --help) goes to stdout.
+    parser = _parser()
+    args = parser.parse_args(words)
     _isolate_stdio()
-    args = _parser().parse_args(argv)
+    if args.check or os.environ.get(LOAD_CHECK_ENV) == "1":
+        return _check(args.bot)
+    if not args.server:
+        parser.error("the following arguments are required: --server")
 
-    from client_sdk.loader import BotLoadError
-    from client_sdk.session import SessionError, run
+    from client_sdk._link import SessionError
+    from client_sdk._loader import BotLoadError
+    from client_sdk._session import run
 
-    credentials = None
-    if args.tls:
-        root = None
-        if args.ca:
-            with open(args.ca, "rb") as handle:
-                root = handle.read()
-        credentials = grpc.ssl_channel_credentials(root_certificates=root)
+    try:
+        token = _token(args)
+    except OSError as exc:
+        print(f"python -m client_sdk: cannot read the token file: {exc}", file=sys.stderr)
+        return 2
+    policy = _policy(parser, args.accept_challenges)
+    credentials = _credentials(args)
     try:
         results = run(
             args.bot,
             args.server,
-            args.token,
+            token,
             name=args.name,
             version=args.bot_version,
             games=args.games,
             game_names=args.game,
             credentials=credentials,
             reconnect=not args.no_reconnect,
+            wait_for_server=args.wait_for_server,
+            channel=args.channel,
+            challenge=args.challenge,
+            accept_challenges=policy,
         )
     except BotLoadError as exc:
         print(f"python -m client_sdk: {exc}", file=sys.stderr)

@@ -46,12 +46,31 @@ class Outcome:
 
     def result(self) -> str:
         """The result as a PGN-style score: ``1-0``, ``0-1`` or ``1/2-1/2``."""
-        if self.winner is None:
-            return "1/2-1/2"
-        return "1-0" if self.winner == 0 else "0-1"
+        return result_text(self.winner)
 
     def score(self, seat: int) -> float:
         """Points for ``seat``: 1 for a win, 0.5 for a draw, 0 for a loss."""
-        if self.winner is None:
-            return 0.5
-        return 1.0 if self.winner == seat else 0.0
+        return points(seat, self.winner)
+
+
+# The one place a winner becomes result text and points: records, the referee's GameOver,
+# storage, ratings and the SDK all go through these two.
+
+
+def result_text(winner: int | None, *, aborted: bool = False) -> str:
+    """PGN-style result of a game won by seat ``winner`` (``None``: a draw): ``1-0``, ``0-1``,
+    ``1/2-1/2``, or ``*`` for a game that was stopped without a result."""
+    if aborted:
+        return "*"
+    if winner is None:
+        return "1/2-1/2"
+    return "1-0" if winner == 0 else "0-1"
+
+
+def points(seat: int, winner: int | None, *, aborted: bool = False) -> float:
+    """Points ``seat`` earned: 1 for a win, 0.5 for a draw, 0 for a loss or a stopped game."""
+    if aborted:
+        return 0.0
+    if winner is None:
+        return 0.5
+    return 1.0 if seat == winner else 0.0

@@ -8,10 +8,13 @@ reached they skip with the reason, except under ``CI=true``, where they fail.
 
 from __future__ import annotations
 
+import _posixsubprocess
 import os
 import secrets
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import psycopg
 import pytest
@@ -50,3 +53,56 @@ def _throwaway_database() -> Iterator[str]:
 def throwaway_postgres() -> Callable[[], AbstractContextManager[str]]:
     """Makes throwaway PostgreSQL databases: ``with throwaway_postgres() as url: ...``."""
     return _throwaway_database
+
+
+# -- the `slow` marker: every test that starts a process carries it --------------------------
+#
+# `pytest -m "not slow"` is the quick loop (CONTRIBUTING.md). Starting processes (bots, the
+# `referee` command, fresh interpreters) is what makes a test slow, so the rule is enforced
+# here rather than remembered: a test without the marker that starts a process fails.
+
+_running: list[str] = []
+_spawned: dict[str, str] = {}
+
+
+def _noting(spawn: Callable[..., Any], what: str) -> Callable[..., Any]:
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        if _running:
+            _spawned.setdefault(_running[-1], what)
+        return spawn(*args, **kwargs)
+
+    return noted
+
+
+subprocess._fork_exec = _noting(subprocess._fork_exec, "subprocess")  # type: ignore[attr-defined]
+_posixsubprocess.fork_exec = _noting(_posixsubprocess.fork_exec, "subprocess")
+os.fork = _noting(os.fork, "os.fork")
+os.posix_spawn = _noting(os.posix_spawn, "os.posix_spawn")
+os.posix_spawnp = _noting(os.posix_spawnp, "os.posix_spawnp")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    _running.append(item.nodeid)
+    try:
+        yield
+    finally:
+        _running.pop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    how = _spawned.get(item.nodeid)
+    if (
+        call.when == "teardown"
+        and how
+        and report.passed
+        and item.get_closest_marker("slow") is None
+    ):
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} started a process ({how}) but is not marked slow: add "
+            "@pytest.mark.slow (process-spawning tests stay out of `pytest -m 'not slow'`)"
+        )

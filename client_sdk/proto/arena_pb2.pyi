@@ -124,6 +124,7 @@ class TournamentStatus(_message.Message):
     TIME_PER_GAME_S_FIELD_NUMBER: _builtins.int
     TIME_PER_MOVE_S_FIELD_NUMBER: _builtins.int
     MEMORY_LIMIT_MB_FIELD_NUMBER: _builtins.int
+    PRESENCE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     name: _builtins.str
     format: _builtins.str
@@ -145,6 +146,10 @@ class TournamentStatus(_message.Message):
     memory_limit_mb: _builtins.int
     @_builtins.property
     def game_params(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]: ...
+    @_builtins.property
+    def presence(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntryPresence]:
+        """While a referee runs the tournament: where each remote entry is."""
+
     def __init__(
         self,
         *,
@@ -168,14 +173,53 @@ class TournamentStatus(_message.Message):
         time_per_game_s: _builtins.float = ...,
         time_per_move_s: _builtins.float = ...,
         memory_limit_mb: _builtins.int = ...,
+        presence: _abc.Iterable[Global___EntryPresence] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "cycles", b"cycles", "entrants", b"entrants", "finished_at", b"finished_at", "forfeit_policy", b"forfeit_policy", "format", b"format", "game", b"game", "game_params", b"game_params", "games_finished", b"games_finished", "games_planned", b"games_planned", "games_remaining", b"games_remaining", "id", b"id", "memory_limit_mb", b"memory_limit_mb", "name", b"name", "pairings_running", b"pairings_running", "rounds", b"rounds", "started_at", b"started_at", "status", b"status", "time_per_game_s", b"time_per_game_s", "time_per_move_s", b"time_per_move_s"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "cycles", b"cycles", "entrants", b"entrants", "finished_at", b"finished_at", "forfeit_policy", b"forfeit_policy", "format", b"format", "game", b"game", "game_params", b"game_params", "games_finished", b"games_finished", "games_planned", b"games_planned", "games_remaining", b"games_remaining", "id", b"id", "memory_limit_mb", b"memory_limit_mb", "name", b"name", "pairings_running", b"pairings_running", "presence", b"presence", "rounds", b"rounds", "started_at", b"started_at", "status", b"status", "time_per_game_s", b"time_per_game_s", "time_per_move_s", b"time_per_move_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TournamentStatus: _TypeAlias = TournamentStatus  # noqa: Y015
+
+@_typing.final
+class EntryPresence(_message.Message):
+    """A remote tournament entry: is its bot connected, is a game waiting for it, or is it missing?"""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    HELLO_NAME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    WAIT_S_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """The entry as tables show it (name@version)."""
+    owner: _builtins.str
+    """The player whose token the bot connects with."""
+    hello_name: _builtins.str
+    """The name its client must give (python -m client_sdk --name)."""
+    state: _builtins.str
+    """"connected", "waiting" (a game waits for it, at most the stated wait) or "missing"."""
+    wait_s: _builtins.float
+    """How long a game waits for a remote entry that is not connected, in seconds."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        hello_name: _builtins.str = ...,
+        state: _builtins.str = ...,
+        wait_s: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "hello_name", b"hello_name", "owner", b"owner", "state", b"state", "wait_s", b"wait_s"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EntryPresence: _TypeAlias = EntryPresence  # noqa: Y015
 
 @_typing.final
 class GetLeaderboardRequest(_message.Message):
@@ -654,10 +698,13 @@ class LiveGame(_message.Message):
     SEAT_NAMES_FIELD_NUMBER: _builtins.int
     PLIES_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
     uid: _builtins.str
     game: _builtins.str
     plies: _builtins.int
     tournament_id: _builtins.int
+    mode: _builtins.str
+    """"tournament", "ladder" (a casual game rated on the live ladder) or "casual" (not stored)."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -671,10 +718,11 @@ class LiveGame(_message.Message):
         seat_names: _abc.Iterable[_builtins.str] | None = ...,
         plies: _builtins.int = ...,
         tournament_id: _builtins.int = ...,
+        mode: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "players", b"players", "plies", b"plies", "seat_names", b"seat_names", "tournament_id", b"tournament_id", "uid", b"uid"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "mode", b"mode", "players", b"players", "plies", b"plies", "seat_names", b"seat_names", "tournament_id", b"tournament_id", "uid", b"uid"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

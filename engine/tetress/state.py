@@ -312,6 +312,19 @@ class TetressState(State[Placement]):
         """Tokens on the board per seat: ``(red, blue)``."""
         return self._red.bit_count(), self._blue.bit_count()
 
+    def mobility(self, seat: int) -> int:
+        """How many placements ``seat`` would have here if it were to move (for evaluations).
+
+        For the side to move this is ``len(legal_moves)``; for the other side it is computed
+        on the same board (a seat that has not placed yet may place anywhere).
+        """
+        if seat == self._ply & 1:
+            return sum(map(int.bit_count, self.legal_masks()))
+        first = self._ply == 0
+        own = self._br if seat else self._rr
+        masks = bitboard.legal_masks(own, self._rr | self._br, first)
+        return sum(map(int.bit_count, masks))
+
     def tokens(self, seat: int) -> int:
         """How many tokens ``seat`` has on the board."""
         return (self._blue if seat else self._red).bit_count()

@@ -1,1 +1,1 @@
-"""Subcommands of the ``referee`` CLI, one module each (see :mod:`referee.cli`)."""
+"""Subcommands of the ``referee`` CLI, one module each (see :mod:`referee.commands.main`)."""

@@ -8,22 +8,37 @@ import csv
 import io
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.commands.main)
+    from rich.console import Console
+    from rich.progress import TaskID
+    from rich.table import Table
+
+    from referee.ratings.ladder import LadderRow
+    from referee.storage import GameSummary, Repository
+    from referee.tournament.standings import Standings
 
 DB_HELP = (
     "database URL or SQLite file (default: $ARENA_DATABASE_URL, else ./arena.db, created on "
-    "first use)"
+    "first use; another file must exist unless --create is given)"
 )
 
 
 def add_db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", default=None, help=DB_HELP)
+    parser.add_argument(
+        "--create", action="store_true", help="create the --db SQLite file if it does not exist"
+    )
 
 
-def open_repo(args: argparse.Namespace) -> Any:
-    from referee.storage import Repository
+def open_repo(args: argparse.Namespace) -> Repository:
+    """The command's database; a one-line reason and exit code 2 when it cannot be opened."""
+    from referee.commands._dbopen import open_or_exit
 
-    return Repository.open(args.db)
+    command = " ".join(str(part) for part in (args.command, getattr(args, "action", None)) if part)
+    return open_or_exit(command, args.db, create=getattr(args, "create", False))
 
 
 def fail(command: str, message: object, code: int = 2) -> int:
@@ -44,34 +59,48 @@ def display_names(labels: list[str]) -> dict[str, str]:
     }
 
 
-def console(stderr: bool = False) -> Any:
-    """A rich console; not a terminal (a pipe, a file): 120 columns rather than 80."""
+def console(stderr: bool = False) -> Console:
+    """A rich console. Not a terminal (a pipe, a file): tables are laid out for 120 columns
+    and text lines are never hard-wrapped (the reader's pager or editor wraps them)."""
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, width=None if stream.isatty() else 120)
+    piped = not stream.isatty()
+    return Console(stderr=stderr, width=120 if piped else None, soft_wrap=piped)
 
 
-def leaderboard_table(st: Any, title: str) -> Any:
+LEADERBOARD_COLUMNS = (
+    ("#", "right"),
+    ("bot", "left"),
+    ("Elo", "right"),
+    ("± 95%", "right"),
+    ("inc. Elo", "right"),
+    ("games", "right"),
+    ("W", "right"),
+    ("D", "right"),
+    ("L", "right"),
+    ("score", "right"),
+    ("forfeits", "left"),
+)
+
+
+def leaderboard_table(st: Standings, title: str) -> Table:
     """The rich table of a :class:`referee.tournament.standings.Standings`."""
     from rich.table import Table
 
     board = st.board
     table = Table(title=title, caption=f"Elo: maximum likelihood, anchor: {board.anchor}")
-    for name, justify in (
-        ("#", "right"),
-        ("bot", "left"),
-        ("Elo", "right"),
-        ("± 95%", "right"),
-        ("inc. Elo", "right"),
-        ("games", "right"),
-        ("W", "right"),
-        ("D", "right"),
-        ("L", "right"),
-        ("score", "right"),
-        ("forfeits", "left"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    # Numbers never wrap or shrink; the bot names and the forfeits wrap instead, so the table
+    # keeps every essential column at 80 columns.
+    for name, justify in LEADERBOARD_COLUMNS:
+        wraps = name in ("bot", "forfeits")
+        table.add_column(
+            name,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ignore",
+            min_width=10 if wraps else len(name),
+        )
     shown = display_names([r.player for r in board.rows])
     for r in board.rows:
         table.add_row(
@@ -90,7 +119,7 @@ def leaderboard_table(st: Any, title: str) -> Any:
     return table
 
 
-def cross_table(st: Any) -> Any:
+def cross_table(st: Standings) -> Table:
     """Head to head: row bot's W-D-L against the column bot."""
     from rich.table import Table
 
@@ -112,7 +141,7 @@ def cross_table(st: Any) -> Any:
     return table
 
 
-def los_table(st: Any) -> Any:
+def los_table(st: Standings) -> Table:
     """Likelihood of superiority: the chance the row bot is stronger than the column bot."""
     from rich.table import Table
 
@@ -131,7 +160,7 @@ def los_table(st: Any) -> Any:
     return table
 
 
-def ladder_table(rows: Any, title: str) -> Any:
+def ladder_table(rows: Sequence[LadderRow], title: str) -> Table:
     from rich.table import Table
 
     table = Table(title=title, caption="ranked by mu - 3 sigma; provisional while sigma > 6")
@@ -150,7 +179,7 @@ def ladder_table(rows: Any, title: str) -> Any:
     return table
 
 
-def table_csv(st: Any) -> str:
+def table_csv(st: Standings) -> str:
     from referee.ratings.table import CSV_FIELDS
 
     out = io.StringIO()
@@ -161,7 +190,7 @@ def table_csv(st: Any) -> str:
     return out.getvalue()
 
 
-def table_json(st: Any, tournament: str | None) -> str:
+def table_json(st: Standings, tournament: str | None) -> str:
     data = st.board.as_dict()
     data["tournament"] = tournament
     return json.dumps(data, indent=2) + "\n"
@@ -180,7 +209,7 @@ def write_out(target: str, text: str) -> None:
 class ProgressDisplay:
     """A rich progress bar with an ETA, fed by the tournament runner."""
 
-    def __init__(self, console: Any, name: str) -> None:
+    def __init__(self, console: Console, name: str) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -189,21 +218,34 @@ class ProgressDisplay:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
+        def fixed() -> Column:
+            return Column(no_wrap=True)
+
+        # Fixed-width parts keep their width at 80 columns; only the last game's label and the
+        # tournament name give way (cut with an ellipsis).
         self.progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("games"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[last]}", style="dim"),
+            TextColumn(
+                "[bold]{task.description}",
+                table_column=Column(no_wrap=True, overflow="ellipsis", max_width=20),
+            ),
+            BarColumn(bar_width=20, table_column=fixed()),
+            MofNCompleteColumn(table_column=fixed()),
+            TextColumn("games", table_column=fixed()),
+            TimeElapsedColumn(table_column=fixed()),
+            TextColumn("ETA", table_column=fixed()),
+            TimeRemainingColumn(table_column=fixed()),
+            TextColumn(
+                "{task.fields[last]}",
+                style="dim",
+                table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+            ),
             console=console,
             transient=False,
         )
         self.name = name
-        self.task: Any = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> ProgressDisplay:
         self.progress.start()
@@ -218,8 +260,10 @@ class ProgressDisplay:
         else:
             self.progress.update(self.task, total=total, completed=done)
 
-    def game_done(self, summary: Any, label: str) -> None:
-        task = self.progress.tasks[self.task]
+    def game_done(self, summary: GameSummary, label: str) -> None:
+        if self.task is None:  # the runner calls started() first
+            return
+        task = next(t for t in self.progress.tasks if t.id == self.task)
         if task.total is not None and task.completed + 1 > task.total:
             self.progress.update(self.task, total=task.completed + 1)
         self.progress.update(self.task, advance=1, last=label[:60])

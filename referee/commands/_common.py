@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
-from referee.clock import DEFAULT_GAME_TIME_S, DEFAULT_GRACE_S
+from referee.match.clock import DEFAULT_GAME_TIME_S, DEFAULT_GRACE_S
 
 #: The course's memory limit per bot, in MB.
 DEFAULT_MEMORY_MB = 250.0
 
 
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
+def add_limit_options(parser: argparse.ArgumentParser, *, course_flags: bool = False) -> None:
+    """The clock and memory options; ``course_flags`` adds the course referee's ``-t`` and
+    ``-s`` spellings of ``--time`` and ``--memory``."""
     group = parser.add_argument_group("limits")
     group.add_argument(
-        "--time",
+        *(("-t", "--time") if course_flags else ("--time",)),
         type=float,
         default=DEFAULT_GAME_TIME_S,
         metavar="S",
@@ -38,7 +41,8 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
         help="slack beyond a limit before a bot is out of time (default %(default)g)",
     )
     group.add_argument(
-        "--memory",
+        *(("-s", "--space", "--memory") if course_flags else ("--memory",)),
+        dest="memory",
         type=float,
         default=DEFAULT_MEMORY_MB,
         metavar="MB",
@@ -46,9 +50,27 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def time_control(args: argparse.Namespace) -> Any:
-    from referee.clock import TimeControl
+#: The clock options as the user types them, by their attribute on the parsed arguments.
+_CLOCK_OPTIONS = {
+    "time": "--time",
+    "move_time": "--move-time",
+    "increment": "--increment",
+    "grace": "--grace",
+}
 
+
+def time_control(args: argparse.Namespace) -> Any:
+    """The clocks the options ask for; ``ValueError`` names the option that is wrong."""
+    import math
+
+    from referee.match.clock import TimeControl
+
+    for attribute, option in _CLOCK_OPTIONS.items():
+        value = getattr(args, attribute)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{option} must be a number of seconds >= 0, got {value:g}")
+    if args.memory < 0 or not math.isfinite(args.memory):
+        raise ValueError(f"--memory must be a number of MB >= 0, got {args.memory:g}")
     return TimeControl(
         game_time_s=args.time,
         move_time_s=args.move_time,
@@ -92,6 +114,26 @@ def game_params(args: argparse.Namespace) -> dict[str, int]:
     return params
 
 
+def load_game_option(name: str, params: dict[str, int]) -> Any:
+    """The game ``--game NAME`` with ``--param`` values; errors speak in those options."""
+    import inspect
+
+    from engine.registry import load_game
+
+    game = load_game(name)
+    accepted = [p for p in inspect.signature(type(game).__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"--param {unknown[0]}: {name} has no such parameter "
+            f"(its parameters: {', '.join(accepted) or 'none'})"
+        )
+    try:
+        return load_game(name, **params)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--param: {exc}") from None
+
+
 def add_log_options(parser: argparse.ArgumentParser, default_level: str) -> None:
     parser.add_argument(
         "--log-format",
@@ -102,3 +144,57 @@ def add_log_options(parser: argparse.ArgumentParser, default_level: str) -> None
     parser.add_argument(
         "--log-level", default=default_level, help="log level (default %(default)s)"
     )
+
+
+def verdict_label(verdict: str, termination: str) -> str:
+    """``verdict: termination``, or just one of them when they say the same thing."""
+    if not termination or termination == verdict:
+        return verdict
+    return f"{verdict}: {termination}"
+
+
+def refuse_unloadable(specs: Sequence[Any]) -> None:
+    """Load-check each local bot (``None``: nothing to check) through the launch path;
+    ``ValueError`` with one line for the first that does not load."""
+    import asyncio
+
+    from referee.match.loadcheck import check_all, refusal
+
+    local = [s for s in specs if s is not None]
+    if not local:
+        return
+    line = refusal(local, asyncio.run(check_all(local)))
+    if line is not None:
+        raise ValueError(line)
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="launch bots without the sandbox (also other owners' bots where it cannot run); "
+        "see docs/sandbox.md",
+    )
+
+
+def announce_isolation(args: argparse.Namespace, command: str) -> Any:
+    """The isolation launched bots get; says so on stderr when they run uncontained."""
+    import sys
+
+    from referee.sandbox.isolation import Isolation, choose, probe
+
+    isolation = choose(getattr(args, "no_sandbox", False))
+    if isolation is Isolation.NONE:
+        why = "--no-sandbox" if getattr(args, "no_sandbox", False) else probe().reason
+        print(
+            f"{command}: bots run WITHOUT the sandbox ({why}); games are recorded with "
+            "sandbox: none",
+            file=sys.stderr,
+        )
+    return isolation
+
+
+def announced_no_sandbox(args: argparse.Namespace, command: str) -> bool:
+    """Say which isolation launched bots get (:func:`announce_isolation`); ``--no-sandbox``."""
+    announce_isolation(args, command)
+    return bool(getattr(args, "no_sandbox", False))

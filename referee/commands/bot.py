@@ -35,13 +35,22 @@ def register(subparsers: Any) -> None:
         help="remote: the name its Hello gives (default: NAME; python -m client_sdk --name)",
     )
     add.set_defaults(func=_add)
-    listing = sub.add_parser("list", help="registered bot versions")
+    listing = sub.add_parser("list", help="registered bot versions (uploaded ones with status)")
+    listing.add_argument("--json", action="store_true", help="one JSON list of versions")
     listing.set_defaults(func=_list)
-    for p in (add, listing):
+    show = sub.add_parser(
+        "show", help="a bot's versions, validation verdicts and output, and their games"
+    )
+    show.add_argument("name")
+    show.add_argument("--json", action="store_true", help="one JSON object")
+    show.set_defaults(func=_show)
+    for p in (add, listing, show):
         add_db_option(p)
 
 
 def _add(args: argparse.Namespace) -> int:
+    from referee.commands._common import refuse_unloadable
+    from referee.sandbox.launch import parse_bot_spec
     from referee.storage import ConflictError, NotFoundError
     from referee.tournament.bots import register_remote, register_source
 
@@ -60,6 +69,7 @@ def _add(args: argparse.Namespace) -> int:
         else:
             if not args.spec:
                 return fail("bot add", "give the bot's SPEC (or --remote)")
+            refuse_unloadable([parse_bot_spec(args.spec)])
             version = register_source(
                 repo, args.spec, name=args.name, version=args.version, owner=args.owner
             )
@@ -70,22 +80,60 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    import json
+
     from rich.table import Table
 
     from referee.commands._arena import console
+    from referee.commands._botviews import version_rows
 
     repo = open_repo(args)
-    owners = {p.id: p.name for p in repo.list_players()}
+    found = version_rows(repo)
+    if args.json:
+        print(json.dumps(found))
+        return 0
     table = Table(title="Bots")
-    for column in ("bot@version", "kind", "location", "owner", "registered"):
+    for column in ("bot@version", "kind", "owner", "status", "registered", "location"):
         table.add_column(column)
-    for v in repo.list_bot_versions():
+    for v in found:
+        status = v.get("status", "")
         table.add_row(
-            v.label,
-            str(v.source_kind),
-            v.location,
-            owners.get(v.owner_id, "") if v.owner_id else "",
-            v.created_at.strftime("%Y-%m-%d %H:%M"),
+            f"{v['bot']}@{v['version']}",
+            v["kind"],
+            v["owner"] or "",
+            status + (" (plays)" if v.get("playing") else ""),
+            (v["registered_at"] or "")[:16].replace("T", " "),
+            v["location"],
         )
     console().print(table)
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    import json
+
+    from referee.commands._botviews import bot_detail
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        detail = bot_detail(repo, args.name)
+    except NotFoundError as exc:
+        return fail("bot show", exc)
+    if args.json:
+        print(json.dumps(detail))
+        return 0
+    print(f"{detail['bot']} (owner {detail['owner'] or '-'})")
+    for v in detail["versions"]:
+        status = v.get("status", "registered")
+        plays = " (plays)" if v.get("playing") else ""
+        print(f"  {v['version']}  {v['kind']}  {status}{plays}  {v.get('reason', '')}")
+        if v.get("validation_output"):
+            for line in v["validation_output"].rstrip().splitlines()[-10:]:
+                print(f"      | {line}")
+        for g in v["games"]:
+            where = f" [{g['tournament']}]" if g["tournament"] else ""
+            print(
+                f"    {g['game_id']}{where} {' vs '.join(g['seats'])}: {g['result']} {g['verdict']}"
+            )
     return 0

@@ -1,4 +1,5 @@
-"""``referee game export ID``: a stored game's record as PGN-like text, JSON or an SVG picture."""
+"""``referee game export ID``: a stored game's record as PGN-like text, JSON or an SVG picture;
+``referee game show ID``: its summary (result, verdict, seats, the isolation its bots ran under)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,34 @@ def register(subparsers: Any) -> None:
     export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     add_db_option(export)
     export.set_defaults(func=_export, form="pgn")
+    show = sub.add_parser(
+        "show",
+        help="a game's summary, with the isolation its bots ran under",
+        description="ID is the game's number (see 'referee games') or its uid.",
+    )
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="one JSON object")
+    add_db_option(show)
+    show.set_defaults(func=_show)
+
+
+def _show(args: argparse.Namespace) -> int:
+    from referee.commands.games import game_json
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        detail = repo.get_game(int(args.id) if args.id.isdigit() else args.id)
+    except NotFoundError as exc:
+        return fail("game show", exc)
+    labels = {v.id: v.label for v in repo.list_bot_versions()}
+    summary = game_json(detail.summary, labels)
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    for key, value in summary.items():
+        print(f"{key:>13}: {'-' if value is None else value}")
+    return 0
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from referee.commands._arena import add_db_option, fail, open_repo
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from referee.storage import GameSummary
 
 
 def register(subparsers: Any) -> None:
@@ -17,6 +23,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--tournament", metavar="T", help="only this tournament (name or id)")
     parser.add_argument("--bot", metavar="BOT", help="only games of this bot (name[@version])")
+    parser.add_argument("--game", metavar="NAME", help="only games of this game (e.g. tetress)")
     parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -25,9 +32,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from referee.commands._arena import console, display_names
+    from referee.commands._arena import console
     from referee.storage import NotFoundError
 
     repo = open_repo(args)
@@ -44,32 +49,48 @@ def run(args: argparse.Namespace) -> int:
         return fail("games", exc)
     labels = {v.id: v.label for v in repo.list_bot_versions()}
     games = repo.list_games(
-        tournament_id=t_id, bot_version_id=version_id, limit=args.limit, offset=args.offset
+        tournament_id=t_id,
+        bot_version_id=version_id,
+        limit=args.limit,
+        offset=args.offset,
+        game=args.game,
     )
     if args.json:
         for g in games:
-            print(
-                json.dumps(
-                    {
-                        "id": g.id,
-                        "uid": g.uid,
-                        "tournament_id": g.tournament_id,
-                        "game": g.game,
-                        "seats": [labels.get(s.bot_version_id) for s in g.seats],
-                        "result": g.result,
-                        "verdict": str(g.verdict),
-                        "termination": g.termination,
-                        "reason": g.reason,
-                        "voided": g.voided,
-                        "counted": g.counted,
-                        "plies": g.plies,
-                        "finished_at": g.finished_at.isoformat(),
-                    }
-                )
-            )
+            print(json.dumps(game_json(g, labels)))
         return 0
+    console().print(_games_table(games, labels))
+    return 0
+
+
+def game_json(g: GameSummary, labels: Mapping[int, str]) -> dict[str, Any]:
+    """One game as ``games --json`` and ``game show --json`` print it."""
+    return {
+        "id": g.id,
+        "uid": g.uid,
+        "tournament_id": g.tournament_id,
+        "game": g.game,
+        "seats": [labels.get(s.bot_version_id) for s in g.seats],
+        "result": g.result,
+        "verdict": str(g.verdict),
+        "termination": None if g.termination is None else str(g.termination),
+        "reason": g.reason,
+        "voided": g.voided,
+        "counted": g.counted,
+        "plies": g.plies,
+        "sandbox": g.sandbox,
+        "finished_at": g.finished_at.isoformat(),
+    }
+
+
+def _games_table(games: Sequence[GameSummary], labels: Mapping[int, str]) -> Table:
+    from rich.table import Table
+
+    from referee.commands._arena import display_names
+
     table = Table(title=f"Games ({len(games)})")
-    for column in ("id", "first seat", "second seat", "result", "verdict", "plies"):
+    columns = ("id", "game", "first seat", "second seat", "result", "verdict", "plies", "sandbox")
+    for column in columns:
         table.add_column(column, no_wrap=True)
     table.add_column("reason", overflow="fold")
     shown = display_names(sorted(set(labels.values())))
@@ -78,12 +99,13 @@ def run(args: argparse.Namespace) -> int:
         flag = " (void)" if g.voided and g.counted else ("" if g.counted else " (replayed)")
         table.add_row(
             str(g.id),
+            g.game,
             seats[0] if seats else "",
             seats[1] if len(seats) > 1 else "",
             g.result + flag,
             str(g.verdict),
             str(g.plies),
+            g.sandbox or "-",
             g.reason,
         )
-    console().print(table)
-    return 0
+    return table

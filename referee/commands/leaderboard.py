@@ -14,7 +14,7 @@ def register(subparsers: Any) -> None:
         "leaderboard",
         help="the Elo table of a tournament or of every game",
         description=(
-            "Maximum-likelihood Elo with its 95%% interval (the anchor is stated under the "
+            "Maximum-likelihood Elo with its 95% interval (the anchor is stated under the "
             "table), the incremental K=32 Elo beside it, games, W/D/L, score and forfeits by "
             "verdict. Without a tournament: every stored game."
         ),
@@ -24,6 +24,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--los", action="store_true", help="also the likelihood of superiority")
     parser.add_argument("--anchor", metavar="BOT", help="pin this bot at --anchor-rating")
     parser.add_argument("--anchor-rating", type=float, default=1500.0, help="default %(default)g")
+    parser.add_argument(
+        "--anchors",
+        action="store_true",
+        help="pin the reference bots and examples at their calibrated Elo (docs/tools.md)",
+    )
     parser.add_argument("--csv", metavar="FILE", help="write the table as CSV (- for stdout)")
     parser.add_argument(
         "--json",
@@ -37,6 +42,12 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         help="show the live openskill ladder instead (all games; default name main)",
     )
+    parser.add_argument(
+        "--game",
+        metavar="NAME",
+        help="the game whose table or ladder to show (default: the tournament's game, else "
+        "tetress); two games' ratings are never one table",
+    )
     add_db_option(parser)
     parser.set_defaults(func=run)
 
@@ -45,7 +56,6 @@ def run(args: argparse.Namespace) -> int:
     from referee.commands._arena import (
         console,
         cross_table,
-        ladder_table,
         leaderboard_table,
         los_table,
         table_csv,
@@ -57,11 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
     repo = open_repo(args)
     if args.ladder:
-        from referee.tournament.ladder import compute_ladder
-
-        ladder = compute_ladder(repo)
-        console().print(ladder_table(ladder.rows, f"Ladder {args.ladder} ({ladder.games} games)"))
-        return 0
+        return _ladder(repo, args)
     t = None
     if args.tournament:
         try:
@@ -69,9 +75,22 @@ def run(args: argparse.Namespace) -> int:
             t = repo.get_tournament(key)
         except NotFoundError as exc:
             return fail("leaderboard", exc)
+        if args.game and args.game != t.settings.game:
+            return fail(
+                "leaderboard", f"tournament {t.name} plays {t.settings.game}, not {args.game}"
+            )
+    game = t.settings.game if t else (args.game or "tetress")
+    if args.anchors:
+        from referee.commands._anchored import print_anchored
+
+        return print_anchored(repo, t, game)
     try:
         st = standings(
-            repo, t.id if t else None, anchor=args.anchor, anchor_rating=args.anchor_rating
+            repo,
+            t.id if t else None,
+            anchor=args.anchor,
+            anchor_rating=args.anchor_rating,
+            game=game,
         )
     except (KeyError, ValueError) as exc:
         return fail("leaderboard", f"bad anchor: {exc}")
@@ -84,10 +103,23 @@ def run(args: argparse.Namespace) -> int:
     if to_stdout:
         return 0
     out = console()
-    title = f"{t.name} ({t.settings.format}, {t.settings.game})" if t else "All games"
+    title = f"{t.name} ({t.settings.format}, {t.settings.game})" if t else f"All {game} games"
     out.print(leaderboard_table(st, title))
     if args.cross:
         out.print(cross_table(st))
     if args.los:
         out.print(los_table(st))
+    return 0
+
+
+def _ladder(repo: Any, args: argparse.Namespace) -> int:
+    """``--ladder``: the live ladder of one game."""
+    from referee.commands._arena import console, ladder_table
+    from referee.tournament.ladder import compute_ladder
+
+    game = args.game or "tetress"
+    ladder = compute_ladder(repo, game)
+    console().print(
+        ladder_table(ladder.rows, f"Ladder {args.ladder}, {game} ({ladder.games} games)")
+    )
     return 0

@@ -5,15 +5,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from referee.commands._common import (
     add_game_options,
     add_limit_options,
     add_log_options,
+    add_sandbox_option,
+    announce_isolation,
     game_params,
+    load_game_option,
+    refuse_unloadable,
     time_control,
+    verdict_label,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from engine.game import Game
+    from referee.match.local import MatchResult
+    from referee.sandbox.launch import BotSpec
 
 
 def register(subparsers: Any) -> None:
@@ -30,12 +43,21 @@ def register(subparsers: Any) -> None:
     parser.add_argument("first", metavar="RED", help="the bot in the first seat")
     parser.add_argument("second", metavar="BLUE", help="the bot in the second seat")
     add_game_options(parser)
-    add_limit_options(parser)
+    add_limit_options(parser, course_flags=True)
     parser.add_argument("--record", metavar="FILE", help="write the game record (.json: JSON)")
     parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="show the board and clocks each move"
+        "-v",
+        "--verbose",
+        type=_verbosity,
+        nargs="?",
+        const=1,
+        default=0,
+        metavar="N",
+        help="0: the result only (default); 1 (-v): the board, clocks and each bot's own "
+        "output every move; 2: also the referee's log; 3: also its debug log",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    _add_opening_options(parser)
     parser.add_argument(
         "--connect-timeout",
         type=float,
@@ -58,8 +80,30 @@ def register(subparsers: Any) -> None:
         help="on SIGTERM, seconds the game may take to finish before it is recorded as aborted "
         "(default %(default)g)",
     )
+    add_sandbox_option(parser)
     add_log_options(parser, "WARNING")
     parser.set_defaults(func=run)
+
+
+def _verbosity(text: str) -> int:
+    if text not in ("0", "1", "2", "3"):
+        raise argparse.ArgumentTypeError(f"verbosity is 0, 1, 2 or 3, not {text!r}")
+    return int(text)
+
+
+def course_argv(argv: list[str]) -> list[str]:
+    """Spell the course's verbosity flags so the parser reads them: a bare ``-v`` is level 1
+    (``-v A B`` must not take ``A`` as the level) and ``-vv``/``-vvv`` are levels 2 and 3."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in ("-v", "--verbose") and not following.lstrip("-").isdigit():
+            out.append("--verbose=1")
+        elif arg in ("-vv", "-vvv"):
+            out.append(f"--verbose={len(arg) - 1}")
+        else:
+            out.append(arg)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,22 +113,30 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from engine.errors import UnknownGameError
-    from engine.registry import load_game
-    from referee import logging as referee_logging
-    from referee.launch import parse_bot_spec
-    from referee.local import play_match
+    from referee.match.local import play_match
+    from referee.sandbox.launch import parse_bot_spec
+    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    level = {2: "INFO", 3: "DEBUG"}.get(args.verbose, args.log_level)
+    referee_logging.configure(args.log_format, level)
     # With --json, stdout carries the one JSON object and nothing else.
-    display = Console(stderr=args.json, highlight=False)
+    stream = sys.stderr if args.json else sys.stdout
+    display = Console(stderr=args.json, highlight=False, soft_wrap=not stream.isatty())
     try:
-        game = load_game(args.game, **game_params(args))
+        game = load_game_option(args.game, game_params(args))
         specs = [parse_bot_spec(args.first), parse_bot_spec(args.second)]
         control = time_control(args)
     except (UnknownGameError, ValueError, TypeError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
+    try:
+        refuse_unloadable(specs)
+        opening, labels = _opening(args, game)
+    except ValueError as exc:
+        print(f"referee match: {exc}", file=sys.stderr)
+        return 2
     observer = _Display(display, game.seat_names) if args.verbose else None
+    isolation = announce_isolation(args, "referee match")
 
     async def main() -> Any:
         # SIGTERM: the game may finish within the grace period, else it is recorded as
@@ -101,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
             resume_window=args.reconnect_window,
             shutdown=shutdown,
             shutdown_grace=args.shutdown_grace,
+            on_launched=observer.attach if observer is not None else None,
+            labels=labels,
+            opening=opening,
+            isolation=isolation,
         )
 
     try:
@@ -108,15 +164,27 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("referee match: interrupted; every bot was stopped", file=sys.stderr)
         return 130
+    return _report(args, result, specs, game, display)
+
+
+def _report(
+    args: argparse.Namespace,
+    result: MatchResult,
+    specs: Sequence[BotSpec],
+    game: Game[Any],
+    display: Console,
+) -> int:
+    """Write the record, print the result; the exit status is 1 for an aborted game."""
     report = result.report
     if args.record:
-        from referee.record import write_record_file
+        from referee.match.records import write_record_file
 
         write_record_file(args.record, report, game)
     summary = report.summary()
     for seat, name in enumerate(report.seat_names):
         summary["seats"][name]["spec"] = specs[seat].value
         summary["seats"][name]["exit"] = result.bots[seat].describe_exit() if result.bots else None
+    summary["sandbox"] = report.labels.get("sandbox", "none")
     if args.record:
         summary["record"] = args.record
     if args.json:
@@ -126,6 +194,33 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary["verdict"] == "aborted" else 0
 
 
+def _add_opening_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--openings",
+        metavar="FILE",
+        help="start from an opening of this book (a file, or a game name for the shipped book)",
+    )
+    parser.add_argument(
+        "--opening", metavar="ID", help="with --openings: this opening (default: a random one)"
+    )
+
+
+def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The opening's moves and record labels (none without ``--openings``)."""
+    if not args.openings:
+        if args.opening:
+            raise ValueError("--opening needs --openings FILE")
+        return (), {}
+    import random
+
+    from referee.analysis.openings import load_book, opening_labels
+
+    book = load_book(args.openings)
+    book.check_game(game)
+    chosen = book.find(args.opening) if args.opening else random.choice(book.openings)
+    return chosen.moves, opening_labels(chosen, book)
+
+
 def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
     from rich.markup import escape
 
@@ -133,7 +228,7 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
     head = "Draw" if winner == "DRAW" else f"{winner} wins"
     console.print(
         f"[bold]{summary['result']}[/bold]  {escape(head)} after {summary['plies']} moves "
-        f"[dim]({summary['verdict']}: {escape(summary['termination'])})[/dim]"
+        f"[dim]({escape(verdict_label(summary['verdict'], summary['termination']))})[/dim]"
     )
     console.print(f"  {escape(summary['reason'])}")
     for seat, (name, info) in enumerate(summary["seats"].items()):
@@ -153,15 +248,40 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
 
 
 class _Display:
-    """``-v``: the board and both clocks after every move."""
+    """``-v``: the board and both clocks after every move, and what each bot printed (each
+    line prefixed by its seat, as the course referee shows it)."""
 
     def __init__(self, console: Any, seat_names: tuple[str, str]) -> None:
         self.console = console
         self.seat_names = seat_names
+        self._outputs: list[Any] = []
+        self._seen: list[str] = []
+
+    def attach(self, bots: Any) -> None:
+        self._outputs = [bot.output for bot in bots]
+        self._seen = ["" for _ in bots]
+
+    def flush_output(self) -> None:
+        """Print the complete lines each bot wrote since the last call."""
+        from rich.markup import escape
+
+        for seat, output in enumerate(self._outputs):
+            text = output.text()
+            seen = self._seen[seat]
+            if not text.startswith(seen):
+                # The capture dropped its middle (a bot printing a lot): restart from here.
+                seen = text[: text.rfind("\n") + 1]
+                self.console.print(f"[dim]{self.seat_names[seat]}> [... output cut ...][/dim]")
+            fresh = text[len(seen) :]
+            complete = fresh[: fresh.rfind("\n") + 1]
+            self._seen[seat] = seen + complete
+            for line in complete.splitlines():
+                self.console.print(f"[dim]{self.seat_names[seat]}>[/dim] {escape(line)}")
 
     def on_move(self, state: Any, move: Any, clocks: Any) -> None:
         from rich.text import Text
 
+        self.flush_output()
         name = self.seat_names[move.seat]
         times = "   ".join(
             f"{seat} {_clock(clock.remaining, clock.used)}"
@@ -174,7 +294,7 @@ class _Display:
         self.console.print(Text.from_ansi(state.render(color=self.console.is_terminal)))
 
     def on_end(self, state: Any, report: Any) -> None:
-        return None
+        self.flush_output()
 
 
 def _clock(remaining: float | None, used: float) -> str:

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from referee.commands import _common
 from referee.commands._common import (
     add_game_options,
     add_limit_options,
     add_log_options,
     game_params,
+    load_game_option,
     time_control,
 )
+from referee.commands._uploads import add_upload_options, build_service
+from referee.commands.web import DEFAULT_WEB, add_web_security_options
+from referee.server.admission import DEFAULT_MAX_SESSIONS
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+if TYPE_CHECKING:
+    from referee.server.app import RefereeServer
+    from referee.server.matchmaker import Matchmaker
 
 
 def register(subparsers: Any) -> None:
@@ -22,8 +34,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Serve the referee protocol (tetromino.referee.v1) with gRPC health checking and "
             "reflection. Bots connect with: python -m client_sdk --server HOST:PORT --token T BOT. "
-            "With --pair auto (the default) any two free bots that share a game play it, again "
-            "and again, seats alternating."
+            "With --pair auto (the default) any two free bots that want the same game play it, "
+            "again and again, seats alternating: a bot wants the games it asks for (--game), "
+            "else the server's default game (tetress)."
         ),
     )
     parser.add_argument(
@@ -31,7 +44,8 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="ADDR",
-        help="HOST:PORT or unix:PATH (repeatable; default 127.0.0.1:50051; port 0 picks one)",
+        help="HOST:PORT, HOST (port 50051) or unix:PATH (repeatable; default 127.0.0.1:50051; "
+        "port 0 picks one)",
     )
     parser.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain for TLS")
     parser.add_argument("--tls-key", metavar="FILE", help="PEM private key for TLS")
@@ -45,11 +59,35 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help=(
             "authenticate bots with the tokens stored in this database (SQLite file or URL) "
-            "and serve the Arena service (tables, tournaments, games) from it"
+            "and serve the Arena service (tables, tournaments, games) from it; the file must "
+            "exist unless --create is given"
         ),
     )
+    parser.add_argument(
+        "--create", action="store_true", help="create the --db SQLite file if it does not exist"
+    )
     add_game_options(parser, multiple=True)
+    parser.add_argument(
+        "--default-game",
+        metavar="NAME",
+        help="the game casual pairing gives bots that ask for none (default tetress; a bot "
+        "asks with python -m client_sdk --game NAME)",
+    )
+    parser.add_argument(
+        "--rate-channels",
+        action="store_true",
+        help="with --db: store and rate games played in named channels (python -m client_sdk "
+        "--channel) like the open pool's (default: they are not rated)",
+    )
     add_limit_options(parser)
+    _add_serving_options(parser)
+    add_upload_options(parser)
+    add_log_options(parser, "INFO")
+    parser.set_defaults(func=run)
+
+
+def _add_serving_options(parser: argparse.ArgumentParser) -> None:
+    """Pairing, records, and how the server handles shutdown, drops and silent peers."""
     parser.add_argument(
         "--pair",
         choices=("auto", "none"),
@@ -57,6 +95,7 @@ def register(subparsers: Any) -> None:
         help="auto: pair free bots and play; none: only accept sessions (default %(default)s)",
     )
     parser.add_argument("--records", metavar="DIR", help="write every game's record here")
+    _add_tournament_options(parser)
     parser.add_argument(
         "--address-file",
         metavar="FILE",
@@ -78,6 +117,14 @@ def register(subparsers: Any) -> None:
         "(0: a drop is a forfeit at once; default %(default)g)",
     )
     parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help="bot sessions held at once; more are told the server is full and retry later "
+        "(default %(default)s; the open files limit is raised to match)",
+    )
+    parser.add_argument(
         "--keepalive",
         type=float,
         default=20.0,
@@ -85,42 +132,102 @@ def register(subparsers: Any) -> None:
         help="ping a silent connection after S seconds; one that does not answer within S/2 "
         "is dropped (default %(default)g)",
     )
-    add_log_options(parser, "INFO")
-    parser.set_defaults(func=run)
+    parser.add_argument(
+        "--web",
+        default=None,
+        metavar="HOST:PORT",
+        help="serve the web front here, on the referee's event loop (default "
+        f"{DEFAULT_WEB}; if that default port is taken the referee runs without it)",
+    )
+    parser.add_argument("--no-web", action="store_true", help="do not serve the web front")
+    add_web_security_options(parser)
+
+
+def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
+    """How the tournaments this server runs (with --db) treat their bots."""
+    parser.add_argument(
+        "--remote-timeout",
+        type=float,
+        default=DEFAULT_REMOTE_WAIT_S,
+        metavar="S",
+        help="with --db: how long each game of a tournament this server runs waits for a "
+        "remote bot that is not connected before it forfeits (default %(default)g s)",
+    )
+    _common.add_sandbox_option(parser)
+
+
+def _default_game(asked: str | None, offered: list[str]) -> str:
+    """The game casual pairing gives bots that ask for none; ``ValueError`` if not offered."""
+    from referee.server.app import default_game_of
+
+    game = (asked or default_game_of(offered)).lower()
+    if game not in offered:
+        raise ValueError(
+            f"--default-game {game}: not among the games offered ({', '.join(offered)})"
+        )
+    return game
+
+
+def _open_files_for(max_sessions: int) -> None:
+    from referee.server.admission import raise_open_files_limit
+    from referee.telemetry.logs import get_logger
+
+    limit, warning = raise_open_files_limit(max_sessions)
+    log = get_logger("referee.commands.serve")
+    log.info("capacity", max_sessions=max_sessions, open_files_limit=limit)
+    if warning:
+        log.warning("open_files_limit", message=warning)
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
     from engine.errors import UnknownGameError
-    from engine.registry import game_names, load_game
-    from referee import logging as referee_logging
-    from referee.auth import OpenAuth, TokenTable, read_token_file
-    from referee.server import TlsFiles
+    from engine.registry import game_names
+    from referee.commands._dbopen import DatabaseUnavailable, open_repository
+    from referee.server.address import DEFAULT_ADDRESS, with_port
+    from referee.server.app import TlsFiles
+    from referee.server.auth import OpenAuth, TokenTable, read_token_file
+    from referee.server.live import LiveHub
+    from referee.telemetry import logs as referee_logging
 
     referee_logging.configure(args.log_format, args.log_level)
     try:
+        args.listen = [with_port(a) for a in args.listen or [DEFAULT_ADDRESS]]
         names = args.game or game_names()
         params = game_params(args)
-        games = [load_game(name, **(params if args.game else {})) for name in names]
+        games = [load_game_option(name, params if args.game else {}) for name in names]
         control = time_control(args)
+        args.default_game = _default_game(args.default_game, [g.name for g in games])
         auth: Any = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
         services: list[Any] = []
         recorder: Any = None
+        repo: Any = None
+        # One hub: the Arena service, the web front and the matchmaker's games share it.
+        args.live_hub = LiveHub()
         if args.db:
             if args.tokens:
                 raise ValueError("--tokens and --db are two sources of tokens: give one")
-            from referee.storage import Repository
+            from referee.server.arena import ArenaService
+            from referee.server.auth import LaunchTokens
             from referee.storage.auth import StoredTokenAuth
-            from referee.tournament.arena import ArenaService
 
-            repo = Repository.open(args.db)
-            auth = StoredTokenAuth(repo)
-            services.append(ArenaService(repo))
-            from referee.tournament.casual import CasualRecorder
+            repo = open_repository(args.db, create=args.create)
+            # Launched tournament bots connect here too, each with a one-game token.
+            auth = LaunchTokens(StoredTokenAuth(repo))
+            services.append(ArenaService(repo, args.live_hub))
+            from referee.server.casual import CasualRecorder
 
-            recorder = CasualRecorder(repo)
-    except (UnknownGameError, ValueError, TypeError, OSError) as exc:
+            recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
+            uploads = build_service(args, repo, control, args.memory)
+            if uploads is not None:
+                services.append(uploads)
+        elif args.submissions:
+            raise ValueError("--submissions needs --db (versions are kept in the database)")
+        else:
+            from referee.server.live_arena import LiveArenaService
+
+            # Spectators still see the live games (referee watch --server); nothing is stored.
+            services.append(LiveArenaService(args.live_hub))
+    except (UnknownGameError, ValueError, TypeError, OSError, DatabaseUnavailable) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -128,7 +235,43 @@ def run(args: argparse.Namespace) -> int:
         return 2
     tls = TlsFiles(args.tls_cert, args.tls_key) if args.tls_cert else None
     memory = int(args.memory * 1024 * 1024)
+    args.repo = repo
     return asyncio.run(_serve(args, games, control, auth, tls, memory, services, recorder))
+
+
+def _resume_validations(services: list[Any]) -> asyncio.Task[int] | None:
+    """Validate the uploaded versions a previous stop left ``validating`` (``--submissions``)."""
+    uploads = next((s for s in services if hasattr(s, "submissions")), None)
+    if uploads is None:
+        return None
+    return asyncio.create_task(uploads.submissions.resume())
+
+
+async def _shut_down(
+    args: argparse.Namespace,
+    server: RefereeServer,
+    matchmaker: Matchmaker | None,
+    pairing: asyncio.Task[None] | None,
+    recorder: Any,
+    resumed: asyncio.Task[int] | None = None,
+    hosting: asyncio.Task[None] | None = None,
+) -> None:
+    """Stop taking sessions and pairing, let running games finish within the grace period,
+    store the casual games still being written, then stop the server (validations still
+    running are cut off: their versions stay ``validating`` and are validated next start)."""
+    for task in (resumed, hosting):
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    server.begin_shutdown()
+    if matchmaker is not None and pairing is not None:
+        matchmaker.stop_pairing()
+        pairing.cancel()
+        await asyncio.gather(pairing, return_exceptions=True)
+        await matchmaker.drain(args.shutdown_grace)
+    if recorder is not None:
+        await recorder.drain()
+    await server.stop(1.0)
 
 
 async def _serve(
@@ -141,12 +284,10 @@ async def _serve(
     services: list[Any] | None = None,
     recorder: Any = None,
 ) -> int:
-    import asyncio
     import signal
 
-    from referee.logging import get_logger
-    from referee.matchmaker import Matchmaker
-    from referee.server import RefereeServer
+    from referee.server.app import RefereeServer
+    from referee.telemetry.logs import get_logger
 
     log = get_logger("referee.serve")
     server = RefereeServer(
@@ -156,44 +297,121 @@ async def _serve(
         resume_window=args.reconnect_window,
         keepalive_time_s=args.keepalive,
         keepalive_timeout_s=args.keepalive / 2,
+        default_game=args.default_game,
+        max_sessions=args.max_sessions,
     )
+    _open_files_for(args.max_sessions)
     try:
-        addresses = [await server.start(a, tls) for a in (args.listen or ["127.0.0.1:50051"])]
+        # Sandboxed tournament bots reach the server on a private Unix socket (no network).
+        private = [args.repo is not None and not args.no_sandbox] + [False] * len(args.listen)
+        addresses = [
+            await server.start(a, tls, private_socket=p)
+            for a, p in zip(args.listen, private, strict=False)
+        ]
     except (OSError, RuntimeError) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         await server.stop(0)
         return 1
     if args.address_file:
-        with open(args.address_file, "w", encoding="utf-8") as handle:
-            handle.write("".join(f"{a}\n" for a in addresses))
+        _write_atomically(args.address_file, "".join(f"{a}\n" for a in addresses))
+    web = await _start_web(args, services or [])
+    if web is False:
+        await server.stop(0)
+        return 1
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    matchmaker = None
-    pairing = None
-    if args.pair == "auto":
-        matchmaker = Matchmaker(
-            server.lobby,
-            games,
-            time_control=control,
-            memory_limit_bytes=memory,
-            records_dir=args.records,
-            # --db: casual games are stored and feed the live ladder.
-            on_game=recorder.on_game if recorder is not None else None,
-        )
-        pairing = asyncio.create_task(matchmaker.run())
+    resumed = _resume_validations(services or [])
+    host, hosting = _start_hosting(args, server)
+    matchmaker, pairing = _start_pairing(args, server, games, control, memory, recorder, host)
     try:
         await stop.wait()
     finally:
         log.info("shutting_down", grace=args.shutdown_grace)
-        server.begin_shutdown()
-        if matchmaker is not None and pairing is not None:
-            matchmaker.stop_pairing()
-            pairing.cancel()
-            await asyncio.gather(pairing, return_exceptions=True)
-            await matchmaker.drain(args.shutdown_grace)
-        if recorder is not None:
-            await recorder.drain()
-        await server.stop(1.0)
+        if web:
+            await web.stop()
+        await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting)
     return 0
+
+
+def _start_pairing(
+    args: argparse.Namespace,
+    server: RefereeServer,
+    games: list[Any],
+    control: Any,
+    memory: int,
+    recorder: Any,
+    host: Any = None,
+) -> tuple[Matchmaker | None, asyncio.Task[None] | None]:
+    """With ``--pair auto``: the matchmaker, playing on a task; spectators follow its games."""
+    from referee.server.matchmaker import Matchmaker
+
+    if args.pair != "auto":
+        return None, None
+    matchmaker = Matchmaker(
+        server.lobby,
+        games,
+        time_control=control,
+        memory_limit_bytes=memory,
+        records_dir=args.records,
+        # --db: casual games are stored and feed the live ladder.
+        on_game=recorder.on_game if recorder is not None else None,
+        hub=args.live_hub,
+        mode="ladder" if recorder is not None else "casual",
+        # Bots a tournament run by this server needs are not paired casually.
+        reserved=host.reserved if host is not None else None,
+    )
+    return matchmaker, asyncio.create_task(matchmaker.run())
+
+
+def _start_hosting(args: argparse.Namespace, server: RefereeServer) -> tuple[Any, Any]:
+    """With ``--db``: run the tournaments marked for this server (``referee tournament start``)
+    on this loop, with this server's sessions (:mod:`referee.tournament.host`)."""
+    if args.repo is None:
+        return None, None
+    from referee.tournament.host import TournamentHost
+
+    host = TournamentHost(
+        args.repo,
+        server,
+        args.live_hub,
+        remote_timeout=args.remote_timeout or None,
+        no_sandbox=_common.announced_no_sandbox(args, "referee serve"),
+    )
+    return host, asyncio.create_task(host.run())
+
+
+async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
+    """The web front on this loop (with the upload service of ``--submissions``, if any): the
+    server, ``None`` when off, ``False`` when it failed."""
+    if args.no_web:
+        return None
+    from referee.commands.web import web_settings
+    from referee.telemetry.logs import get_logger
+    from referee.web.app import create_app
+    from referee.web.server import WebServer, parse_address
+
+    log = get_logger("referee.serve")
+    try:
+        host, port = parse_address(args.web or DEFAULT_WEB)
+        uploads = next((s.submissions for s in services if hasattr(s, "submissions")), None)
+        app = create_app(args.repo, args.live_hub, web_settings(args), submissions=uploads)
+        web = WebServer(app, host, port, proxy_headers=args.web_proxy_headers)
+        await web.start()
+    except (OSError, ValueError) as exc:
+        if args.web is None:
+            log.warning("web_not_started", reason=str(exc), address=DEFAULT_WEB)
+            return None
+        print(f"referee serve: web front: {exc}", file=sys.stderr)
+        return False
+    log.info("web_listening", url=web.url, database=args.repo is not None)
+    return web
+
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` so that a reader polling ``path`` never sees it empty or half written."""
+    partial = f"{path}.partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(partial, path)

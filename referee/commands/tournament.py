@@ -5,10 +5,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
 from referee.commands._common import add_game_options, add_limit_options, add_log_options
+from referee.commands._hosted import add_start_flag, hand_to_server, register_start
+from referee.commands._tools_options import add_openings_option, register_export, store_openings
+from referee.commands.web import maybe_web, stop_serving
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from referee.storage import Repository, TournamentInfo
+    from referee.tournament.runner import RunSummary
 
 FORMATS = {
     "round-robin": "round_robin",
@@ -41,6 +52,13 @@ def register(subparsers: Any) -> None:
     create = sub.add_parser("create", help="create a tournament (does not play it)")
     create.add_argument("name")
     _add_settings(create)
+    create.add_argument(
+        "--entries-close",
+        metavar="TIME",
+        help="submitted bots play their latest version accepted by TIME (ISO 8601, UTC unless "
+        "a zone is given, or 'now'); the tournament cannot start before TIME",
+    )
+    add_start_flag(create)
     create.set_defaults(func=_create)
 
     for name, text in (("run", "play a tournament's missing games"), ("resume", "= run")):
@@ -53,6 +71,9 @@ def register(subparsers: Any) -> None:
     show.add_argument("name")
     show.add_argument("--rounds", action="store_true", help="list every pairing's results")
     show.set_defaults(func=_show)
+
+    register_export(sub)
+    register_start(sub)
 
     listing = sub.add_parser("list", help="every tournament")
     listing.set_defaults(func=_list)
@@ -102,6 +123,7 @@ def _add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) 
         type=int,
         help="games at once (default: the number of cores)",
     )
+    add_openings_option(parser)
     parser.add_argument(
         "--forfeit",
         choices=("loss", "void"),
@@ -126,12 +148,20 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--remote-timeout",
         type=float,
+        default=DEFAULT_REMOTE_WAIT_S,
         metavar="S",
-        help="how long to wait for a remote bot to be connected (default: for ever)",
+        help="how long each game waits for a remote bot that is not connected before it "
+        "forfeits (default %(default)g s)",
+    )
+    parser.add_argument(
+        "--web",
+        metavar="HOST:PORT",
+        help="also serve the web pages here, with this run's games live (see docs/web.md)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--ladder", default="main", help="live ladder to update (default main)")
     parser.add_argument("--no-ladder", action="store_true", help="do not update a ladder")
+    _common.add_sandbox_option(parser)
     if not any(a.dest == "log_format" for a in parser._actions):
         add_log_options(parser, "WARNING")
 
@@ -144,6 +174,7 @@ def _settings(args: argparse.Namespace, name: str) -> Any:
     challenger = getattr(args, "challenger", None)
     if challenger:
         options["challenger"] = challenger
+    store_openings(args, options, game_params(args))
     return TournamentSettings(
         name=name,
         format=TournamentFormat(FORMATS[getattr(args, "format", "round-robin")]),
@@ -167,13 +198,14 @@ def _settings(args: argparse.Namespace, name: str) -> Any:
 def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: list[str]) -> Any:
     import dataclasses
 
-    from engine.registry import load_game
-    from referee.tournament.bots import resolve_bot
+    from referee.commands._common import load_game_option, refuse_unloadable
+    from referee.tournament.bots import launchable_spec, resolve_bot
 
     settings = _settings(args, name)
-    load_game(settings.game, **settings.game_params)
+    load_game_option(settings.game, dict(settings.game_params))
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two bots")
+    refuse_unloadable([launchable_spec(repo, b) for b in bots])
     versions = [resolve_bot(repo, b) for b in bots]
     if challenger := settings.options.get("challenger"):
         picked = resolve_bot(repo, challenger)
@@ -188,18 +220,31 @@ def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: lis
 def _create(args: argparse.Namespace) -> int:
     from engine.errors import UnknownGameError
     from referee.storage import ConflictError, NotFoundError
+    from referee.storage import submissions as rows
+    from referee.tournament.entries import parse_time
 
     repo = open_repo(args)
     try:
+        close = parse_time(args.entries_close) if args.entries_close else None
         t = _create_tournament(repo, args, args.name, args.bots)
     except (UnknownGameError, ConflictError, NotFoundError, ValueError, TypeError) as exc:
         return fail("tournament create", exc)
+    if close is not None:
+        rows.set_entries_close(repo.db, t.id, close)
+        print(f"entries close at {close.isoformat()}: submitted bots play their latest accepted")
+        print("version uploaded by then; the tournament can start after that")
     entrants = repo.tournament_entrants(t.id)
     print(
         f"created {t.settings.format} tournament {t.name} (id {t.id}) with "
         f"{len(entrants)} bots: {', '.join(e.label for e in entrants)}"
     )
-    print(f"run it with: referee tournament run {t.name}")
+    if args.start:
+        print(hand_to_server(repo, t))
+    else:
+        print(
+            f"run it with: referee tournament start {t.name} (on referee serve's --db) or: "
+            f"referee tournament run {t.name}"
+        )
     return 0
 
 
@@ -211,6 +256,15 @@ def _run(args: argparse.Namespace) -> int:
         t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
     except NotFoundError as exc:
         return fail("tournament run", exc)
+    from referee.tournament.host import is_hosted
+
+    if is_hosted(t):
+        # Two runners on one tournament would play the same games twice and fight over resume.
+        return fail(
+            "tournament run",
+            f"tournament {t.name} is run by `referee serve` on this database (created with"
+            " --start or started with `tournament start`); follow it with `tournament show`",
+        )
     return _run_tournament(args, repo, t)
 
 
@@ -240,14 +294,14 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     import asyncio
     import signal
 
-    from referee import logging as referee_logging
     from referee.commands._arena import ProgressDisplay, console
-    from referee.tournament.live import LiveHub
+    from referee.server.live import LiveHub
+    from referee.telemetry import logs as referee_logging
+    from referee.tournament.presence import watch_presence
     from referee.tournament.runner import TournamentRunner
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)
-    show_progress = not args.no_progress
 
     async def main() -> Any:
         task = asyncio.current_task()
@@ -256,8 +310,9 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
         hub = LiveHub()
+        web = await maybe_web(args.web, repo, hub)
         server = await _maybe_server(args, repo, t, hub)
-        display = ProgressDisplay(err, t.name) if show_progress else None
+        display = None if args.no_progress else ProgressDisplay(err, t.name)
         try:
             runner = TournamentRunner(
                 repo,
@@ -268,14 +323,19 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
                 progress=display,
                 ladder=None if args.no_ladder else args.ladder,
                 remote_timeout=args.remote_timeout,
+                no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
             )
-            if display is not None:
-                with display:
-                    return await runner.run()
-            return await runner.run()
+            watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+            try:
+                if display is not None:
+                    with display:
+                        return await runner.run()
+                return await runner.run()
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
         finally:
-            if server is not None:
-                await server.stop(0.5)
+            await stop_serving(server, web)
 
     try:
         summary = asyncio.run(main())
@@ -288,6 +348,11 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         return 130
     except ValueError as exc:
         return fail("tournament run", exc)
+    return _report_run(err, summary, repo, t)
+
+
+def _report_run(err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo) -> int:
+    """Say what the run did and print the table; the exit status is 1 unless complete."""
     if summary.reset:
         err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
     if not summary.complete:
@@ -306,22 +371,11 @@ async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -
     remote = any(e.source_kind is SourceKind.REMOTE for e in repo.tournament_entrants(t.id))
     if not args.listen and not remote:
         return None
-    from referee.storage.auth import StoredTokenAuth
-    from referee.tournament.arena import ArenaService
-    from referee.tournament.runner import LaunchTokens
+    from referee.commands._remote import start_referee
 
-    server = _make_server(
-        LaunchTokens(StoredTokenAuth(repo)), ArenaService(repo, hub), t.settings.game
-    )
-    address = await server.start(args.listen or "127.0.0.1:50051")
-    print(f"referee and Arena service listening on {address}", file=sys.stderr)
-    return server
-
-
-def _make_server(auth: Any, arena: Any, game: str) -> Any:
-    from referee.server import RefereeServer
-
-    return RefereeServer(auth=auth, games=[game], services=[arena])
+    # Launched bots in the sandbox reach it on a private Unix socket.
+    private = not args.no_sandbox
+    return await start_referee(repo, t.settings.game, args.listen, hub, "this tournament", private)
 
 
 def _print_table(repo: Any, t: Any) -> None:
@@ -359,6 +413,7 @@ def _show(args: argparse.Namespace) -> int:
         f"{s.memory_limit_mb or '-'} MB; forfeits: {s.forfeit_policy}; cycles {s.cycles}, "
         f"rounds {s.rounds or '-'}, concurrency {s.concurrency or 'cores'}"
     )
+    _print_entries_close(out, repo, t.id)
     labels = {v.id: v.label for v in repo.tournament_entrants(t.id)}
     if s.format == "swiss":
         from referee.tournament.schedule import swiss_scores
@@ -389,6 +444,14 @@ def _show(args: argparse.Namespace) -> int:
         out.print(table)
     _print_table(repo, t)
     return 0
+
+
+def _print_entries_close(out: Any, repo: Any, tournament_id: int) -> None:
+    from referee.storage import submissions as rows
+
+    close = rows.entries_close(repo.db, tournament_id)
+    if close is not None:
+        out.print(f"  entries close {close.isoformat()} (submitted bots: latest accepted by then)")
 
 
 def _list(args: argparse.Namespace) -> int:

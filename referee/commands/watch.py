@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from referee.commands._arena import fail
+from referee.commands._common import verdict_label
 
 
 def register(subparsers: Any) -> None:
@@ -13,15 +14,20 @@ def register(subparsers: Any) -> None:
         "watch",
         help="follow a live game move by move (Arena service)",
         description=(
-            "Connect to a referee serving the Arena service (referee tournament run --listen "
-            "ADDR, or referee serve --db URL) and print a game's moves as they are played. "
-            "Without GAME: the first game being played (waiting for one). A finished game is "
-            "replayed from storage."
+            "Connect to a referee (referee serve, or referee tournament run --listen ADDR) and "
+            "print a game's moves as they are played: casual, ladder and tournament games. "
+            "--list: the live games. Without GAME: the first game being played (waiting for "
+            "one). A finished game is replayed from storage (servers with --db)."
         ),
     )
     parser.add_argument("game", nargs="?", help="the game's uid (see ListLiveGames / games)")
     parser.add_argument("--server", default="127.0.0.1:50051", help="default %(default)s")
     parser.add_argument("--board", action="store_true", help="show the board after each move")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the live games (casual, ladder and tournament) and exit",
+    )
     parser.add_argument(
         "--wait", type=float, default=60.0, metavar="S", help="how long to wait for a live game"
     )
@@ -42,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
         arena = arena_pb2_grpc.ArenaStub(channel)
         uid = args.game
         try:
+            if args.list:
+                return _list(out, arena.ListLiveGames(apb.ListLiveGamesRequest(), timeout=10))
             deadline = time.monotonic() + args.wait
             while not uid:
                 live = arena.ListLiveGames(apb.ListLiveGamesRequest(), timeout=10)
@@ -76,7 +84,24 @@ def run(args: argparse.Namespace) -> int:
                         out.print(Text.from_ansi(state.render(color=out.is_terminal)))
                 elif kind == "end":
                     e = event.end
-                    out.print(f"[bold]{e.result}[/bold] ({e.verdict}: {e.termination}) {e.reason}")
+                    label = verdict_label(e.verdict, e.termination)
+                    out.print(f"[bold]{e.result}[/bold] ({label}) {e.reason}")
         except grpc.RpcError as exc:
             return fail("watch", f"{exc.code().name}: {exc.details()}", 1)
+    return 0
+
+
+def _list(out: Any, live: Any) -> int:
+    """One line per live game: its id, game, mode, players and moves so far."""
+    if not live.games:
+        out.print("no live games")
+    for g in live.games:
+        mode = g.mode or ("tournament" if g.tournament_id else "casual")
+        if g.tournament_id:
+            mode += f" {g.tournament_id}"
+        out.print(
+            f"{g.uid}  {g.game:<8} {mode:<14} {' vs '.join(g.players)}  ({g.plies} moves)",
+            markup=False,
+            highlight=False,
+        )
     return 0

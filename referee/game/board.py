@@ -16,8 +16,9 @@ from engine.tetress.placement import Placement
 from engine.tetress.state import TetressState
 from referee.game.actions import PlaceAction
 from referee.game.constants import BOARD_N, MAX_TURNS
-from referee.game.coord import _CELLS, Coord
+from referee.game.coord import _CELLS, Coord, Direction
 from referee.game.exceptions import IllegalActionException
+from referee.game.pieces import Piece
 from referee.game.player import PlayerColor
 
 
@@ -51,6 +52,7 @@ class BoardMutation:
 _EMPTY = CellState(None)
 _TOKENS = (CellState(PlayerColor.RED), CellState(PlayerColor.BLUE))
 _COORDS = _CELLS
+_STEPS = (Direction.Up, Direction.Down, Direction.Left, Direction.Right)
 # One game object per turn-limit offset is enough; the engine's games are immutable.
 _GAMES: dict[int, Tetress] = {}
 
@@ -66,8 +68,8 @@ class Board:
     """A Tetress board: Red to move on an empty board by default.
 
     ``initial_state`` maps coordinates to cell states (unlisted cells are empty) and
-    ``initial_player`` says who moves first. On a board that starts with tokens no player
-    gets the first-action exemption from the adjacency rule.
+    ``initial_player`` says who moves first. As in the course, the first two actions on any
+    board (``turn_count < 2``) are exempt from the adjacency rule, whoever moves first.
     """
 
     def __init__(
@@ -75,23 +77,33 @@ class Board:
         initial_state: Mapping[Coord, CellState] | None = None,
         initial_player: PlayerColor = PlayerColor.RED,
     ) -> None:
-        red = blue = 0
+        # The engine's first seat moves at ply 0 and the exemption covers plies 0 and 1, so
+        # the engine's seats are the course's colours in moving order: when BLUE moves first,
+        # engine seat 0 holds BLUE's tokens.
+        self._flip = int(initial_player is PlayerColor.BLUE)
+        masks = [0, 0]
         for coord, cell in (initial_state or {}).items():
-            bit = 1 << (coord.r * BOARD_N + coord.c)
-            if cell.player is PlayerColor.RED:
-                red |= bit
-            elif cell.player is PlayerColor.BLUE:
-                blue |= bit
-        # The engine counts plies from the first action of the game, and exempts plies 0 and
-        # 1 from the adjacency rule; a board that starts mid-game starts past them.
-        start = (2 if red | blue else 0) + (initial_player is PlayerColor.BLUE)
-        self._start_ply = start
-        self._engine = TetressState(_game(MAX_TURNS + start), red, blue, start)
+            if cell.player is not None:
+                masks[self._seat(cell.player)] |= 1 << (coord.r * BOARD_N + coord.c)
+        self._engine = TetressState(_game(MAX_TURNS), masks[0], masks[1], 0)
         self._mutations: list[BoardMutation] = []
         self._state: dict[Coord, CellState] = {}
+        first, second = self._tokens()
         for index, coord in enumerate(_COORDS):
             bit = 1 << index
-            self._state[coord] = _TOKENS[0] if red & bit else _TOKENS[1] if blue & bit else _EMPTY
+            self._state[coord] = first if masks[0] & bit else second if masks[1] & bit else _EMPTY
+
+    def _seat(self, color: PlayerColor) -> int:
+        """The engine seat of a course colour."""
+        return color.value ^ self._flip
+
+    def _color(self, seat: int) -> PlayerColor:
+        """The course colour of an engine seat."""
+        return PlayerColor(seat ^ self._flip)
+
+    def _tokens(self) -> tuple[CellState, CellState]:
+        """The cell states of engine seats 0 and 1."""
+        return _TOKENS[self._flip], _TOKENS[1 - self._flip]
 
     # -- cells --------------------------------------------------------------------------------
 
@@ -123,7 +135,7 @@ class Board:
             self._engine.apply(move)
         except IllegalMoveError as exc:
             raise IllegalActionException(
-                f"{player} played an illegal action {action}: {exc.detail}", player
+                f"{player} played an illegal action {action}: {self._reason(exc)}", player
             ) from exc
         except (EngineError, TypeError, AttributeError) as exc:
             raise IllegalActionException(
@@ -149,13 +161,14 @@ class Board:
         red, blue = self._engine.red_mask, self._engine.blue_mask
         changed = (red ^ before_red) | (blue ^ before_blue) | touched
         state = self._state
+        first, second = self._tokens()
         out = []
         while changed:
             low = changed & -changed
             index = low.bit_length() - 1
             changed ^= low
             coord = _COORDS[index]
-            new = _TOKENS[0] if red & low else _TOKENS[1] if blue & low else _EMPTY
+            new = first if red & low else second if blue & low else _EMPTY
             out.append(CellMutation(coord, state[coord], new))
             state[coord] = new
         return out
@@ -165,12 +178,12 @@ class Board:
     @property
     def turn_count(self) -> int:
         """Actions played on this board so far."""
-        return self._engine.ply - self._start_ply
+        return self._engine.ply
 
     @property
     def turn_color(self) -> PlayerColor:
         """The player to move."""
-        return PlayerColor(self._engine.to_move)
+        return self._color(self._engine.to_move)
 
     @property
     def turn_limit_reached(self) -> bool:
@@ -187,7 +200,7 @@ class Board:
         outcome = self._engine.outcome()
         if outcome is None or outcome.winner is None:
             return None
-        return PlayerColor(outcome.winner)
+        return self._color(outcome.winner)
 
     # The counters behind the properties, under the private names bots read.
     @property
@@ -203,7 +216,67 @@ class Board:
         return self._mutations
 
     def _player_token_count(self, color: PlayerColor) -> int:
-        return self._engine.tokens(color.value)
+        return self._engine.tokens(self._seat(color))
+
+    # -- the helpers bots call although their names start with an underscore ------------------
+
+    def _cell_empty(self, coord: Coord) -> bool:
+        return self._state[coord].player is None
+
+    def _cell_occupied(self, coord: Coord) -> bool:
+        return self._state[coord].player is not None
+
+    def _occupied_coords(self) -> set[Coord]:
+        return {coord for coord, cell in self._state.items() if cell.player is not None}
+
+    def _has_neighbour(self, coord: Coord, color: PlayerColor) -> bool:
+        """Whether any of the four torus neighbours of ``coord`` holds a ``color`` token."""
+        return any(self._state[coord + step].player is color for step in _STEPS)
+
+    def _parse_place_action(self, action: PlaceAction) -> Piece:
+        """Check ``action`` for the player to move without playing it; returns its piece.
+
+        Raises :class:`IllegalActionException` for anything but a legal placement.
+        """
+        player = self.turn_color
+        if not isinstance(action, PlaceAction):
+            raise IllegalActionException(
+                f"{player} played {action!r}, which is not a PlaceAction", player
+            )
+        cells = [action.c1, action.c2, action.c3, action.c4]
+        if not all(isinstance(c, Coord) for c in cells) or len(set(cells)) != 4:
+            raise IllegalActionException(
+                f"{player} played a malformed action {action}: four distinct Coords needed",
+                player,
+            )
+        taken = [c for c in cells if self._state[c].player is not None]
+        if taken:
+            raise IllegalActionException(
+                f"{player} played an illegal action {action}: cell {taken[0]} is occupied",
+                player,
+            )
+        try:
+            piece = Piece(cells)
+        except ValueError:
+            raise IllegalActionException(
+                f"{player} played an illegal action {action}: the cells do not form a tetromino",
+                player,
+            ) from None
+        if self.turn_count >= 2 and not any(self._has_neighbour(c, player) for c in cells):
+            raise IllegalActionException(
+                f"{player} played an illegal action {action}: no cell is next to a {player} token",
+                player,
+            )
+        return piece
+
+    def _reason(self, exc: IllegalMoveError) -> str:
+        """The engine's reason, with its seats spoken as this board's colours."""
+        player = self.turn_color
+        if exc.rule == "not_adjacent":
+            return f"no cell is next to a {player} token"
+        if exc.rule == "game_over" and "legal placement" in exc.detail:
+            return f"the game is over ({player} has no legal placement)"
+        return exc.detail
 
     # -- text ---------------------------------------------------------------------------------
 

@@ -227,48 +227,23 @@ def fit_tally(
     n = len(rated)
     connected = _components(total[np.ix_(rated, rated)] > 0) <= 1
     use_eta = seat_advantage
-    theta = np.zeros(n)
-    eta = 0.0
-    current = _objective(theta, eta, games, points)
-    iterations = 0
-    info = np.zeros((n + use_eta, n + use_eta))
-    gauge = np.zeros_like(info)
     # Adding the same constant to every rating changes nothing, so the information matrix is
     # singular along that direction. Adding 1/n per rating pair there makes it invertible
     # without touching the other directions (the gradient has no component along it), and
     # the anchoring below removes the direction again.
+    gauge = np.zeros((n + use_eta, n + use_eta))
     gauge[:n, :n] = 1.0 / max(n, 1)
-    for iterations in range(1, _MAX_ITERATIONS + 1):  # noqa: B007 - the count is reported
-        if n == 0:
-            break
-        grad, info = _gradient_information(theta, eta, games, points, use_eta)
-        step = _solve(info + gauge, grad, connected)
-        # Newton is not guaranteed to go uphill far from the optimum: halve until it does.
-        scale = 1.0
-        while True:
-            new_theta = theta + scale * step[:n]
-            new_eta = eta + scale * float(step[n]) if use_eta else 0.0
-            value = _objective(new_theta, new_eta, games, points)
-            if value >= current - 1e-12 * abs(current) or scale < 1e-6:
-                break
-            scale /= 2.0
-        theta, eta, current = new_theta, new_eta, value
-        if float(np.max(np.abs(scale * step))) < _TOLERANCE:
-            break
+    theta, eta, iterations = _newton(games, points, use_eta, gauge, connected)
+    info = np.zeros_like(gauge)
     if n:
         _, info = _gradient_information(theta, eta, games, points, use_eta)
     cov_nat = _inverse(info + gauge, connected)
-
-    transform = np.eye(n)
-    if anchor is None:
-        transform -= 1.0 / max(n, 1)
-    else:
-        transform[:, rated.tolist().index(t.players.index(anchor))] -= 1.0
+    anchor_at = None if anchor is None else rated.tolist().index(t.players.index(anchor))
     size = len(t.players)
     ratings = np.full(size, np.nan)
     cov = np.full((size, size), np.nan)
-    ratings[rated] = transform @ theta * ELO_PER_NAT + anchor_rating
-    cov[np.ix_(rated, rated)] = transform @ cov_nat[:n, :n] @ transform.T * ELO_PER_NAT**2
+    ratings[rated], cov[np.ix_(rated, rated)] = _to_elo(theta, cov_nat[:n, :n], anchor_at)
+    ratings[rated] += anchor_rating
     adv = adv_se = None
     if use_eta:
         adv = eta * ELO_PER_NAT
@@ -286,6 +261,51 @@ def fit_tally(
         prior_games=prior_games,
         connected=connected,
     )
+
+
+def _newton(
+    games: FloatArray, points: FloatArray, use_eta: bool, gauge: FloatArray, connected: bool
+) -> tuple[FloatArray, float, int]:
+    """Maximise the likelihood by Newton's method from all-zero ratings: the ratings (nats),
+    the seat advantage (nats, 0 unless ``use_eta``) and the iterations taken."""
+    n = games.shape[0]
+    theta = np.zeros(n)
+    eta = 0.0
+    current = _objective(theta, eta, games, points)
+    iterations = 0
+    for iterations in range(1, _MAX_ITERATIONS + 1):  # noqa: B007 - the count is reported
+        if n == 0:
+            break
+        grad, info = _gradient_information(theta, eta, games, points, use_eta)
+        step = _solve(info + gauge, grad, connected)
+        # Newton is not guaranteed to go uphill far from the optimum: halve until it does.
+        scale = 1.0
+        while True:
+            new_theta = theta + scale * step[:n]
+            new_eta = eta + scale * float(step[n]) if use_eta else 0.0
+            value = _objective(new_theta, new_eta, games, points)
+            if value >= current - 1e-12 * abs(current) or scale < 1e-6:
+                break
+            scale /= 2.0
+        theta, eta, current = new_theta, new_eta, value
+        if float(np.max(np.abs(scale * step))) < _TOLERANCE:
+            break
+    return theta, eta, iterations
+
+
+def _to_elo(
+    theta: FloatArray, cov_nat: FloatArray, anchor_at: int | None
+) -> tuple[FloatArray, FloatArray]:
+    """Ratings (nats) and their covariance as Elo differences: from the mean of the rated
+    players, or from the player at ``anchor_at`` (whose rating is then exactly 0)."""
+    n = len(theta)
+    transform = np.eye(n)
+    if anchor_at is None:
+        transform -= 1.0 / max(n, 1)
+    else:
+        transform[:, anchor_at] -= 1.0
+    ratings = transform @ theta * ELO_PER_NAT
+    return ratings, transform @ cov_nat @ transform.T * ELO_PER_NAT**2
 
 
 def _solve(matrix: FloatArray, grad: FloatArray, regular: bool) -> FloatArray:

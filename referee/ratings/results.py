@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.outcome import points
+
 NORMAL = "normal"
 """The verdict of a game that ended under the rules (no referee forfeit)."""
 
@@ -55,7 +57,7 @@ class GameResult:
         """Build from a winning seat index (0 first, 1 second, ``None`` draw), as in Outcome."""
         if winner not in (0, 1, None):
             raise ValueError(f"winner must be 0, 1 or None, not {winner!r}")
-        score = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+        score = points(0, winner)
         return cls(first, second, score, verdict, forfeit, void)
 
     @property

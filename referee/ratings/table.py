@@ -192,11 +192,7 @@ def build_leaderboard(
     )
     incremental = incremental_elo(games, k=k, initial=initial)
     cross = cross_table(games, names)
-    forfeits: dict[str, dict[str, int]] = {p: {} for p in names}
-    for r in games:
-        who = r.forfeiter
-        if who is not None:
-            forfeits[who][r.verdict] = forfeits[who].get(r.verdict, 0) + 1
+    forfeits = _forfeits(games, names)
 
     def sort_key(p: str) -> tuple[int, float, float, str]:
         total = [h for h in cross[p].values()]
@@ -206,30 +202,62 @@ def build_leaderboard(
             return (0, -fit.rating(p), -pct, p)
         return (1, 0.0, -pct, p)
 
-    rows: list[Row] = []
-    for rank, p in enumerate(sorted(names, key=sort_key), start=1):
-        h2h = cross[p].values()
-        w = sum(h.wins for h in h2h)
-        d = sum(h.draws for h in h2h)
-        losses = sum(h.losses for h in h2h)
-        n = w + d + losses
-        rows.append(
-            Row(
-                rank=rank,
-                player=p,
-                elo=fit.rating(p) if p in rated_set else None,
-                ci95=fit.ci95(p) if p in rated_set else None,
-                elo_incremental=incremental.get(p, initial),
-                games=n,
-                wins=w,
-                draws=d,
-                losses=losses,
-                score_pct=100.0 * (w + 0.5 * d) / n if n else None,
-                forfeits=forfeits[p],
-            )
+    rows = [
+        _row(
+            rank,
+            p,
+            list(cross[p].values()),
+            fit if p in rated_set else None,
+            incremental.get(p, initial),
+            forfeits[p],
         )
+        for rank, p in enumerate(sorted(names, key=sort_key), start=1)
+    ]
+    return Leaderboard(tuple(rows), fit, cross, _los_table(fit))
+
+
+def _row(
+    rank: int,
+    player: str,
+    h2h: Sequence[HeadToHead],
+    fit: Fit | None,
+    elo_incremental: float,
+    forfeits: dict[str, int],
+) -> Row:
+    """One player's line; ``fit`` is ``None`` for a player without counted games."""
+    w = sum(h.wins for h in h2h)
+    d = sum(h.draws for h in h2h)
+    losses = sum(h.losses for h in h2h)
+    n = w + d + losses
+    return Row(
+        rank=rank,
+        player=player,
+        elo=fit.rating(player) if fit is not None else None,
+        ci95=fit.ci95(player) if fit is not None else None,
+        elo_incremental=elo_incremental,
+        games=n,
+        wins=w,
+        draws=d,
+        losses=losses,
+        score_pct=100.0 * (w + 0.5 * d) / n if n else None,
+        forfeits=forfeits,
+    )
+
+
+def _forfeits(games: Sequence[GameResult], names: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per player, how many games they forfeited, by verdict."""
+    forfeits: dict[str, dict[str, int]] = {p: {} for p in names}
+    for r in games:
+        who = r.forfeiter
+        if who is not None:
+            forfeits[who][r.verdict] = forfeits[who].get(r.verdict, 0) + 1
+    return forfeits
+
+
+def _los_table(fit: Fit) -> dict[str, dict[str, float]]:
+    """Likelihood of superiority of each rated player over each other one."""
     matrix = los_matrix(fit)
-    los = {
+    return {
         a: {
             b: float(matrix[i, j])
             for j, b in enumerate(fit.players)
@@ -237,4 +265,3 @@ def build_leaderboard(
         }
         for i, a in enumerate(fit.players)
     }
-    return Leaderboard(tuple(rows), fit, cross, los)

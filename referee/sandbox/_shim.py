@@ -1,8 +1,9 @@
 """Exec shim: applies the sandbox to itself, then becomes the bot.
 
-Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- PARENT_PID EXECUTABLE ARGV0 ...``,
+Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- PARENT_PID EXECUTABLE ARGV0 ...``,
 where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the memory
-cgroup, and on cgroup v1 the ``pids`` one).
+cgroup, and on cgroup v1 the ``pids`` one) and UID, when given, the unprivileged uid and gid
+to become once the cgroups are joined (see ``identity.py``).
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the
@@ -19,7 +20,7 @@ import sys
 
 
 def main() -> None:
-    data_bytes, procs_file, parent_pid, executable, *argv = sys.argv[1:]
+    data_bytes, procs_file, uid, parent_pid, executable, *argv = sys.argv[1:]
     for path in procs_file.split("\n") if procs_file != "-" else ():
         try:
             with open(path, "w") as f:
@@ -32,6 +33,11 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     # No core files from crashing bots (slow, and they would land in the bot's directory).
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if uid != "-":
+        # Before the parent-death signal: changing credentials clears it.
+        os.setgroups([])
+        os.setresgid(int(uid), int(uid), int(uid))
+        os.setresuid(int(uid), int(uid), int(uid))
     try:
         import ctypes
 

@@ -7,51 +7,37 @@ import contextlib
 import logging
 import os
 import secrets
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Literal, Self
 
 from referee.sandbox import lastresort, poller
-from referee.sandbox.cgroups import (
-    CgroupParent,
-    MemoryCgroup,
-    TaskCgroup,
-    detect_cgroup_parent,
-    detect_pids_parent,
-)
+from referee.sandbox.botgroups import BotCgroups
+from referee.sandbox.cgroups import CgroupParent, MemoryCgroup
+from referee.sandbox.exits import MemoryVerdict, describe_exit, judge_memory, unwrap_status
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
     DEFAULT_RLIMIT_DATA_HEADROOM_MB,
     MemoryPolicy,
-    format_mb,
-    looks_like_memory_error,
     sample_tree,
 )
-from referee.sandbox.stderr import BoundedCapture
+from referee.sandbox.output import OutputMode, OutputPipe
+from referee.sandbox.spawn import resolve_program, spawn_shim
 from referee.sandbox.tree import TAG_VARIABLE, TreeTracker
 
 __all__ = ["DEFAULT_MAX_TASKS", "BotProcess", "MemoryVerdict", "OutputMode"]
 
 log = logging.getLogger(__name__)
 
-_SHIM = str(Path(__file__).with_name("_shim.py"))
-_READ_CHUNK = 65536
 _SIGKILL_WAIT_S = 10.0
 #: Processes plus threads a launched bot may have at once, where a ``pids`` cgroup enforces it.
 #: A Python gRPC bot uses about 10-20; a multiprocessing pool on a large machine stays well
 #: under this; a fork bomb does not.
 DEFAULT_MAX_TASKS = 256
-
-OutputMode = Literal["capture", "discard", "inherit"]
-#: Why a bot was judged over its memory limit.
-MemoryVerdict = Literal["rss", "cgroup_oom", "memory_error"]
 
 
 class BotProcess:
@@ -84,16 +70,12 @@ class BotProcess:
         self._cgroup_peak: int | None = None
         self._stop_signal: int | None = None
         self._status_lost = False
-        self._capture: BoundedCapture | None = None
-        self._out_fd: int | None = None
+        self._output: OutputPipe | None = None
         self._pidfd: int | None = None
         self._popen: subprocess.Popen[bytes] | None = None
-        self._cgroup: MemoryCgroup | None = None
+        self._groups = BotCgroups()
         self._cgroup_joined = False
-        self._task_cgroup: TaskCgroup | None = None
         self._tasks_refused_seen = 0
-        #: The cap on the bot's processes and threads, when a cgroup enforces one.
-        self.max_tasks: int | None = None
         self._tracker: TreeTracker | None = None
         self._reaper_task: asyncio.Task[None] | None = None
         # Memory is sampled (and an over-limit bot killed) on the poller thread; reaping and
@@ -105,6 +87,8 @@ class BotProcess:
         self._stop_lock = asyncio.Lock()
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Whether the bot runs under a wrapper (the sandbox) rather than as the main process.
+        self._wrapped = False
 
     @classmethod
     async def start(
@@ -122,100 +106,76 @@ class BotProcess:
         cgroup_headroom_mb: float = DEFAULT_CGROUP_HEADROOM_MB,
         pass_fds: Sequence[int] = (),
         max_tasks: int | None = DEFAULT_MAX_TASKS,
+        wrapped: bool = False,
+        run_as: int | None = None,
     ) -> BotProcess:
-        """Launch ``argv`` as a bot.
-
-        The bot gets stdin from /dev/null, ``env`` (default: the referee's environment) plus a
-        random tag variable that marks its descendants, leads its own session and process
-        group, runs with
-        RLIMIT_DATA = limit + ``rlimit_data_headroom_mb`` and no core files, and (where a
-        memory cgroup is usable and ``cgroup`` is not ``"off"``) in its own cgroup capped at
-        limit + ``cgroup_headroom_mb``, and (where a ``pids`` cgroup is usable) with at most
-        ``max_tasks`` processes and threads at once. Its stderr, and its stdout unless
-        ``stdout`` says otherwise, go to one bounded capture. ``memory_limit_mb=None``
-        measures without limiting. Raises FileNotFoundError / PermissionError if the program
-        cannot be run.
-        """
-        if not argv:
-            raise ValueError("argv must not be empty")
-        if poll_interval_s <= 0:
-            raise ValueError("poll_interval_s must be positive")
-        if max_tasks is not None and max_tasks < 1:
-            raise ValueError("max_tasks must be at least 1")
+        """Launch ``argv`` as a bot: stdin from /dev/null, ``env`` (default: the referee's) plus
+        a random tag variable marking its descendants, its own session and process group,
+        RLIMIT_DATA = limit + ``rlimit_data_headroom_mb``, no core files, and (where usable and
+        ``cgroup`` is not ``"off"``) its own memory cgroup capped at limit +
+        ``cgroup_headroom_mb`` and a ``pids`` cgroup allowing ``max_tasks`` processes and
+        threads. Its stderr, and its stdout unless ``stdout`` says otherwise, go to one bounded
+        capture. ``memory_limit_mb=None`` measures without limiting. ``wrapped``: ``argv`` runs
+        the bot under a wrapper (the sandbox) that exits with 128 + N when the bot is killed by
+        signal N. ``run_as``: the host uid/gid it becomes once in its cgroups (root only).
+        Raises FileNotFoundError / PermissionError if the program cannot be run."""
+        _check_arguments(argv, poll_interval_s, max_tasks)
         self = cls()
         self._loop = asyncio.get_running_loop()
         self.argv = tuple(argv)
+        self._wrapped = wrapped
         self.poll_interval_s = poll_interval_s
         if memory_limit_mb is not None:
             self.policy = MemoryPolicy(memory_limit_mb, rlimit_data_headroom_mb, cgroup_headroom_mb)
-        executable = _resolve(argv[0], env, cwd)
+        limit = self.policy.cgroup_limit_bytes if self.policy is not None else None
+        self._groups = BotCgroups.create(cgroup, limit, max_tasks)
+        self._output = OutputPipe(stderr_limit_bytes) if stderr_limit_bytes > 0 else None
         tag = secrets.token_hex(8)
         child_env = dict(os.environ if env is None else env)
         child_env[TAG_VARIABLE] = tag
-
-        parent = detect_cgroup_parent() if cgroup == "auto" else cgroup
-        if isinstance(parent, CgroupParent) and self.policy is not None:
-            try:
-                self._cgroup = MemoryCgroup.create(parent, self.policy.cgroup_limit_bytes)
-            except OSError as e:
-                log.warning("bot runs without a memory cgroup: %s", e)
-        if max_tasks is not None and cgroup != "off":
-            self._limit_tasks(max_tasks)
-
-        read_fd: int | None = None
-        write_fd: int | None = None
-        if stderr_limit_bytes > 0:
-            read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
-            os.set_blocking(read_fd, False)
-            self._capture = BoundedCapture(stderr_limit_bytes)
-        stderr_target: int = write_fd if write_fd is not None else subprocess.DEVNULL
-        stdout_target: int | None
-        if stdout == "capture":
-            stdout_target = stderr_target
-        elif stdout == "discard":
-            stdout_target = subprocess.DEVNULL
-        else:
-            stdout_target = None
-        shim_argv = [
-            sys.executable,
-            "-S",
-            "-E",
-            "-s",
-            _SHIM,
-            str(self.policy.rlimit_data_bytes if self.policy else 0),
-            "\n".join(str(cg.procs_file) for cg in self._cgroups()) or "-",
-            str(os.getpid()),
-            executable,
-            *argv,
-        ]
         try:
-            self._popen = subprocess.Popen(
-                shim_argv,
-                stdin=subprocess.DEVNULL,
-                stdout=stdout_target,
-                stderr=stderr_target,
-                env=child_env,
-                cwd=cwd,
-                start_new_session=True,
-                pass_fds=tuple(pass_fds),
-            )
+            self._spawn(argv, child_env, cwd, stdout, pass_fds, run_as)
         except BaseException:
-            for fd in (read_fd, write_fd):
-                if fd is not None:
-                    os.close(fd)
-            for cg in self._cgroups():
+            if self._output is not None:
+                self._output.abandon()
+            for cg in self._groups.all():
                 cg.remove()
             raise
-        finally:
-            if write_fd is not None and self._popen is not None:
-                os.close(write_fd)
+        self._watch(tag)
+        return self
+
+    def _spawn(
+        self,
+        argv: Sequence[str],
+        env: dict[str, str],
+        cwd: str | os.PathLike[str] | None,
+        stdout: OutputMode,
+        pass_fds: Sequence[int],
+        run_as: int | None = None,
+    ) -> None:
+        out, err = OutputPipe.targets(self._output, stdout)
+        self._popen = spawn_shim(
+            resolve_program(argv[0], env, cwd),
+            argv,
+            data_bytes=self.policy.rlimit_data_bytes if self.policy else 0,
+            cgroup_procs=[str(cg.procs_file) for cg in self._groups.all()],
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=err,
+            pass_fds=pass_fds,
+            run_as=run_as,
+        )
+
+    def _watch(self, tag: str) -> None:
+        """The process runs: track its tree, read its output, notice its exit, poll memory."""
+        assert self._popen is not None and self._loop is not None
         self.pid = self._popen.pid
         self.started_at = time.monotonic()
         self._tracker = TreeTracker(self.pid, tag)
         lastresort.register(self)
-        if read_fd is not None:
-            self._out_fd = read_fd
-            self._loop.add_reader(read_fd, self._on_output)
+        if self._output is not None:
+            self._output.started(self._loop)
         try:
             self._pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
@@ -226,7 +186,6 @@ class BotProcess:
             self._reaper_task = self._loop.create_task(self._reap_loop(), name=f"reap-{self.pid}")
         self._watched = True
         poller.watch(self)
-        return self
 
     # -- public facts ---------------------------------------------------------------------------
 
@@ -257,9 +216,14 @@ class BotProcess:
         return max(self.peak_rss_bytes, self.cgroup_peak_bytes or 0)
 
     @property
+    def max_tasks(self) -> int | None:
+        """The cap on the bot's processes and threads, when a cgroup enforces one."""
+        return self._groups.max_tasks
+
+    @property
     def cgroup(self) -> MemoryCgroup | None:
         """The bot's memory cgroup, if one was created (removed again by ``stop()``)."""
-        return self._cgroup
+        return self._groups.memory
 
     @property
     def cgroup_peak_bytes(self) -> int | None:
@@ -271,11 +235,7 @@ class BotProcess:
         """How many forks or thread starts the task cap refused (0 without a cap)."""
         if self._closed:  # the cgroups are gone; this is what they said last
             return self._tasks_refused_seen
-        if self._task_cgroup is not None:
-            return self._task_cgroup.tasks_refused()
-        if self.max_tasks is not None and self._cgroup is not None:
-            return self._cgroup.tasks_refused()
-        return 0
+        return self._groups.tasks_refused()
 
     @property
     def measurement(self) -> str:
@@ -284,8 +244,8 @@ class BotProcess:
         if self.policy is not None:
             parts.append("rlimit_data")
         parts.append("rss_poll")
-        if self._cgroup is not None and self._cgroup_joined:
-            parts.append(self._cgroup.parent.label)
+        if self._groups.memory is not None and self._cgroup_joined:
+            parts.append(self._groups.memory.parent.label)
         return "+".join(parts)
 
     @property
@@ -296,46 +256,20 @@ class BotProcess:
 
     def stderr_bytes(self) -> bytes:
         """The captured output (bounded: head and tail, with a marker for what was dropped)."""
-        return self._capture.getvalue() if self._capture else b""
+        return self._output.capture.getvalue() if self._output else b""
 
     def stderr_text(self) -> str:
         """The captured output as text."""
-        return self._capture.text() if self._capture else ""
+        return self._output.capture.text() if self._output else ""
 
     @property
     def stderr_dropped_bytes(self) -> int:
         """How many bytes of output the capture dropped."""
-        return self._capture.dropped_bytes if self._capture else 0
+        return self._output.capture.dropped_bytes if self._output else 0
 
     def exit_description(self) -> str:
         """One sentence about how the bot ended, for the game record."""
-        if self.running:
-            return "still running"
-        if self.memory_exceeded and self.policy is not None:
-            limit = self.policy.label()
-            peak = format_mb(self.peak_bytes)
-            if self.memory_verdict == "memory_error":
-                return (
-                    f"memory limit {limit} exceeded: an allocation was refused "
-                    f"(MemoryError, peak {peak})"
-                )
-            if self.memory_verdict == "cgroup_oom":
-                return f"killed: memory limit {limit} exceeded (peak {peak}, killed by the kernel)"
-            return f"killed: memory limit {limit} exceeded (peak {peak})"
-        rc = self.returncode
-        if rc is None:
-            return "exit status unknown (reaped by someone else)"
-        if self._tasks_refused_seen and self._stop_signal is None:
-            return (
-                f"{_describe_rc(rc)} after reaching its limit of {self.max_tasks} processes "
-                f"and threads ({self._tasks_refused_seen} refused)"
-            )
-        if self._stop_signal is not None:
-            how = "SIGTERM" if self._stop_signal == signal.SIGTERM else "SIGKILL after grace"
-            if rc == -self._stop_signal:
-                return f"stopped by the referee ({how})"
-            return f"{_describe_rc(rc)} after the referee asked it to stop ({how})"
-        return _describe_rc(rc)
+        return describe_exit(self, self._tasks_refused_seen, self._stop_signal)
 
     async def wait(self) -> int | None:
         """Wait for the main process to exit; returns ``returncode``."""
@@ -398,45 +332,22 @@ class BotProcess:
         with self._lock:  # the poller thread may be sampling (and remembering pids) right now
             self._signal_all(signal.SIGKILL)
             if self._tracker is not None:
-                self._tracker.sweep(self._cgroup_pids())
-        for cg in self._cgroups():
+                self._tracker.sweep(self._groups.pids())
+        for cg in self._groups.all():
             cg.kill_all()
             for _ in range(50):
                 if cg.try_remove():
                     break
                 time.sleep(0.01)
 
-    # -- internals ------------------------------------------------------------------------------
-
-    def _cgroups(self) -> list[MemoryCgroup]:
-        """The bot's cgroups: its memory one and, on cgroup v1, its ``pids`` one."""
-        return [cg for cg in (self._cgroup, self._task_cgroup) if cg is not None]
-
-    def _cgroup_pids(self) -> list[int]:
-        """Every process the bot's cgroups hold now."""
-        groups = self._cgroups()
-        if len(groups) == 1:
-            return groups[0].pids()
-        return sorted({pid for cg in groups for pid in cg.pids()})
-
-    def _limit_tasks(self, max_tasks: int) -> None:
-        """Cap the bot's processes and threads where a ``pids`` cgroup allows it."""
-        if self._cgroup is not None and self._cgroup.limit_tasks(max_tasks):
-            self.max_tasks = max_tasks
-            return
-        parent = detect_pids_parent()
-        if parent is None:
-            return
-        try:
-            self._task_cgroup = TaskCgroup.create_tasks(parent, max_tasks)
-        except OSError as e:
-            log.warning("bot runs without a task limit: %s", e)
-            return
-        self.max_tasks = max_tasks
-
     def _signal_all(self, sig: int) -> None:
         with self._lock:
-            if not self._reaped and self._popen is not None:
+            if self._wrapped and sig != signal.SIGKILL:
+                # The sandbox's wrapper would die of it and take the bot down unwarned: the
+                # bot's own processes get it instead (found afresh, not just from the polls).
+                if not self._reaped and self._tracker is not None:
+                    self._tracker.remember(sample_tree(self.pid, []).pids)
+            elif not self._reaped and self._popen is not None:
                 try:
                     if self._pidfd is not None:
                         signal.pidfd_send_signal(self._pidfd, sig)
@@ -445,45 +356,19 @@ class BotProcess:
                 except OSError:
                     pass
             if self._tracker is not None:
-                self._tracker.signal_others(sig)
+                # The wrapper leads the process group: only SIGKILL may reach it that way.
+                self._tracker.signal_others(sig, group=not self._wrapped or sig == signal.SIGKILL)
             if sig == signal.SIGKILL:
-                for cg in self._cgroups():
+                for cg in self._groups.all():
                     cg.kill_all()
 
-    def _on_output(self) -> None:
-        fd = self._out_fd
-        if fd is None or self._capture is None:
-            return
-        try:
-            data = os.read(fd, _READ_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if data:
-            self._capture.feed(data)
-        else:
-            self._close_output()
-
     def _drain_output(self) -> None:
-        """Read everything already in the pipe without waiting for writers to close it."""
-        while self._out_fd is not None and self._capture is not None:
-            try:
-                data = os.read(self._out_fd, _READ_CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                self._close_output()
-                return
-            self._capture.feed(data)
+        if self._output is not None:
+            self._output.drain()
 
     def _close_output(self) -> None:
-        if self._out_fd is not None and self._loop is not None:
-            self._loop.remove_reader(self._out_fd)
-            os.close(self._out_fd)
-            self._out_fd = None
+        if self._output is not None:
+            self._output.close()
 
     def _on_exit_ready(self) -> None:
         self._try_reap()
@@ -511,12 +396,12 @@ class BotProcess:
         if self._status_lost:
             self.returncode = None
         else:
-            self.returncode = os.waitstatus_to_exitcode(status)
+            self.returncode = unwrap_status(os.waitstatus_to_exitcode(status), self._wrapped)
         if self._popen is not None:
             # Tell Popen it is reaped so it never waits or warns about it.
             self._popen.returncode = self.returncode if self.returncode is not None else -1
-        if self._cgroup is not None:
-            self._cgroup_peak = self._cgroup.peak_bytes()
+        if self._groups.memory is not None:
+            self._cgroup_peak = self._groups.memory.peak_bytes()
             if self._cgroup_peak:
                 self._cgroup_joined = True  # something was charged to it: the bot joined
         self._tasks_refused_seen = self.tasks_refused
@@ -525,27 +410,18 @@ class BotProcess:
         # The bot is over: its leftovers go now, without grace.
         if self._tracker is not None:
             self._tracker.signal_others(signal.SIGKILL)
-        for cg in self._cgroups():
+        for cg in self._groups.all():
             cg.kill_all()
         self.exited_event.set()
         return True
 
     def _judge_after_exit(self) -> None:
-        if self.policy is None or self.memory_exceeded:
+        if self.memory_exceeded:
             return
-        if self._cgroup is not None and self._cgroup.oom_kills():
-            self._mark_exceeded("cgroup_oom")
-            return
-        if self.peak_rss_bytes > self.policy.limit_bytes:
-            self._mark_exceeded("rss")
-            return
-        rc = self.returncode
-        if (
-            rc not in (None, 0)
-            and self._capture is not None
-            and looks_like_memory_error(self._capture.tail_bytes(4096))
-        ):
-            self._mark_exceeded("memory_error")
+        tail = self._output.capture.tail_bytes(4096) if self._output else b""
+        verdict = judge_memory(self, tail)
+        if verdict is not None:
+            self._mark_exceeded(verdict)
 
     def _mark_exceeded(self, why: MemoryVerdict) -> None:
         if not self.memory_exceeded:
@@ -562,8 +438,8 @@ class BotProcess:
             if self._reaped or not self._watched:
                 return False
             t0 = time.perf_counter()
-            extra = self._cgroup_pids()
-            if extra and self._cgroup is not None and not self._cgroup_joined:
+            extra = self._groups.pids()
+            if extra and self._groups.memory is not None and not self._cgroup_joined:
                 self._cgroup_joined = True
             sample = sample_tree(self.pid, extra)
             self._tracker.remember(sample.pids)
@@ -597,16 +473,16 @@ class BotProcess:
             self._reaper_task = None
         if self._tracker is not None:
             deadline = time.monotonic() + 5.0
-            self._tracker.sweep(self._cgroup_pids())
+            self._tracker.sweep(self._groups.pids())
             while self._tracker.any_alive() and time.monotonic() < deadline:
-                self._tracker.sweep(self._cgroup_pids())
+                self._tracker.sweep(self._groups.pids())
                 await asyncio.sleep(0.01)
         self._drain_output()
         self._close_output()
-        if self._cgroup is not None and self._cgroup_peak is None:
-            self._cgroup_peak = self._cgroup.peak_bytes()
+        if self._groups.memory is not None and self._cgroup_peak is None:
+            self._cgroup_peak = self._groups.memory.peak_bytes()
         self._tasks_refused_seen = max(self._tasks_refused_seen, self.tasks_refused)
-        for cg in self._cgroups():
+        for cg in self._groups.all():
             deadline = time.monotonic() + 5.0
             while not cg.remove() and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
@@ -614,34 +490,10 @@ class BotProcess:
         lastresort.unregister(self)
 
 
-def _describe_rc(rc: int) -> str:
-    if rc >= 0:
-        return f"exited with code {rc}"
-    sig = -rc
-    try:
-        name = signal.Signals(sig).name
-    except ValueError:
-        return f"killed by signal {sig}"
-    desc = signal.strsignal(sig)
-    return f"killed by signal {name} ({desc.lower()})" if desc else f"killed by signal {name}"
-
-
-def _resolve(
-    program: str, env: Mapping[str, str] | None, cwd: str | os.PathLike[str] | None
-) -> str:
-    """The absolute path exec will run, checked now so a typo fails at start(), not in the bot."""
-    if os.sep in program:
-        path = Path(program)
-        if not path.is_absolute() and cwd is not None:
-            path = Path(cwd) / path
-        path = path.absolute()
-        if not path.exists():
-            raise FileNotFoundError(2, "No such file or directory", str(path))
-        if not os.access(path, os.X_OK) or path.is_dir():
-            raise PermissionError(13, "Not an executable file", str(path))
-        return str(path)
-    search = (env if env is not None else os.environ).get("PATH", os.defpath)
-    found = shutil.which(program, path=search)
-    if found is None:
-        raise FileNotFoundError(2, "No such program on PATH", program)
-    return os.path.abspath(found)
+def _check_arguments(argv: Sequence[str], poll_interval_s: float, max_tasks: int | None) -> None:
+    if not argv:
+        raise ValueError("argv must not be empty")
+    if poll_interval_s <= 0:
+        raise ValueError("poll_interval_s must be positive")
+    if max_tasks is not None and max_tasks < 1:
+        raise ValueError("max_tasks must be at least 1")

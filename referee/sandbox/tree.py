@@ -90,13 +90,13 @@ class TreeTracker:
             del self._known[pid]
         return alive
 
-    def signal_others(self, sig: int) -> int:
-        """Send ``sig`` to the process group and to remembered processes outside it.
-
-        Returns how many remembered processes were signalled.
+    def signal_others(self, sig: int, group: bool = True) -> int:
+        """Send ``sig`` to the process group (unless ``group`` is false) and to remembered
+        processes outside it. Returns how many remembered processes were signalled.
         """
-        with contextlib.suppress(OSError):
-            os.killpg(self.pgid, sig)
+        if group:
+            with contextlib.suppress(OSError):
+                os.killpg(self.pgid, sig)
         n = 0
         for p in self.known_alive():
             with contextlib.suppress(psutil.Error):

@@ -10,15 +10,9 @@ Typical use::
 See docs/storage.md for the schema and the resume contract.
 """
 
+from referee.storage.bots import BotVersionInfo
 from referee.storage.db import Database, default_url, open_database
-from referee.storage.errors import (
-    ConflictError,
-    DuplicateGameError,
-    NotFoundError,
-    PairingStateError,
-    StorageError,
-)
-from referee.storage.models import (
+from referee.storage.enums import (
     ForfeitPolicy,
     MemoryMeasure,
     PairingStatus,
@@ -28,24 +22,19 @@ from referee.storage.models import (
     TournamentStatus,
     Verdict,
 )
-from referee.storage.repository import (
-    BotVersionInfo,
-    FinishedGame,
-    GameDetail,
-    GameSummary,
-    PairingInfo,
-    PlayerInfo,
-    RatingInput,
-    RatingRow,
-    RatingTable,
-    Repository,
-    ResumeState,
-    SeatInfo,
-    SeatResult,
-    TokenInfo,
-    TournamentInfo,
-    TournamentSettings,
+from referee.storage.errors import (
+    ConflictError,
+    DuplicateGameError,
+    NotFoundError,
+    PairingStateError,
+    StorageError,
 )
+from referee.storage.games import FinishedGame, GameDetail, GameSummary, SeatInfo, SeatResult
+from referee.storage.pairings import PairingInfo, ResumeState
+from referee.storage.players import PlayerInfo, TokenInfo
+from referee.storage.ratings import RatingInput, RatingRow, RatingTable
+from referee.storage.repository import Repository
+from referee.storage.tournaments import TournamentInfo, TournamentSettings
 
 __all__ = [
     "BotVersionInfo",

@@ -1,12 +1,12 @@
 """The database schema as SQLAlchemy 2 typed declarative models.
 
 These classes are the storage layer's private vocabulary: the rest of the referee goes through
-:mod:`referee.storage.repository`, which returns plain dataclasses. Every schema change here
+:class:`referee.storage.Repository`, which returns plain dataclasses. Every schema change here
 needs an Alembic revision in ``migrations/versions`` (a test compares the two).
 
-Enumerated values (statuses, verdicts, source kinds) are stored as short strings guarded by
-CHECK constraints rather than native enum types: adding a verdict is then a one-line migration
-on both SQLite and PostgreSQL.
+Enumerated values (statuses, verdicts, source kinds; defined in :mod:`referee.storage.enums`)
+are stored as short strings guarded by CHECK constraints rather than native enum types: adding
+a verdict is then a one-line migration on both SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -33,8 +33,17 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-# Re-exported: the referee's one verdict vocabulary is the one stored.
-from referee.verdicts import Verdict as Verdict
+from referee.storage.enums import (
+    ForfeitPolicy,
+    MemoryMeasure,
+    PairingStatus,
+    PlayerKind,
+    SourceKind,
+    SubmissionStatus,
+    TournamentFormat,
+    TournamentStatus,
+    Verdict,
+)
 
 # Deterministic constraint names: Alembic needs them to drop or alter constraints later, and
 # SQLite batch migrations need them to recreate tables faithfully.
@@ -45,65 +54,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-
-class PlayerKind(enum.StrEnum):
-    PLAYER = "player"
-    TEAM = "team"
-
-
-class SourceKind(enum.StrEnum):
-    """Where a bot version's code comes from."""
-
-    PACKAGE = "package"
-    """A course-style package directory the referee launches."""
-    SDK_MODULE = "sdk_module"
-    """A Python module written against the client SDK, launched by the referee."""
-    COMMAND = "command"
-    """A shell command the referee launches."""
-    REMOTE = "remote"
-    """A bot that connects to the referee from elsewhere with a token."""
-
-
-class TournamentFormat(enum.StrEnum):
-    ROUND_ROBIN = "round_robin"
-    SWISS = "swiss"
-    GAUNTLET = "gauntlet"
-    LADDER = "ladder"
-
-
-class TournamentStatus(enum.StrEnum):
-    CREATED = "created"
-    RUNNING = "running"
-    PAUSED = "paused"
-    FINISHED = "finished"
-    CANCELLED = "cancelled"
-
-
-class ForfeitPolicy(enum.StrEnum):
-    """What a time, memory, illegal-move or crash forfeit does to the game's result."""
-
-    LOSS = "loss"
-    """The offender loses; the game is rated."""
-    VOID = "void"
-    """The game is kept with its verdict but left out of results and ratings."""
-
-
-class PairingStatus(enum.StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    FINISHED = "finished"
-    VOID = "void"
-
-
-class MemoryMeasure(enum.StrEnum):
-    """How a seat's peak memory was obtained."""
-
-    RSS_POLL = "rss_poll"
-    CGROUP = "cgroup"
-    RLIMIT = "rlimit"
-    SELF_REPORTED = "self_reported"
-    UNKNOWN = "unknown"
 
 
 def _in(column: str, values: type[enum.StrEnum]) -> str:
@@ -244,6 +194,8 @@ class Tournament(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+    #: Submitted bots play their latest version accepted before this moment (None: at start).
+    entries_close: Mapped[datetime | None]
 
     entries: Mapped[list[TournamentEntry]] = relationship(
         back_populates="tournament", order_by="TournamentEntry.seed"
@@ -412,3 +364,38 @@ class RatingEntry(Base):
     provisional: Mapped[bool] = mapped_column(default=False)
 
     snapshot: Mapped[RatingSnapshot] = relationship(back_populates="entries")
+
+
+class Submission(Base):
+    """An uploaded bot version: who sent it, what it holds and how its validation went.
+
+    The code itself lives in the submission store (``location`` of its bot version), named by
+    its content hash, never by anything the uploader chose.
+    """
+
+    __tablename__ = "submissions"
+    __table_args__ = (
+        CheckConstraint(_in("status", SubmissionStatus), name="status"),
+        Index(None, "owner_id", "uploaded_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE"), unique=True
+    )
+    owner_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"))
+    #: sha256 of the unpacked tree (``content_hash`` without its prefix).
+    digest: Mapped[str] = mapped_column(String(64), index=True)
+    archive_bytes: Mapped[int] = mapped_column(BigInteger)
+    unpacked_bytes: Mapped[int] = mapped_column(BigInteger)
+    files: Mapped[int]
+    uploaded_at: Mapped[datetime] = mapped_column(default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default=SubmissionStatus.VALIDATING.value)
+    #: The verdict's sentence (why it was rejected, or how the validation game ended).
+    reason: Mapped[str] = mapped_column(Text, default="")
+    #: The bot's own captured output from its validation game (bounded).
+    output: Mapped[str] = mapped_column(Text, default="")
+    validation_game_uid: Mapped[str | None] = mapped_column(String(64))
+    #: How the validation game confined and measured the bot (e.g. ``bwrap+cgroup_v2``).
+    sandbox: Mapped[str] = mapped_column(String(200), default="")
+    validated_at: Mapped[datetime | None]

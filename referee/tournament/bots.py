@@ -2,8 +2,8 @@
 
 A bot argument on the command line is either a registered bot (``name`` or ``name@version``)
 or something the referee can launch (a course-style package directory, an SDK module, a Python
-file or a shell command, see :mod:`referee.launch`), which is registered on the spot: its name
-is the spec's label and its version the first 12 hex digits of its content hash, so editing
+file or a shell command, see :mod:`referee.sandbox.launch`), which is registered on the spot:
+its name is the spec's label and its version the first 12 hex digits of its content hash, so editing
 the code makes a new version and the ratings never mix two bodies of code.
 """
 
@@ -13,7 +13,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from referee.launch import BotSpec, parse_bot_spec
+from referee.sandbox.launch import BotSpec, parse_bot_spec
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -126,15 +126,47 @@ def register_remote(
 
 
 def resolve_bot(repo: Repository, text: str) -> BotVersionInfo:
-    """A registered ``name[@version]``, else the launchable bot ``text`` registered now."""
+    """The one bot ``text`` names: a registered ``name[@version]`` (``owner/name`` for a bot
+    its owner's client registered, or just ``name`` when one owner has it), else a launchable
+    bot registered now. ``ValueError`` listing the matches when ``text`` names several (e.g. an
+    example module and a student's bot of the same name): nothing is picked silently."""
+    if text.startswith(("sdk:", "cmd:")):
+        return register_source(repo, text)
     name, sep, version = text.partition("@")
-    if "/" not in text and " " not in text:
+    wanted = version if sep else None
+    is_path = Path(text.split(":", 1)[0]).exists()
+    owned: list[str] = []
+    if not is_path and " " not in text:
         try:
-            return repo.find_bot_version(name, version if sep else None)
+            return repo.find_bot_version(name, wanted)
         except NotFoundError:
-            if sep:
+            if sep and "/" not in name:
                 raise
+        names = {v.bot_name for v in repo.list_bot_versions()}
+        owned = sorted(n for n in names if n.endswith(f"/{name}"))
+    local = _launchable(text)
+    if local and owned:
+        raise ValueError(
+            f"{text} names several bots: the local bot {text} and {', '.join(owned)}; "
+            f"give one of {', '.join(owned)}, or sdk:{text} for the local one"
+        )
+    if len(owned) > 1:
+        raise ValueError(f"{text} names several bots: {', '.join(owned)}; give one of them")
+    if owned:
+        return repo.find_bot_version(owned[0], wanted)
     return register_source(repo, text)
+
+
+def _launchable(text: str) -> bool:
+    """Whether ``text`` is a local bot this machine can start (a path or an importable module)."""
+    try:
+        spec = parse_bot_spec(text)
+    except ValueError:
+        return False
+    if spec.kind != "sdk":
+        return False
+    target = spec.value.split(":", 1)[0]
+    return Path(target).exists() or _module_origin(target) is not None
 
 
 def launch_spec(version: BotVersionInfo) -> BotSpec:
@@ -144,3 +176,18 @@ def launch_spec(version: BotVersionInfo) -> BotSpec:
     if version.source_kind is SourceKind.REMOTE:
         raise ValueError(f"{version.label} is a remote bot: it connects by itself")
     return BotSpec("sdk", version.location)
+
+
+def launchable_spec(repo: Repository, text: str) -> BotSpec | None:
+    """How ``text`` (as :func:`resolve_bot` takes it) would be launched; ``None`` for a remote
+    bot. Nothing is registered."""
+    name, sep, version = text.partition("@")
+    if "/" not in text and " " not in text:
+        try:
+            found = repo.find_bot_version(name, version if sep else None)
+        except NotFoundError:
+            if sep:
+                raise
+        else:
+            return None if found.source_kind is SourceKind.REMOTE else launch_spec(found)
+    return parse_bot_spec(text)

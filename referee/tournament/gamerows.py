@@ -9,8 +9,8 @@ from typing import Any
 
 from engine.game import Game
 from engine.records import record_to_json, write_record
-from referee.match import GameReport
-from referee.record import build_record
+from referee.match.records import build_record
+from referee.match.runner import GameReport, SeatReport
 from referee.storage import BotVersionInfo, FinishedGame, MemoryMeasure, SeatResult, Verdict
 
 #: How much of a bot's output is stored with each seat.
@@ -41,33 +41,9 @@ def finished_game(
     record = build_record(report, game, event=event)
     record_json = record_to_json(record, game.seat_names)
     record_json["referee"] = report.summary()
-    think = [0.0, 0.0]
-    for m in report.moves:
-        think[m.seat] += m.think_time_s
-    seat_results = []
-    for i, (seat_report, v) in enumerate(zip(report.seats, seats, strict=True)):
-        if seat_report.memory_method == "cgroup":
-            measure = MemoryMeasure.CGROUP
-        elif seat_report.sampled_rss_bytes:
-            measure = MemoryMeasure.RSS_POLL
-        elif seat_report.peak_rss_bytes:
-            measure = MemoryMeasure.SELF_REPORTED
-        else:
-            measure = MemoryMeasure.UNKNOWN
-        output = outputs[i] if i < len(outputs) else ""
-        seat_results.append(
-            SeatResult(
-                bot_version_id=v.id,
-                time_used_s=seat_report.time_used_s,
-                reported_think_s=think[i],
-                peak_memory_bytes=seat_report.peak_memory_bytes or None,
-                memory_measure=measure,
-                stderr=output[-STDERR_KEEP:] or None,
-            )
-        )
     return FinishedGame(
         game=game.name,
-        seats=seat_results,
+        seats=_seat_results(report, seats, outputs),
         verdict=Verdict(end.verdict),
         winner_seat=end.winner,
         plies=report.plies,
@@ -95,3 +71,36 @@ def finished_game(
         game_index=game_index,
         uid=uid,
     )
+
+
+def _seat_results(
+    report: GameReport, seats: Sequence[BotVersionInfo], outputs: Sequence[str]
+) -> list[SeatResult]:
+    """Each seat's clock, think time, memory peak (and how it was measured) and output."""
+    think = [0.0, 0.0]
+    for m in report.moves:
+        think[m.seat] += m.think_time_s
+    results = []
+    for i, (seat_report, v) in enumerate(zip(report.seats, seats, strict=True)):
+        output = outputs[i] if i < len(outputs) else ""
+        results.append(
+            SeatResult(
+                bot_version_id=v.id,
+                time_used_s=seat_report.time_used_s,
+                reported_think_s=think[i],
+                peak_memory_bytes=seat_report.peak_memory_bytes or None,
+                memory_measure=_memory_measure(seat_report),
+                stderr=output[-STDERR_KEEP:] or None,
+            )
+        )
+    return results
+
+
+def _memory_measure(seat: SeatReport) -> MemoryMeasure:
+    if seat.memory_method == "cgroup":
+        return MemoryMeasure.CGROUP
+    if seat.sampled_rss_bytes:
+        return MemoryMeasure.RSS_POLL
+    if seat.peak_rss_bytes:
+        return MemoryMeasure.SELF_REPORTED
+    return MemoryMeasure.UNKNOWN

@@ -14,6 +14,14 @@ from referee.storage import RatingInput, Repository
 
 METHOD = "openskill"
 DEFAULT_LADDER = "main"
+#: The game a ladder or table is of when none is named (the course's game).
+DEFAULT_GAME = "tetress"
+
+
+def ladder_name(name: str, game: str) -> str:
+    """The stored ladder of ``game``: ``name`` for Tetress, ``name-GAME`` for another game, so
+    that Tetress and ATT ratings are never one table."""
+    return name if game == DEFAULT_GAME else f"{name}-{game}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,18 +32,22 @@ class LadderStanding:
     ids: dict[str, int]
 
 
-def compute_ladder(repo: Repository) -> LadderStanding:
-    """The ladder over every stored game (voided forfeits and aborted games change nothing)."""
-    results = repo.game_results()
+def compute_ladder(repo: Repository, game: str = DEFAULT_GAME) -> LadderStanding:
+    """The ladder over every stored game of ``game`` (voided forfeits and aborted games change
+    nothing)."""
+    results = repo.game_results(game=game)
     ids = {v.label: v.id for v in repo.list_bot_versions()}
     ladder = Ladder()
     ladder.record_all(results)
     return LadderStanding(tuple(ladder.standings()), len(results), ids)
 
 
-def update_ladder(repo: Repository, name: str = DEFAULT_LADDER) -> LadderStanding:
-    """Recompute the ladder and store it as a new snapshot of ladder ``name``."""
-    standing = compute_ladder(repo)
+def update_ladder(
+    repo: Repository, name: str = DEFAULT_LADDER, game: str = DEFAULT_GAME
+) -> LadderStanding:
+    """Recompute the ladder of ``game`` and store it as a new snapshot of
+    :func:`ladder_name` ``(name, game)``."""
+    standing = compute_ladder(repo, game)
     rows = [
         RatingInput(
             bot_version_id=standing.ids[r.player],
@@ -50,6 +62,10 @@ def update_ladder(repo: Repository, name: str = DEFAULT_LADDER) -> LadderStandin
     ]
     if rows:
         repo.save_ratings(
-            METHOD, rows, ladder=name, anchor="mu - 3 sigma", games_counted=standing.games
+            METHOD,
+            rows,
+            ladder=ladder_name(name, game),
+            anchor="mu - 3 sigma",
+            games_counted=standing.games,
         )
     return standing

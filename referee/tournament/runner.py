@@ -19,10 +19,11 @@ and resuming are the same thing::
 * Resume: :meth:`Repository.resume_tournament` turns pairings left ``running`` by a crash back
   to ``pending``; their finished games stay and only the missing game indices are played.
   A game cut off by the crash was never stored, so it is replayed from its start.
-* Bots: launched ones (package, SDK module, command) get fresh processes for every game
-  (:func:`referee.local.play_match`); remote ones are taken from the lobby of ``server``
-  (registered bots whose owner's token opened the session). A game with a remote seat is
-  played on ``server``; a launched bot in such a game connects to it with a one-game token.
+* Bots: one game is played by :class:`.play.GamePlayer`: launched ones (package, SDK module,
+  command) get fresh processes for every game; remote ones are taken from the lobby of
+  ``server`` (:mod:`.seats`). A game with a remote seat is played on ``server``; a launched
+  bot in such a game connects to it with a one-game token
+  (:class:`referee.server.auth.LaunchTokens`).
 """
 
 from __future__ import annotations
@@ -30,22 +31,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from engine.game import Game
 from engine.registry import load_game
-from referee import verdicts
-from referee.clock import TimeControl
-from referee.launch import LaunchedBot, launch
-from referee.local import note_launched, play_match, watch_launched
-from referee.logging import get_logger
-from referee.match import GameReport, MatchRunner, Observer, new_game_id
-from referee.session import BotSession, Identity
+from referee.analysis.openings import book_from_json, opening_labels
+from referee.match.clock import TimeControl
+from referee.match.runner import new_game_id
+from referee.sandbox.isolation import Isolation, choose, require_trusted
+from referee.server.app import RefereeServer
+from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
@@ -59,18 +58,15 @@ from referee.storage import (
     TournamentStatus,
     Verdict,
 )
-from referee.tournament import schedule
-from referee.tournament.bots import launch_spec
+from referee.telemetry.logs import get_logger
+from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
+from referee.tournament.entries import settle_entries
 from referee.tournament.gamerows import finished_game
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
-from referee.tournament.live import LiveEnd, LiveHub, LiveObserver
+from referee.tournament.play import GamePlayer, GameTerms, Played
 from referee.tournament.standings import save_tournament_ratings
-from referee.verdicts import GameEnd
 
 log = get_logger("referee.tournament")
-
-#: How much of a bot's output is stored with each seat.
-STDERR_KEEP = 8 * 1024
 
 
 class Progress(Protocol):
@@ -100,40 +96,6 @@ class RunSummary:
         return self.status is TournamentStatus.FINISHED
 
 
-class LaunchTokens:
-    """The server's authenticator in tournament mode: one-game tokens for launched bots
-    first, then the stored player tokens (``fallback``)."""
-
-    def __init__(self, fallback: Any | None = None) -> None:
-        self.tokens: dict[str, str] = {}
-        self.fallback = fallback
-
-    async def authenticate(self, hello: Any) -> Identity:
-        from referee.auth import AuthError
-
-        player = self.tokens.get(hello.token)
-        if player is not None:
-            name = " ".join(hello.bot_name.split())[:64] or "anonymous"
-            return Identity(name=name, player_id=player)
-        if self.fallback is None:
-            raise AuthError("unknown token")
-        result: Identity = await self.fallback.authenticate(hello)
-        return result
-
-
-@dataclass(eq=False)
-class _Played:
-    report: GameReport
-    outputs: list[str] = field(default_factory=list)
-
-
-def _player_is(player: str) -> Callable[[BotSession], bool]:
-    def matches(session: BotSession) -> bool:
-        return session.identity.player_id == player
-
-    return matches
-
-
 class TournamentRunner:
     """Runs (or resumes) one stored tournament to its end; see the module docstring."""
 
@@ -144,15 +106,20 @@ class TournamentRunner:
         *,
         concurrency: int | None = None,
         hub: LiveHub | None = None,
-        server: Any | None = None,
+        server: RefereeServer | None = None,
         progress: Progress | None = None,
         ladder: str | None = DEFAULT_LADDER,
         max_attempts: int = 3,
         connect_timeout: float = 30.0,
-        remote_timeout: float | None = None,
+        remote_timeout: float | None = DEFAULT_REMOTE_WAIT_S,
         on_game: Callable[[GameSummary], None] | None = None,
+        isolation: Isolation | None = None,
+        no_sandbox: bool = False,
     ) -> None:
         self.repo = repo
+        #: ``no_sandbox`` (``--no-sandbox``) also allows launching other owners' bots
+        #: uncontained where the sandbox cannot run.
+        self.no_sandbox = no_sandbox
         self.info: TournamentInfo = repo.get_tournament(tournament)
         s = self.info.settings
         self.concurrency = max(1, concurrency or s.concurrency or os.cpu_count() or 1)
@@ -161,24 +128,32 @@ class TournamentRunner:
         self.progress = progress
         self.ladder = ladder if s.options.get("ladder", True) is not False else None
         self.max_attempts = max(1, max_attempts)
-        self.connect_timeout = float(s.options.get("connect_timeout", connect_timeout))
-        self.remote_timeout = remote_timeout
         self.on_game = on_game
         self.game: Game[Any] = load_game(s.game, **{k: int(v) for k, v in s.game_params.items()})
         tc = s.time_control
-        self.time_control = TimeControl(
-            game_time_s=float(tc.get("per_game", 180.0)),
-            move_time_s=float(tc.get("per_move", 0.0)),
-            increment_s=float(tc.get("increment", 0.0)),
-            grace_s=float(tc.get("grace", 0.25)),
+        terms = GameTerms(
+            game=self.game,
+            time_control=TimeControl(
+                game_time_s=float(tc.get("per_game", 180.0)),
+                move_time_s=float(tc.get("per_move", 0.0)),
+                increment_s=float(tc.get("increment", 0.0)),
+                grace_s=float(tc.get("grace", 0.25)),
+            ),
+            memory_mb=s.memory_limit_mb,
+            connect_timeout=float(s.options.get("connect_timeout", connect_timeout)),
+            remote_timeout=remote_timeout,
+            isolation=isolation if isolation is not None else choose(no_sandbox),
         )
-        self.memory_mb = s.memory_limit_mb
+        self.player = GamePlayer(terms, server)
+        # Submitted bots: the version each plays is fixed before the first pairing.
+        self.settled = settle_entries(repo, self.info.id)
         self.entrants = repo.tournament_entrants(self.info.id)
         self.versions = {v.id: v for v in self.entrants}
-        self._owners: dict[int, str] = {}
-        self._reserved: set[str] = set()
         self._ladder_dirty: asyncio.Event | None = None  # made on the loop, in run()
         self._summary = RunSummary(self.info.id, self.info.status)
+        book = s.options.get("openings")
+        #: The tournament's openings book (stored with it when created with --openings).
+        self.book = book_from_json(book, str(book.get("source") or "book")) if book else None
 
     # ---------------------------------------------------------------- the tournament
 
@@ -189,14 +164,8 @@ class TournamentRunner:
         start = time.monotonic()
         repo = self.repo
         t = self.info
-        if any(v.source_kind is SourceKind.REMOTE for v in self.entrants):
-            if self.server is None:
-                raise ValueError(
-                    "this tournament has remote bots: run it with a server they connect to"
-                )
-            for v in self.entrants:
-                if v.source_kind is SourceKind.REMOTE and v.owner_id is not None:
-                    self._owners[v.id] = repo.get_player(v.owner_id).name
+        self.find_owners()
+        self._check_isolation()
         state = await asyncio.to_thread(repo.resume_tournament, t.id)
         self._summary.reset = state.reset
         if state.reset:
@@ -227,6 +196,30 @@ class TournamentRunner:
         self._summary.wall_s = time.monotonic() - start
         return self._summary
 
+    def find_owners(self) -> None:
+        """Tell the seat finder who owns each remote entrant (whose token may play it)."""
+        remote = [v for v in self.entrants if v.source_kind is SourceKind.REMOTE]
+        if not remote:
+            return
+        if self.player.seats is None:
+            raise ValueError(
+                "this tournament has remote bots: run it with a server they connect to"
+            )
+        for v in remote:
+            if v.owner_id is not None:
+                self.player.seats.owners[v.id] = self.repo.get_player(v.owner_id).name
+
+    def _check_isolation(self) -> None:
+        """Refuse, before any game, to launch another owner's bot without the sandbox."""
+        for v in self.entrants:
+            if v.source_kind is not SourceKind.REMOTE:
+                require_trusted(
+                    self.player.terms.isolation,
+                    trusted=v.owner_id is None,
+                    what=f"{v.label} (entered by player #{v.owner_id})",
+                    allow_none=self.no_sandbox,
+                )
+
     async def _wrap_up(self, status: TournamentStatus) -> None:
         repo = self.repo
         for p in await asyncio.to_thread(repo.pairings, self.info.id, status=PairingStatus.RUNNING):
@@ -240,7 +233,7 @@ class TournamentRunner:
             # Only when something changed: running a finished tournament again stores nothing.
             await asyncio.to_thread(save_tournament_ratings, repo, self.info.id)
         if self.ladder:
-            await asyncio.to_thread(update_ladder, repo, self.ladder)
+            await asyncio.to_thread(update_ladder, repo, self.ladder, self.info.settings.game)
 
     async def _ladder_loop(self) -> None:
         assert self._ladder_dirty is not None and self.ladder is not None
@@ -248,7 +241,9 @@ class TournamentRunner:
             await self._ladder_dirty.wait()
             self._ladder_dirty.clear()
             try:
-                await asyncio.to_thread(update_ladder, self.repo, self.ladder)
+                await asyncio.to_thread(
+                    update_ladder, self.repo, self.ladder, self.info.settings.game
+                )
             except Exception:
                 log.exception("ladder_update_failed")
             await asyncio.sleep(1.0)
@@ -307,6 +302,13 @@ class TournamentRunner:
                 "board": str(pairing.board + 1),
                 "leg": str(index + 1),
             }
+            opening: tuple[str, ...] = ()
+            if self.book is not None:
+                # Both games of a pair (legs 1-2, 3-4...) start from one opening, sides swapped.
+                pairs = max(1, (self.info.settings.games_per_pairing + 1) // 2)
+                chosen = self.book.pick(pairing.id * pairs + index // 2)
+                labels.update(opening_labels(chosen, self.book))
+                opening = chosen.moves
             started = datetime.now(UTC)
             if self.hub is not None:
                 self.hub.start(
@@ -319,11 +321,13 @@ class TournamentRunner:
                 )
             observer = LiveObserver(self.hub, uid) if self.hub is not None else None
             try:
-                played = await self._play(seats, uid, labels, observer)
+                played = await self.player.play(seats, uid, labels, observer, opening)
             finally:
                 if self.hub is not None:
                     # A game that never started (a bot did not connect) has no on_end.
-                    self.hub.finish(uid, LiveEnd("*", "aborted", "aborted", "not played", None))
+                    self.hub.finish(
+                        uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "not played", None)
+                    )
             finished = datetime.now(UTC)
             game = self._finished_game(played, seats, pairing, index, uid, started, finished)
             try:
@@ -354,208 +358,9 @@ class TournamentRunner:
         if self.on_game is not None:
             self.on_game(summary)
 
-    async def _play(
-        self,
-        seats: Sequence[BotVersionInfo],
-        uid: str,
-        labels: dict[str, str],
-        observer: Observer | None,
-    ) -> _Played:
-        if all(v.source_kind is not SourceKind.REMOTE for v in seats):
-            result = await play_match(
-                [launch_spec(v) for v in seats],
-                self.game,
-                time_control=self.time_control,
-                memory_mb=self.memory_mb,
-                observer=observer,
-                connect_timeout=self.connect_timeout,
-                labels=labels,
-                game_id=uid,
-            )
-            return _Played(result.report, [result.output(i) for i in range(2)])
-        return await self._play_on_server(seats, uid, labels, observer)
-
-    async def _play_on_server(
-        self,
-        seats: Sequence[BotVersionInfo],
-        uid: str,
-        labels: dict[str, str],
-        observer: Observer | None,
-    ) -> _Played:
-        server = self.server
-        assert server is not None
-        auth = server.auth
-        launched: list[LaunchedBot | None] = [None, None]
-        wanted: list[Callable[[BotSession], bool]] = []
-        tokens: list[str] = []
-        try:
-            for seat, v in enumerate(seats):
-                if v.source_kind is SourceKind.REMOTE:
-                    wanted.append(self._remote_predicate(v))
-                    continue
-                if not isinstance(auth, LaunchTokens):
-                    raise ValueError("launched bots on a server need LaunchTokens as its auth")
-                token = secrets.token_hex(16)
-                player = f"launch:{uid}:{seat}"
-                auth.tokens[token] = player
-                tokens.append(token)
-                address = server.addresses[0]
-                launched[seat] = await launch(
-                    launch_spec(v), address, token, memory_mb=self.memory_mb
-                )
-                wanted.append(_player_is(player))
-            # A launched bot has connect_timeout to connect (and is given up on at once if its
-            # process exits); a remote one remote_timeout (None: wait for it).
-            limits = [
-                self.remote_timeout if bot is None else self.connect_timeout for bot in launched
-            ]
-            sessions = await self._take_sessions(wanted, limits, launched)
-            if any(s is None for s in sessions):
-                return _Played(self._unplayed(seats, sessions, uid, labels, launched))
-            found = [s for s in sessions if s is not None]
-            try:
-                runner = MatchRunner(
-                    self.game,
-                    found,
-                    time_control=self.time_control,
-                    memory_limit_bytes=int((self.memory_mb or 0) * 1024 * 1024),
-                    game_id=uid,
-                    labels=labels,
-                    observer=observer,
-                    # The sandbox measures launched bots; remote ones only report.
-                    self_reported_memory=[bot is None for bot in launched],
-                )
-            finally:
-                for s in found:
-                    self._reserved.discard(s.session_id)
-            watchers = watch_launched(runner, launched)
-            try:
-                report = await runner.run()
-            finally:
-                for task in watchers:
-                    task.cancel()
-            await server.lobby.notify()
-            for s, bot in zip(found, launched, strict=True):
-                if bot is not None:
-                    await s.goodbye("the game is over")
-            note_launched(report, launched)
-            outputs = [bot.output.text() if bot is not None else "" for bot in launched]
-            return _Played(report, outputs)
-        finally:
-            for token in tokens:
-                if isinstance(auth, LaunchTokens):
-                    auth.tokens.pop(token, None)
-            await asyncio.gather(
-                *(b.stop() for b in launched if b is not None), return_exceptions=True
-            )
-
-    def _remote_predicate(self, v: BotVersionInfo) -> Callable[[BotSession], bool]:
-        owner = self._owners.get(v.id)
-        game = self.game.name
-
-        def matches(s: BotSession) -> bool:
-            return (
-                s.identity.player_id == owner
-                and s.identity.name == v.location
-                and s.plays(game)
-                and s.is_free()
-                and s.session_id not in self._reserved
-            )
-
-        return matches
-
-    async def _take_sessions(
-        self,
-        wanted: Sequence[Callable[[BotSession], bool]],
-        limits: Sequence[float | None],
-        launched: Sequence[LaunchedBot | None],
-    ) -> list[BotSession | None]:
-        """Sessions for every seat at once (taking them one by one could deadlock two games
-        that wait for each other's bots). A seat still missing after its limit (seconds,
-        ``None``: no limit), or whose launched process has exited, is ``None``."""
-        lobby = self.server.lobby  # type: ignore[union-attr]
-        now = time.monotonic()
-        deadlines = [None if limit is None else now + limit for limit in limits]
-        while True:
-            since = lobby.generation
-            chosen: list[BotSession | None] = []
-            taken: set[str] = set()
-            for predicate in wanted:
-                pick = next(
-                    (s for s in lobby.sessions() if s.session_id not in taken and predicate(s)),
-                    None,
-                )
-                if pick is not None:
-                    taken.add(pick.session_id)
-                chosen.append(pick)
-            if all(s is not None for s in chosen):
-                self._reserved.update(taken)
-                return chosen
-            now = time.monotonic()
-            waiting = [
-                d
-                for s, d, bot in zip(chosen, deadlines, launched, strict=True)
-                if s is None and (d is None or d > now) and (bot is None or bot.running)
-            ]
-            if len(waiting) < chosen.count(None):
-                return chosen  # a seat is given up on: the game cannot start
-            left = None if None in waiting else min(d for d in waiting if d is not None) - now
-            with contextlib.suppress(TimeoutError):
-                # Also wake now and then to notice a launched process that exited.
-                poll = 0.25 if any(b is not None for b in launched) else None
-                wait = left if poll is None else (poll if left is None else min(left, poll))
-                async with asyncio.timeout(wait):
-                    await lobby.wait_change(since)
-
-    def _unplayed(
-        self,
-        seats: Sequence[BotVersionInfo],
-        sessions: Sequence[BotSession | None],
-        uid: str,
-        labels: dict[str, str],
-        launched: Sequence[LaunchedBot | None] = (None, None),
-    ) -> GameReport:
-        from referee.match import SeatReport
-
-        names = self.game.seat_names
-        missing = [i for i, s in enumerate(sessions) if s is None]
-        end: GameEnd
-        if len(missing) == 2:
-            end = verdicts.aborted("neither bot connected")
-        else:
-            seat = missing[0]
-            bot = launched[seat] if seat < len(launched) else None
-            if bot is not None and not bot.running:
-                end = verdicts.fault(
-                    Verdict.RUNTIME_ERROR,
-                    seat,
-                    f"{names[seat]}'s bot exited before connecting ({bot.describe_exit()})",
-                )
-            else:
-                end = verdicts.fault(
-                    Verdict.DISCONNECT,
-                    seat,
-                    f"{names[seat]} ({seats[seat].label}) was not connected",
-                )
-        state = self.game.new_state()
-        return GameReport(
-            game_id=uid,
-            game=self.game.name,
-            params=dict(self.game.params),
-            seat_names=(names[0], names[1]),
-            seats=[SeatReport(v.bot_name, v.version) for v in seats],
-            time_control=self.time_control,
-            memory_limit_bytes=int((self.memory_mb or 0) * 1024 * 1024),
-            initial_position=state.to_string(),
-            started_at="",
-            labels=labels,
-            final_position=state.to_string(),
-            end=end,
-        )
-
     def _finished_game(
         self,
-        played: _Played,
+        played: Played,
         seats: Sequence[BotVersionInfo],
         pairing: PairingInfo,
         index: int,

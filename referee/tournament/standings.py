@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from referee.ratings import Leaderboard, build_leaderboard
 from referee.storage import BotVersionInfo, RatingInput, Repository
+from referee.tournament.ladder import DEFAULT_GAME
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -22,9 +23,13 @@ def standings(
     *,
     anchor: str | None = None,
     anchor_rating: float = 1500.0,
+    game: str | None = None,
 ) -> Standings:
-    """The table of a tournament (its entrants, even without games) or of every game."""
-    results = repo.game_results(tournament_id=tournament_id)
+    """The table of a tournament (its entrants, even without games) or of every stored game of
+    ``game`` (default Tetress: two games' ratings are never one table)."""
+    if tournament_id is None:
+        game = game or DEFAULT_GAME
+    results = repo.game_results(tournament_id=tournament_id, game=game)
     if tournament_id is not None:
         entrants = repo.tournament_entrants(tournament_id)
     else:

@@ -1,4 +1,7 @@
-"""ATT against the independent reference games in shared/conformance/att (every turn)."""
+"""ATT against the independent reference games in tests/data/conformance/att (every turn).
+
+ATT_CONFORMANCE_DIR points the test at another folder of *.jsonl games.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from engine.att import AsymmetricTetrisTactics, Choice, Drop
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_DIR = Path(
-    os.environ.get("ATT_CONFORMANCE_DIR", str(ROOT.parent / "shared" / "conformance" / "att"))
+    os.environ.get("ATT_CONFORMANCE_DIR", str(ROOT / "tests" / "data" / "conformance" / "att"))
 )
 FILES = sorted(CONFORMANCE_DIR.glob("*.jsonl"))
 

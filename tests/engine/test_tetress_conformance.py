@@ -1,4 +1,7 @@
-"""Replays the reference Tetress games and agrees with them on every ply."""
+"""Replays the reference Tetress games and agrees with them on every ply.
+
+The games are in tests/data/conformance/tetress; TETRESS_CONFORMANCE_DIR points elsewhere.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from engine.outcome import Termination
 from engine.tetress import Placement, Tetress
 
 _REPO = Path(__file__).resolve().parents[2]
-_DEFAULT_DIR = _REPO.parent / "shared" / "conformance" / "tetress"
+_DEFAULT_DIR = _REPO / "tests" / "data" / "conformance" / "tetress"
 CONFORMANCE_DIR = Path(os.environ.get("TETRESS_CONFORMANCE_DIR", str(_DEFAULT_DIR)))
 
 

@@ -5,8 +5,9 @@ the bound docs/referee.md states, is recorded per move, and is charged in full."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from fault_helpers import faultbot
@@ -14,20 +15,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.registry import load_game
-from referee.auth import TokenTable
-from referee.clock import TimeControl
-from referee.launch import LaunchedBot, launch
-from referee.match import GameReport, MatchRunner
-from referee.server import RefereeServer
-from referee.session import BotSession
+from referee.match.clock import TimeControl
+from referee.match.local import local_referee
+from referee.match.runner import GameReport, MatchRunner
+from referee.server.session import BotSession
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 #: The bound docs/referee.md states for one move's lag (typically well under a millisecond on
 #: an idle machine; generous because the machines this runs on are shared).
 LAG_BOUND_S = 0.25
-
-
-def _player_is(player: str) -> Callable[[BotSession], bool]:
-    return lambda session: session.identity.player_id == player
 
 
 class Bench:
@@ -38,20 +36,18 @@ class Bench:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.bots: list[LaunchedBot] = []
         self.sessions: list[BotSession] = []
-        self.server = RefereeServer(auth=TokenTable({"t-sleeper": "sleeper", "t-fast": "fast"}))
+        self.stack = contextlib.AsyncExitStack()
         self.call(self._start())
 
     def call(self, coro: object) -> object:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(120)  # type: ignore[arg-type]
 
     async def _start(self) -> None:
-        address = await self.server.start("127.0.0.1:0")
-        for token, fault in (("t-sleeper", "schedule"), ("t-fast", "none")):
-            self.bots.append(await launch(faultbot(fault), address, token))
-        for player in ("sleeper", "fast"):
-            self.sessions.append(await self.server.lobby.wait_for(_player_is(player), 60))
+        ref = await self.stack.enter_async_context(local_referee())
+        for player, fault in (("sleeper", "schedule"), ("fast", "none")):
+            _, session = await ref.connect(faultbot(fault), player, timeout=60)
+            self.sessions.append(session)
 
     async def game(self, sleeps: list[float]) -> GameReport:
         runner = MatchRunner(
@@ -65,8 +61,7 @@ class Bench:
     async def _stop(self) -> None:
         for session in self.sessions:
             await session.goodbye("done")
-        await asyncio.gather(*(bot.stop(1.0) for bot in self.bots))
-        await self.server.stop(0.5)
+        await self.stack.aclose()
 
     def close(self) -> None:
         self.call(self._stop())

@@ -5,31 +5,24 @@ than the unrequested-message allowance)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 
+import pytest
 from fault_helpers import faultbot
 
 from engine.registry import load_game
-from referee.auth import TokenTable
-from referee.launch import launch
-from referee.match import MatchRunner
-from referee.server import RefereeServer
-from referee.session import BotSession
+from referee.match.local import local_referee
+from referee.match.runner import MatchRunner
 
-
-def _player_is(player: str) -> Callable[[BotSession], bool]:
-    return lambda session: session.identity.player_id == player
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 
 def test_fast_bots_playing_many_games_are_never_flood_limited() -> None:
     """60 ATT games back to back over two sessions all end normally (no protocol error)."""
 
     async def main() -> tuple[list[str], int]:
-        server = RefereeServer(auth=TokenTable({"ta": "a", "tb": "b"}))
-        address = await server.start("127.0.0.1:0")
-        bots = [await launch(faultbot(), address, token) for token in ("ta", "tb")]
-        try:
-            sessions = [await server.lobby.wait_for(_player_is(p), 60) for p in ("a", "b")]
+        async with local_referee() as ref:
+            sessions = [(await ref.connect(faultbot(), p, timeout=60))[1] for p in ("a", "b")]
             verdicts = []
             moves = 0
             for i in range(60):
@@ -41,9 +34,6 @@ def test_fast_bots_playing_many_games_are_never_flood_limited() -> None:
             for session in sessions:
                 await session.goodbye("done")
             return verdicts, moves
-        finally:
-            await asyncio.gather(*(bot.stop(1.0) for bot in bots))
-            await server.stop(0.5)
 
     verdicts, moves = asyncio.run(main())
     assert moves > 2 * 1000  # well beyond the allowance of unrequested messages per bot

@@ -14,15 +14,19 @@ from pathlib import Path
 
 import grpc
 import psutil
+import pytest
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.records import read_record
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
 FAULTBOT = BOTS / "faultbot.py"
 SLOW_BOT = str(BOTS / "slow_bot.py")
-REFEREE = [sys.executable, "-m", "referee.cli"]
+REFEREE = [sys.executable, "-m", "referee.commands.main"]
 
 
 def _faultbot(fault: str, at: int = 2) -> str:
@@ -86,7 +90,9 @@ def _first_reply(address: str) -> pb.RefereeMessage:
             request_serializer=pb.BotMessage.SerializeToString,
             response_deserializer=pb.RefereeMessage.FromString,
         )
-        hello = pb.BotMessage(hello=pb.Hello(bot_name="late"))
+        hello = pb.BotMessage(
+            hello=pb.Hello(bot_name="late", protocol_version=pb.PROTOCOL_VERSION_CURRENT)
+        )
         reply: pb.RefereeMessage = next(iter(play(iter([hello]), timeout=10)))
         return reply
 

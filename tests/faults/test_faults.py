@@ -9,11 +9,16 @@ import os
 from pathlib import Path
 
 import psutil
-from fault_helpers import FaultArena, Played, Proxy, fault_arena, faultbot, sdk_bot
+import pytest
+from fault_helpers import Proxy, faultbot, sdk_bot
 
 from engine.registry import load_game
-from referee.clock import TimeControl
-from referee.record import write_record_file
+from referee.match.clock import TimeControl
+from referee.match.local import LocalReferee, MatchResult, local_referee
+from referee.match.records import write_record_file
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 SLOW_BOT = str(Path(__file__).parent / "bots" / "slow_bot.py")
 
@@ -40,7 +45,7 @@ TC = TimeControl(game_time_s=120, move_time_s=5.0, grace_s=0.5)
 TC_STALL = TimeControl(game_time_s=120, move_time_s=60.0, grace_s=0.5)
 
 
-async def _cut_when_playing(box: FaultArena, proxy: Proxy, action: str, delay: float) -> None:
+async def _cut_when_playing(proxy: Proxy, action: str, delay: float) -> None:
     """Once the bot behind ``proxy`` is well into its game (several move requests have gone
     through), wait ``delay`` s then reset or freeze the proxy."""
     while proxy.forwarded < 4_000:
@@ -63,47 +68,41 @@ def test_every_fault_gets_its_verdict_while_the_server_keeps_serving(tmp_path: P
     resuming after a cut connection, through the SDK's own reconnect) finish normally."""
     att = load_game("att")
     tetress = load_game("tetress")
-    tags = [*CASES, "healthy", "resume", "sdkresume", "stall"]
 
-    async def main() -> dict[str, Played]:
-        async with fault_arena(tags, resume_window=3.0, keepalive=1.0) as box:
-            games = {}
-            for fault in CASES:
-                game = tetress if fault == "notamove" else att
-                games[fault] = box.play(
-                    game,
-                    [faultbot(), faultbot(fault, at=3)],
-                    fault,
-                    time_control=TC,
-                    memory_mb=200,
-                    remote=(False, fault == "reportmem"),
-                )
-            games["healthy"] = box.play(att, [sdk_bot(), sdk_bot()], "healthy", time_control=TC)
-            games["resume"] = box.play(
-                att, [faultbot(), faultbot("resume", at=5)], "resume", time_control=TC
-            )
-            cut = await box.proxy()
-            frozen = await box.proxy()
-            games["sdkresume"] = box.play(
-                att,
-                [faultbot(), sdk_bot(SLOW_BOT)],
-                "sdkresume",
+    async def main() -> dict[str, MatchResult]:
+        async with local_referee(resume_window=3.0, keepalive_s=1.0) as ref:
+            cut, frozen = Proxy(ref.address), Proxy(ref.address)
+            await cut.start()
+            await frozen.start()
+            try:
+                return await _play_all(ref, cut, frozen)
+            finally:
+                await cut.close()
+                await frozen.close()
+
+    async def _play_all(ref: LocalReferee, cut: Proxy, frozen: Proxy) -> dict[str, MatchResult]:
+        play = ref.play
+        games = {}
+        for fault in CASES:
+            game = tetress if fault == "notamove" else att
+            games[fault] = play(
+                game,
+                [faultbot(), faultbot(fault, at=3)],
                 time_control=TC,
-                via=(None, cut),
+                memory_mb=200,
+                remote=(False, fault == "reportmem"),
             )
-            games["stall"] = box.play(
-                att,
-                [faultbot(), sdk_bot(SLOW_BOT)],
-                "stall",
-                time_control=TC_STALL,
-                via=(None, frozen),
-            )
-            cutter = asyncio.create_task(_cut_when_playing(box, cut, "reset", 0.2))
-            freezer = asyncio.create_task(_cut_when_playing(box, frozen, "freeze", 0.2))
-            results = await asyncio.gather(*games.values())
-            cutter.cancel()
-            freezer.cancel()
-            return dict(zip(games, results, strict=True))
+        games["healthy"] = play(att, [sdk_bot(), sdk_bot()], time_control=TC)
+        games["resume"] = play(att, [faultbot(), faultbot("resume", at=5)], time_control=TC)
+        slow = [faultbot(), sdk_bot(SLOW_BOT)]
+        games["sdkresume"] = play(att, slow, time_control=TC, via=(None, cut.address))
+        games["stall"] = play(att, slow, time_control=TC_STALL, via=(None, frozen.address))
+        cutter = asyncio.create_task(_cut_when_playing(cut, "reset", 0.2))
+        freezer = asyncio.create_task(_cut_when_playing(frozen, "freeze", 0.2))
+        results = await asyncio.gather(*games.values())
+        cutter.cancel()
+        freezer.cancel()
+        return dict(zip(games, results, strict=True))
 
     played = asyncio.run(main())
     for fault, (verdict, words) in CASES.items():

@@ -11,12 +11,16 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from referee_harness import RAWBOT, REPO
+from rawbots import RAWBOT, REPO
 
 from engine.records import read_json, read_record
 
-REFEREE = [sys.executable, "-m", "referee.cli"]
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
+
+REFEREE = [sys.executable, "-m", "referee.commands.main"]
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import asyncio
 
-from referee_harness import arena, rawbot, sdk_bot
+import pytest
+from rawbots import rawbot, sdk_bot
 
 from engine.records import read_record, verify_record, write_record
 from engine.registry import game_names, load_game
-from referee.clock import TimeControl
-from referee.match import GameReport
-from referee.record import build_record
+from referee.match.clock import TimeControl
+from referee.match.local import local_referee
+from referee.match.records import build_record
+from referee.match.runner import GameReport
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 
 def _replays(report: GameReport) -> None:
@@ -31,14 +36,13 @@ def test_complete_games_of_every_registered_game() -> None:
     assert {"tetress", "att"} <= set(names)
 
     async def main() -> list[GameReport]:
-        players = [f"{n}{k}{i}" for n in names for k in "rs" for i in range(2)]
-        async with arena(players) as box:
+        async with local_referee() as ref:
             games = []
             for name in names:
                 game = load_game(name)
-                games.append(box.game(game, [rawbot(), rawbot()], f"{name}r"))
-                games.append(box.game(game, [sdk_bot(), sdk_bot()], f"{name}s"))
-            return await asyncio.gather(*games)
+                games.append(ref.play(game, [rawbot(), rawbot()]))
+                games.append(ref.play(game, [sdk_bot(), sdk_bot()]))
+            return [result.report for result in await asyncio.gather(*games)]
 
     reports = asyncio.run(main())
     assert len(reports) == 2 * len(names)
@@ -73,17 +77,16 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
     quick = TimeControl(game_time_s=60, move_time_s=2.0, grace_s=0.25)
 
     async def main() -> tuple[dict[str, GameReport], GameReport, GameReport]:
-        players = [f"{c}{i}" for c in [*cases, "ok", "after"] for i in range(2)]
-        async with arena(players) as box:
+        async with local_referee() as ref:
             bad = {
-                name: box.game(game, [rawbot(), rawbot(*flags)], name, time_control=quick)
+                name: ref.play(game, [rawbot(), rawbot(*flags)], time_control=quick)
                 for name, (game, flags, _) in cases.items()
             }
-            normal = box.game(tetress, [sdk_bot(), sdk_bot()], "ok", time_control=quick)
-            results = await asyncio.gather(normal, *bad.values())
+            normal = ref.play(tetress, [sdk_bot(), sdk_bot()], time_control=quick)
+            results = [r.report for r in await asyncio.gather(normal, *bad.values())]
             # The server still takes new sessions and games after all that.
-            after = await box.game(att, [rawbot(), sdk_bot()], "after")
-            return dict(zip(bad, results[1:], strict=True)), results[0], after
+            after = await ref.play(att, [rawbot(), sdk_bot()])
+            return dict(zip(bad, results[1:], strict=True)), results[0], after.report
 
     faulty, normal, after = asyncio.run(main())
     for name, report in faulty.items():

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.auth import TokenTable
-from referee.server import RefereeServer, TlsFiles
+from referee.server.app import RefereeServer, TlsFiles
+from referee.server.auth import TokenTable
 
 METHOD = "/tetromino.referee.v1.Referee/Play"
 
@@ -48,6 +49,7 @@ async def _exchange(
 def _hello(**fields: Any) -> pb.BotMessage:
     fields.setdefault("bot_name", "probe")
     fields.setdefault("token", "good")
+    fields.setdefault("protocol_version", pb.PROTOCOL_VERSION_CURRENT)
     return pb.BotMessage(hello=pb.Hello(**fields))
 
 
@@ -65,6 +67,9 @@ def test_handshake_errors_are_clear_and_the_server_survives() -> None:
                 "no_hello": [pb.BotMessage(move=pb.Move(game_id="g", action="x"))],
                 "garbage": [b"\xff\xff\xff"],
                 "protocol": [_hello(protocol_version=9)],
+                # A version 1 bot, and one that does not say (read as 1), are refused too.
+                "protocol_v1": [_hello(protocol_version=1)],
+                "protocol_unset": [_hello(protocol_version=0)],
                 "games": [_hello(games=["chess"])],
             }
             results = {
@@ -84,6 +89,8 @@ def test_handshake_errors_are_clear_and_the_server_survives() -> None:
         "no_hello": pb.ERROR_CODE_BAD_MESSAGE,
         "garbage": pb.ERROR_CODE_BAD_MESSAGE,
         "protocol": pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+        "protocol_v1": pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+        "protocol_unset": pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
         "games": pb.ERROR_CODE_NO_GAMES,
     }
     for name, code in expected.items():
@@ -96,9 +103,13 @@ def test_handshake_errors_are_clear_and_the_server_survives() -> None:
     assert error.error.code == pb.ERROR_CODE_UNKNOWN_GAME and not error.error.fatal
     (welcome,) = results["welcome"]
     assert welcome.welcome.games == ["tetress"] and welcome.welcome.session_id
-    assert welcome.welcome.protocol_version == 1
+    assert welcome.welcome.protocol_version == pb.PROTOCOL_VERSION_CURRENT == 2
+    # The refusal names both versions, so the bot's author knows what to install.
+    refusal = results["protocol_v1"][0].error.message
+    assert "speaks protocol version 1" in refusal and "this referee speaks 2" in refusal
 
 
+@pytest.mark.slow
 def test_tls_listener_welcomes_a_bot(tmp_path: Path) -> None:
     """With a certificate and key the server speaks TLS (and only TLS) on its port."""
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"

@@ -10,12 +10,12 @@ import pytest
 import structlog
 
 from engine.outcome import Outcome, Termination
-from referee import logging as referee_logging
-from referee import verdicts
-from referee.auth import read_token_file
-from referee.clock import SeatClock, TimeControl
-from referee.launch import parse_bot_spec
-from referee.verdicts import Verdict
+from referee.match import verdicts
+from referee.match.clock import SeatClock, TimeControl
+from referee.match.verdicts import Verdict
+from referee.sandbox.launch import parse_bot_spec
+from referee.server.auth import read_token_file
+from referee.telemetry import logs as referee_logging
 
 
 def test_allowance_is_the_smaller_of_move_limit_and_budget() -> None:

@@ -4,6 +4,7 @@ conformance games replayed through it."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,13 @@ from referee.game import (
     CellState,
     Coord,
     IllegalActionException,
+    PieceType,
     PlaceAction,
     PlayerColor,
 )
 
-CONFORMANCE = Path("/work/shared/conformance/tetress/tetress-games.jsonl")
+_DIR = Path(__file__).resolve().parents[1] / "data" / "conformance" / "tetress"
+CONFORMANCE_DIR = Path(os.environ.get("TETRESS_CONFORMANCE_DIR", str(_DIR)))
 
 
 def place(*cells: tuple[int, int]) -> PlaceAction:
@@ -133,7 +136,9 @@ def test_game_over_when_blocked() -> None:
 
 
 def _replay_cases(limit: int) -> list[dict[str, object]]:
-    with CONFORMANCE.open() as handle:
+    files = sorted(CONFORMANCE_DIR.glob("*.jsonl"))
+    assert files, f"no *.jsonl games in {CONFORMANCE_DIR}"
+    with files[0].open(encoding="utf-8") as handle:
         return [json.loads(line) for _, line in zip(range(limit), handle, strict=False)]
 
 
@@ -172,3 +177,81 @@ def test_deepcopy_and_pickle_make_independent_boards() -> None:
         assert board[Coord(0, 0)].player is None
         twin.undo_action()
         assert twin._state == board._state
+
+
+def test_blue_first_on_an_empty_board_exempts_both_first_actions() -> None:
+    """Board(initial_player=BLUE): BLUE's and RED's first placements may go anywhere."""
+    board = Board(initial_player=PlayerColor.BLUE)
+    assert board.turn_color is PlayerColor.BLUE
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert not board.game_over and board.turn_color is PlayerColor.RED
+    board.apply_action(place((5, 5), (5, 6), (6, 5), (6, 6)))
+    assert board[Coord(0, 0)].player is PlayerColor.BLUE
+    assert board[Coord(5, 5)].player is PlayerColor.RED
+    assert board._player_token_count(PlayerColor.BLUE) == 4
+    with pytest.raises(IllegalActionException, match="next to a BLUE token"):
+        board.apply_action(place((8, 8), (8, 9), (9, 8), (9, 9)))
+    board.undo_action()
+    assert board.turn_color is PlayerColor.RED and board.turn_count == 1
+
+
+def test_first_two_actions_exempt_on_a_board_with_tokens() -> None:
+    """As in the course, the exemption is keyed on turn_count < 2 alone."""
+    board = Board(initial_state={Coord(0, 0): CellState(PlayerColor.RED)})
+    board.apply_action(place((5, 5), (5, 6), (6, 5), (6, 6)))
+    assert board.turn_color is PlayerColor.BLUE
+
+
+def test_cell_empty_and_cell_occupied() -> None:
+    """_cell_empty / _cell_occupied test one cell."""
+    board = Board()
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert board._cell_occupied(Coord(0, 0)) and not board._cell_empty(Coord(0, 0))
+    assert board._cell_empty(Coord(2, 2)) and not board._cell_occupied(Coord(2, 2))
+
+
+def test_occupied_coords() -> None:
+    """_occupied_coords is the set of every cell holding a token."""
+    board = Board()
+    assert board._occupied_coords() == set()
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert board._occupied_coords() == {Coord(0, 0), Coord(0, 1), Coord(1, 0), Coord(1, 1)}
+
+
+def test_player_token_count() -> None:
+    """_player_token_count counts one colour's tokens."""
+    board = Board()
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert board._player_token_count(PlayerColor.RED) == 4
+    assert board._player_token_count(PlayerColor.BLUE) == 0
+
+
+def test_has_neighbour_wraps() -> None:
+    """_has_neighbour looks at the four torus neighbours for the given colour."""
+    board = Board()
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert board._has_neighbour(Coord(10, 0), PlayerColor.RED)
+    assert board._has_neighbour(Coord(0, 2), PlayerColor.RED)
+    assert not board._has_neighbour(Coord(2, 2), PlayerColor.RED)
+    assert not board._has_neighbour(Coord(0, 2), PlayerColor.BLUE)
+
+
+def test_parse_place_action_validates_without_applying() -> None:
+    """_parse_place_action returns the Piece or raises, and never changes the board."""
+    board = Board()
+    piece = board._parse_place_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    assert piece.type is PieceType.O and board.turn_count == 0
+    with pytest.raises(IllegalActionException, match="not a PlaceAction"):
+        board._parse_place_action("PLACE(0-0)")  # type: ignore[arg-type]
+    with pytest.raises(IllegalActionException, match="tetromino"):
+        board._parse_place_action(place((0, 0), (0, 2), (0, 4), (0, 6)))
+    board.apply_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    with pytest.raises(IllegalActionException, match="occupied"):
+        board._parse_place_action(place((0, 0), (0, 1), (1, 0), (1, 1)))
+    board.apply_action(place((5, 5), (5, 6), (6, 5), (6, 6)))
+    with pytest.raises(IllegalActionException, match="next to a RED token"):
+        board._parse_place_action(place((8, 8), (8, 9), (9, 8), (9, 9)))
+    assert board._parse_place_action(place((0, 2), (0, 3), (0, 4), (0, 5))).type is (
+        PieceType.IHorizontal
+    )
+    assert board.turn_count == 2

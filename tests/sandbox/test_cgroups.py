@@ -92,6 +92,7 @@ def test_probe_v1_requires_memory_files(tmp_path: Path) -> None:
     assert probe_parent(CgroupParent(1, tmp_path))
 
 
+@pytest.mark.slow
 def test_sweep_removes_only_dead_owners_directories(tmp_path: Path) -> None:
     """Stale bot cgroups of a referee that is gone are removed; ours, a live owner's and
     foreign directories stay."""
@@ -135,6 +136,7 @@ def test_real_cgroup_is_created_capped_and_removed() -> None:
     assert not cg.path.exists()
 
 
+@pytest.mark.slow
 @needs_cgroup
 @pytest.mark.asyncio
 async def test_next_referee_sweeps_a_killed_referees_cgroup() -> None:

@@ -15,7 +15,7 @@ from referee.sandbox import SupervisorGroup, live_count
 
 from .helpers import BOTS, pids_in_output, start_bot, wait_for_output, wait_gone
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 
 async def test_group_stops_every_bot_even_when_the_body_fails() -> None:

@@ -13,7 +13,7 @@ from referee.sandbox import MB, BotProcess, MemoryPolicy
 
 from .helpers import needs_cgroup, pids_in_output, start_bot, wait_for_output, wait_gone
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]
 
 LIMIT_MB = 250
 #: Documented bound (docs/limits.md) on how far the RSS poll alone lets the peak go above the

@@ -15,6 +15,7 @@ from .helpers import needs_cgroup, pids_in_output, start_bot, wait_for_output, w
 pytestmark = pytest.mark.asyncio
 
 
+@pytest.mark.slow
 async def test_os_exit_code_is_reported() -> None:
     """A bot calling os._exit(3) is described as exiting with code 3, not as a memory fault."""
     async with await start_bot("exit_code.py") as proc:
@@ -24,6 +25,7 @@ async def test_os_exit_code_is_reported() -> None:
     assert await wait_gone([proc.pid]) == []
 
 
+@pytest.mark.slow
 async def test_uncaught_exception_keeps_traceback() -> None:
     """An uncaught exception gives exit code 1 and its traceback in the captured stderr."""
     async with await start_bot("raises.py") as proc:
@@ -35,6 +37,7 @@ async def test_uncaught_exception_keeps_traceback() -> None:
     assert not proc.memory_exceeded
 
 
+@pytest.mark.slow
 async def test_segfault_is_named() -> None:
     """A segfaulting bot is described by its signal, and leaves no core file behind."""
     async with await start_bot("segfault.py") as proc:
@@ -44,6 +47,7 @@ async def test_segfault_is_named() -> None:
     assert not proc.memory_exceeded
 
 
+@pytest.mark.slow
 async def test_sleeping_bot_is_stopped_by_sigterm() -> None:
     """stop() ends a bot that sleeps forever with SIGTERM, and says the referee stopped it."""
     proc = await start_bot("sleeps_forever.py")
@@ -55,6 +59,7 @@ async def test_sleeping_bot_is_stopped_by_sigterm() -> None:
     assert await wait_gone([proc.pid]) == []
 
 
+@pytest.mark.slow
 async def test_bot_ignoring_sigterm_gets_sigkill_after_grace() -> None:
     """A bot that ignores SIGTERM is killed with SIGKILL once the grace period is over."""
     proc = await start_bot("ignores_sigterm.py")
@@ -65,6 +70,7 @@ async def test_bot_ignoring_sigterm_gets_sigkill_after_grace() -> None:
     assert await wait_gone([proc.pid]) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["same-group", "new-group", "new-session"])
 @pytest.mark.parametrize("then", ["exit", "sleep"])
 async def test_forked_child_is_cleaned_up(mode: str, then: str) -> None:
@@ -81,6 +87,7 @@ async def test_forked_child_is_cleaned_up(mode: str, then: str) -> None:
     assert await wait_gone([proc.pid, child]) == []
 
 
+@pytest.mark.slow
 async def test_daemonised_grandchild_is_cleaned_up_without_cgroup() -> None:
     """A grandchild that double-forks out of the bot's tree and session before any poll saw it
     is still found (by the environment tag) and killed."""
@@ -92,6 +99,7 @@ async def test_daemonised_grandchild_is_cleaned_up_without_cgroup() -> None:
     assert await wait_gone([proc.pid, grandchild]) == []
 
 
+@pytest.mark.slow
 @needs_cgroup
 async def test_daemonised_grandchild_stays_in_the_cgroup() -> None:
     """A double-forked grandchild stays a member of the bot's memory cgroup (so it is charged
@@ -108,6 +116,7 @@ async def test_daemonised_grandchild_stays_in_the_cgroup() -> None:
     assert not cgroup.path.exists()
 
 
+@pytest.mark.slow
 async def test_stderr_flood_is_bounded_and_never_blocks() -> None:
     """A bot writing 64 MB to stderr runs to completion (the pipe is always drained) and only
     the head and tail, with a marker, are kept."""
@@ -130,6 +139,7 @@ async def test_missing_program_fails_at_start() -> None:
         await BotProcess.start(["no-such-program-on-path-xyz"])
 
 
+@pytest.mark.slow
 async def test_env_and_cwd_reach_the_bot(tmp_path: object) -> None:
     """The bot runs in the given directory with the given environment (plus the sandbox tag)."""
     code = (
@@ -143,6 +153,7 @@ async def test_env_and_cwd_reach_the_bot(tmp_path: object) -> None:
     assert proc.stderr_text().split("\n")[:2] == [str(tmp_path), "s3 False True"]
 
 
+@pytest.mark.slow
 async def test_thread_bomb_reaches_its_task_limit_and_says_so() -> None:
     """A bot starting threads without end is refused at its task limit (where a pids cgroup
     enforces one); it dies of the refusal and its exit sentence names the limit."""
@@ -160,6 +171,7 @@ async def test_thread_bomb_reaches_its_task_limit_and_says_so() -> None:
     )
 
 
+@pytest.mark.slow
 async def test_fork_bomb_is_held_at_its_task_limit_and_cleaned_up() -> None:
     """A fork bomb never holds more than its task limit of processes, and stopping the bot
     leaves none of them behind."""
@@ -171,6 +183,6 @@ async def test_fork_bomb_is_held_at_its_task_limit_and_cleaned_up() -> None:
         async with asyncio.timeout(20):
             while proc.tasks_refused < 50:
                 await asyncio.sleep(0.01)
-        members = proc._cgroup_pids()
+        members = proc._groups.pids()
         assert 1 < len(members) <= 16
     assert await wait_gone(members) == []

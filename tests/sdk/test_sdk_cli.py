@@ -7,6 +7,11 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -42,8 +47,8 @@ def test_unreachable_referee_exits_1_without_reconnect() -> None:
     assert proc.stdout == ""
 
 
-def test_help_goes_to_stderr() -> None:
-    """Even --help leaves stdout untouched (stdout is never used)."""
+def test_help_goes_to_stdout() -> None:
+    """--help is the one thing written to stdout (the bot's own prints go to stderr)."""
     proc = _run("--help")
     assert proc.returncode == 0
-    assert "--server" in proc.stderr and proc.stdout == ""
+    assert "--server" in proc.stdout and proc.stderr == ""

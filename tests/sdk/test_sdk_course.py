@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from client_sdk.course import action_from_text
-from client_sdk.loader import BotLoadError, load_bot
+from client_sdk._course import action_from_text
+from client_sdk._loader import BotLoadError, load_bot
 from client_sdk.testing import play_local
 
 
@@ -101,7 +101,7 @@ def test_loader_forms(tmp_path: Path) -> None:
 def test_course_bots_announce_tetress_only(bots_dir: Path) -> None:
     """Course bots say they play Tetress only (the referee must not give them ATT); SDK bots
     play any game."""
-    from client_sdk.loader import games_of
+    from client_sdk._loader import games_of
 
     assert games_of(load_bot(str(bots_dir / "fancy_bot"))) == ("tetress",)
     assert games_of(load_bot("client_sdk.examples.random_bot")) == ()

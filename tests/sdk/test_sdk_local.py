@@ -13,6 +13,7 @@ from client_sdk.examples.greedy_bot import GreedyBot
 from client_sdk.examples.random_bot import RandomBot
 from client_sdk.testing import play_local
 from engine import load_game
+from engine.adjudication import Verdict
 from engine.game import State
 
 
@@ -48,6 +49,7 @@ def test_greedy_beats_random_mostly() -> None:
     assert wins >= 7
 
 
+@pytest.mark.slow  # several whole games in this process: seconds
 def test_course_bots_play_each_other_and_sdk_bots() -> None:
     """The course-style examples (one searching on the course Board) play full games."""
     game = play_local("course-random", "course-greedy")
@@ -136,13 +138,13 @@ class Sleeps(RandomBot):
         (ReturnsNone(), "illegal_move", "None, which is not a move"),
         (PlaysOccupied(), "illegal_move", "is occupied"),
         (Raises(), "runtime_error", "RuntimeError: my evaluation blew up"),
-        (Sleeps(), "time", "exceeded its move time"),
+        (Sleeps(), "time", "exceeded its time: used 0.2"),
     ],
 )
 def test_faults_end_the_game_with_the_right_verdict(bot: Agent, verdict: str, words: str) -> None:
     """None, an occupied cell, an exception and a slow move each lose with their verdict."""
-    game = play_local(bot, "random", seat=1, move_time=0.1)
-    assert game.verdict == verdict
+    game = play_local(bot, "random", seat=1, move_time=0.1, grace=0.0)
+    assert game.verdict is Verdict(verdict) and game.termination is Verdict(verdict)
     assert game.offender == 1 and game.winner == 0
     assert words in game.reason
     assert game.reason.startswith("BLUE")

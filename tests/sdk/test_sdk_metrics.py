@@ -6,7 +6,9 @@ import json
 import subprocess
 import sys
 
-from client_sdk.metrics import current_rss, peak_rss
+import pytest
+
+from client_sdk._metrics import current_rss, peak_rss
 
 MB = 2**20
 
@@ -21,12 +23,13 @@ def test_peak_is_at_least_the_current_resident_size() -> None:
     del ballast
 
 
+@pytest.mark.slow
 def test_a_bot_started_by_a_large_process_does_not_report_the_launchers_memory() -> None:
     """A child launched by a process holding 300 MB reports its own small peak
     (ru_maxrss would carry the launcher's high-water mark across vfork+exec)."""
     ballast = bytearray(300 * MB)
     ballast[::4096] = b"x" * len(ballast[::4096])
-    code = "import json; from client_sdk.metrics import peak_rss; print(json.dumps(peak_rss()))"
+    code = "import json; from client_sdk._metrics import peak_rss; print(json.dumps(peak_rss()))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

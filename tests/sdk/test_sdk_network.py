@@ -4,19 +4,22 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+import pytest
+
+from client_sdk.testing import play_local
 from engine.registry import load_game
-from referee.auth import TokenTable
-from referee.match import GameReport, MatchRunner
-from referee.server import RefereeServer
-from referee.session import BotSession
+from referee.match.local import BotDidNotConnect, LocalReferee, local_referee
+from referee.match.runner import GameReport, MatchRunner
+from referee.server.session import BotSession
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 BOTS = Path(__file__).parent / "bots"
 EXAMPLES = Path(__file__).resolve().parents[2] / "client_sdk" / "examples"
@@ -68,6 +71,9 @@ class Bot:
         await asyncio.wait_for(scan(), timeout)
 
 
+RANDOM_BOT = "client_sdk.examples.random_bot"
+
+
 async def start_bot(address: str, token: str, bot: str, *extra: str) -> Bot:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -87,24 +93,12 @@ async def start_bot(address: str, token: str, bot: str, *extra: str) -> Bot:
     return Bot(proc)
 
 
-@contextlib.asynccontextmanager
-async def referee(players: Sequence[str], address: str = "127.0.0.1:0") -> AsyncIterator[Any]:
-    server = RefereeServer(auth=TokenTable({f"token-{p}": p for p in players}))
-    bound = await server.start(address)
+async def session(ref: LocalReferee, player: str, bot: Bot) -> BotSession:
+    """``player``'s session on ``ref``; a failure shows what the bot printed."""
     try:
-        yield server, bound
-    finally:
-        await server.stop(0.5)
-
-
-async def session(server: Any, player: str, bot: Bot) -> BotSession:
-    try:
-        result: BotSession = await server.lobby.wait_for(
-            lambda s: s.identity.player_id == player, 30.0
-        )
-    except TimeoutError:
+        return await ref.session(player, timeout=30.0)
+    except BotDidNotConnect:
         raise AssertionError(f"{player} never connected:\n{bot.stderr}") from None
-    return result
 
 
 async def play(sessions: Sequence[BotSession], game: str = "tetress") -> GameReport:
@@ -116,13 +110,16 @@ def test_course_bots_unchanged_over_several_games_on_one_stream() -> None:
     that reads stdin, play two games over one session each; prints reach stderr only."""
 
     async def main() -> tuple[list[GameReport], Bot, Bot]:
-        async with referee(["fancy", "stdin"]) as (server, address):
-            fancy = await start_bot(address, "token-fancy", str(BOTS / "fancy_bot"), "--games=2")
-            reader = await start_bot(
-                address, "token-stdin", f"{BOTS / 'recorder_bot'}:StdinBot", "--games=2"
+        async with local_referee() as ref:
+            address = ref.address
+            fancy = await start_bot(
+                address, ref.token("fancy"), str(BOTS / "fancy_bot"), "--games=2"
             )
-            a = await session(server, "fancy", fancy)
-            b = await session(server, "stdin", reader)
+            reader = await start_bot(
+                address, ref.token("stdin"), f"{BOTS / 'recorder_bot'}:StdinBot", "--games=2"
+            )
+            a = await session(ref, "fancy", fancy)
+            b = await session(ref, "stdin", reader)
             first = await play([a, b])
             second = await play([b, a])
             assert await fancy.finish() == 0, fancy.stderr
@@ -145,7 +142,7 @@ def test_course_bots_unchanged_over_several_games_on_one_stream() -> None:
 def test_sdk_and_course_examples_and_faults_over_the_network(tmp_path: Path) -> None:
     """On one server at once: the SDK greedy bot and the course greedy bot (searching on the
     course Board) play to a rules ending; a course bot returning None loses by illegal move;
-    a file bot that raises loses by runtime error."""
+    a file bot that raises loses by runtime error; play_local says the very same sentences."""
     crash = tmp_path / "crashbot.py"
     crash.write_text(
         "def choose_move(state, clocks):\n    raise RuntimeError('boom in my search')\n"
@@ -153,7 +150,7 @@ def test_sdk_and_course_examples_and_faults_over_the_network(tmp_path: Path) -> 
 
     async def main() -> list[GameReport]:
         players = ["greedy", "cgreedy", "none", "rnd1", "crash", "rnd2"]
-        async with referee(players) as (server, address):
+        async with local_referee() as ref:
             specs = {
                 "greedy": "client_sdk.examples.greedy_bot",
                 "cgreedy": str(EXAMPLES / "course_greedy"),
@@ -163,10 +160,10 @@ def test_sdk_and_course_examples_and_faults_over_the_network(tmp_path: Path) -> 
                 "rnd2": str(EXAMPLES / "course_random"),
             }
             bots = {
-                p: await start_bot(address, f"token-{p}", spec, "--games=1")
+                p: await start_bot(ref.address, ref.token(p), spec, "--games=1")
                 for p, spec in specs.items()
             }
-            s = {p: await session(server, p, bots[p]) for p in players}
+            s = {p: await session(ref, p, bots[p]) for p in players}
             reports = await asyncio.gather(
                 play([s["greedy"], s["cgreedy"]]),
                 play([s["none"], s["rnd1"]]),
@@ -182,21 +179,29 @@ def test_sdk_and_course_examples_and_faults_over_the_network(tmp_path: Path) -> 
     assert none.end.winner == 1 and "None" in none.end.reason
     assert crashed.end is not None and crashed.end.verdict == "runtime_error"
     assert crashed.end.winner == 0
+    # The local referee and the real one share the adjudicator: same verdicts, same words.
+    local_none = play_local(f"{BOTS / 'recorder_bot'}:NoneBot", "random", seat=0)
+    assert (local_none.verdict, local_none.reason) == (none.end.verdict, none.end.reason)
+    local_crash = play_local(str(crash), str(EXAMPLES / "course_random"), seat=1)
+    assert (local_crash.verdict, local_crash.reason) == (crashed.end.verdict, crashed.end.reason)
 
 
-def test_bot_started_before_the_server_connects_after_backing_off() -> None:
-    """A bot that cannot reach the referee retries with back-off and plays once it is up."""
+def test_bot_started_before_the_server_waits_for_it() -> None:
+    """A bot told to wait for its referee (--wait-for-server) plays once the referee is up."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     address = f"127.0.0.1:{port}"
 
     async def main() -> GameReport:
-        early = await start_bot(address, "token-early", "client_sdk.examples.random_bot")
-        await early.wait_for_line("retrying in")
-        async with referee(["early", "late"], address) as (server, bound):
-            late = await start_bot(bound, "token-late", "client_sdk.examples.random_bot")
-            sessions = [await session(server, "early", early), await session(server, "late", late)]
+        token = "early-bird-token"
+        early = await start_bot(
+            address, token, "client_sdk.examples.random_bot", "--wait-for-server=120"
+        )
+        await asyncio.sleep(1.0)
+        async with local_referee(address=address, tokens={token: "early"}) as ref:
+            late = await start_bot(ref.address, ref.token("late"), "client_sdk.examples.random_bot")
+            sessions = [await session(ref, "early", early), await session(ref, "late", late)]
             report = await play(sessions)
             for s in sessions:
                 await s.goodbye("done")
@@ -213,7 +218,7 @@ async def _serve(port: int, *flags: str) -> asyncio.subprocess.Process:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "referee.cli",
+        "referee.commands.main",
         "serve",
         "--listen",
         f"127.0.0.1:{port}",
@@ -240,8 +245,14 @@ def test_bots_reconnect_when_the_referee_dies_and_play_on() -> None:
     async def main() -> list[Bot]:
         first = await _serve(port)
         bots = [
-            await start_bot(address, "any", "client_sdk.examples.random_bot", "--games=3"),
-            await start_bot(address, "any", str(EXAMPLES / "course_random"), "--games=3"),
+            await start_bot(address, "any", RANDOM_BOT, "--games=3", "--wait-for-server=120"),
+            await start_bot(
+                address,
+                "any",
+                str(EXAMPLES / "course_random"),
+                "--games=3",
+                "--wait-for-server=120",
+            ),
         ]
         try:
             for bot in bots:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.auth import AuthError
+from referee.server.auth import AuthError
 from referee.storage import Repository
 from referee.storage.auth import StoredTokenAuth
 
@@ -31,3 +31,33 @@ def test_server_authenticator_accepts_issued_tokens_only(repo: Repository) -> No
     repo.revoke_token(info.key_id)
     with pytest.raises(AuthError, match="revoked"):
         asyncio.run(auth.authenticate(pb.Hello(bot_name="greedy", token=token)))
+
+
+def test_each_token_is_hashed_once_and_revocation_still_holds(repo: Repository) -> None:
+    """Eight bots connecting at once with one token cost one scrypt hash, a later bot none;
+    a wrong secret for the same key is still hashed and refused, and revoking the token
+    refuses the next bot at once although its secret was remembered."""
+    repo.create_player("team-4")
+    token = repo.issue_token("team-4")
+    auth = StoredTokenAuth(repo, threads=2)
+
+    async def burst() -> list[str]:
+        hellos = [pb.Hello(bot_name=f"bot{i}", token=token) for i in range(8)]
+        found = await asyncio.gather(*(auth.authenticate(h) for h in hellos))
+        return [identity.player_id for identity in found]
+
+    assert asyncio.run(burst()) == ["team-4"] * 8
+    assert auth.hashes == 1
+    asyncio.run(auth.authenticate(pb.Hello(bot_name="later", token=token)))
+    assert auth.hashes == 1
+
+    flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
+    with pytest.raises(AuthError):
+        asyncio.run(auth.authenticate(pb.Hello(bot_name="thief", token=flipped)))
+    assert auth.hashes == 2
+
+    [info] = repo.list_tokens("team-4")
+    repo.revoke_token(info.key_id)
+    with pytest.raises(AuthError, match="revoked"):
+        asyncio.run(auth.authenticate(pb.Hello(bot_name="late", token=token)))
+    auth.close()

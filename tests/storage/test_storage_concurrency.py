@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from referee.storage import (
@@ -97,6 +98,7 @@ def test_two_writers_lose_nothing(
             assert conn.execute(text("PRAGMA foreign_key_check")).all() == []
 
 
+@pytest.mark.slow
 def test_sqlite_writers_in_two_processes(tmp_path: Path) -> None:
     """The same file opened by a second process while the first holds it open: both see each
     other's committed writes (WAL shares them through the -wal and -shm files)."""

@@ -114,6 +114,7 @@ def test_schema_head_constant_matches_the_scripts() -> None:
     assert head_revision() == SCHEMA_HEAD
 
 
+@pytest.mark.slow
 def test_opening_a_current_database_does_not_load_alembic(tmp_path: Path) -> None:
     """Importing the storage package and opening a database already at head stays light
     (no Alembic import), which keeps CLI calls quick; an outdated one is migrated."""
@@ -155,6 +156,7 @@ def test_migrations_ship_inside_the_package() -> None:
     assert head_revision() is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("ci", "expected_exit", "expected_word"),
     [("true", 1, "1 passed, 1 error"), ("", 0, "1 passed, 1 skipped")],

@@ -89,6 +89,7 @@ def _round_robin(repo: Repository, versions: list[int]) -> int:
     return t.id
 
 
+@pytest.mark.slow
 def test_killed_runner_resumes_without_replaying_finished_games(
     database_url: str, versions: list[int], make_game: MakeGame
 ) -> None:

@@ -15,7 +15,10 @@ from referee.tournament.pairing import (
     SEARCH_BUDGET,
     Pairing,
     Round,
+    _greedy_matching,
     _max_matching,
+    _perfect_matching,
+    _repair,
     swiss_round,
 )
 
@@ -25,7 +28,7 @@ def names(n: int) -> list[str]:
 
 
 def perfect_without_repeats(players: Sequence[str], met: dict[str, set[str]]) -> bool:
-    """Brute force (independent of the blossom code): can ``players`` all be paired
+    """Brute force (independent of the matching code): can ``players`` all be paired
     without anyone meeting an old opponent?"""
     if not players:
         return True
@@ -165,8 +168,8 @@ def test_repeat_avoided_by_backtracking() -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(n=st.integers(1, 10), data=st.data())
-def test_blossom_matching_is_maximum(n: int, data: st.DataObject) -> None:
-    """The blossom matching is as large as the brute-force maximum on random graphs."""
+def test_max_matching_is_maximum(n: int, data: st.DataObject) -> None:
+    """The matching (networkx) is as large as the brute-force maximum on random graphs."""
     players = names(n)
     pairs = list(combinations(players, 2))
     blocked = data.draw(st.lists(st.sampled_from(pairs), unique=True) if pairs else st.just([]))
@@ -189,3 +192,74 @@ def test_blossom_matching_is_maximum(n: int, data: st.DataObject) -> None:
         return max(skip, take)
 
     assert len(match) // 2 == best(players)
+
+
+def _random_met(n: int, data: st.DataObject) -> tuple[list[str], dict[str, set[str]]]:
+    players = names(n)
+    pairs = list(combinations(players, 2))
+    blocked = data.draw(st.lists(st.sampled_from(pairs), unique=True) if pairs else st.just([]))
+    met: dict[str, set[str]] = {p: set() for p in players}
+    for a, b in blocked:
+        met[a].add(b)
+        met[b].add(a)
+    return players, met
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(0, 10), data=st.data())
+def test_perfect_matching_agrees_with_brute_force(n: int, data: st.DataObject) -> None:
+    """The repeat-free check (greedy shortcut, then the exact matching) finds a pairing
+    exactly when brute force does, and what it returns is a valid repeat-free pairing."""
+    players, met = _random_met(n, data)
+    found = _perfect_matching(players, met)
+    assert (found is not None) == perfect_without_repeats(players, met)
+    if found is not None:
+        assert sorted(found) == sorted(players)
+        assert all(found[found[p]] == p and found[p] not in met[p] for p in found)
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(0, 10), data=st.data())
+def test_greedy_matching_is_a_valid_matching(n: int, data: st.DataObject) -> None:
+    """The greedy shortcut only ever pairs players who have not met, each at most once."""
+    players, met = _random_met(n, data)
+    mate = _greedy_matching(players, met)
+    assert all(mate[mate[p]] == p and mate[p] != p and mate[p] not in met[p] for p in mate)
+
+
+def test_greedy_can_fall_short_where_a_matching_exists() -> None:
+    """A case the greedy pass alone gets wrong, so the exact matching must answer it."""
+    players = names(6)
+    # Round 1 was p1-p2, p3-p4, p5-p6: the greedy pass pairs p1-p3 and p2-p4, leaving p5 and
+    # p6, who have met; a repeat-free round exists (e.g. p1-p3, p2-p5, p4-p6).
+    met: dict[str, set[str]] = {p: set() for p in players}
+    for a, b in (("p1", "p2"), ("p3", "p4"), ("p5", "p6")):
+        met[a].add(b)
+        met[b].add(a)
+    assert len(_greedy_matching(players, met)) < 6
+    found = _perfect_matching(players, met)
+    assert found is not None and all(found[p] not in met[p] for p in players)
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(0, 10), data=st.data())
+def test_repair_keeps_a_valid_matching(n: int, data: st.DataObject) -> None:
+    """Mending the greedy matching only pairs players who have not met, each once, and
+    never drops a pair it was given."""
+    players, met = _random_met(n, data)
+    mate = _greedy_matching(players, met)
+    before = len(mate)
+    _repair(mate, [p for p in players if p not in mate], met)
+    assert len(mate) >= before
+    assert all(mate[mate[p]] == p and mate[p] != p and mate[p] not in met[p] for p in mate)
+
+
+def test_repair_swaps_through_a_matched_pair() -> None:
+    """Two free players who have met are both placed by re-pairing one matched pair."""
+    met: dict[str, set[str]] = {p: set() for p in ("a", "b", "c", "d")}
+    met["a"].add("b")
+    met["b"].add("a")
+    mate = {"c": "d", "d": "c"}
+    _repair(mate, ["a", "b"], met)
+    assert sorted(mate) == ["a", "b", "c", "d"]
+    assert mate["a"] in ("c", "d") and mate["b"] in ("c", "d")

@@ -11,16 +11,21 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from tournament_helpers import GREEDY, ILLEGAL, PYTHON, RANDOM, ROOT
 
 from engine.records import read_record
+from referee.sandbox.isolation import probe
 from referee.storage import Repository
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 
 def _cli(db: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="160")
     return subprocess.run(
-        [PYTHON, "-m", "referee.cli", *args, "--db", str(db)],
+        [PYTHON, "-m", "referee.commands.main", *args, "--db", str(db), "--create"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -117,6 +122,13 @@ def test_tournament_create_run_show_and_the_tables(tmp_path: Path) -> None:
     games = [json.loads(line) for line in lines]
     assert len(games) == 6
     first = games[0]
+    # Each game says which isolation its launched bots ran under (the record's Sandbox tag).
+    isolation = "bwrap" if probe().available else "none"
+    assert {g["sandbox"] for g in games} == {isolation}
+    shown = json.loads(_ok(db, "game", "show", first["uid"], "--json"))
+    assert shown == first
+    assert f"sandbox: {isolation}" in _ok(db, "game", "show", str(first["id"]))
+    assert isolation in _ok(db, "games", "--tournament", "class")
     pgn = _ok(db, "game", "export", str(first["id"]))
     assert read_record(pgn).result == first["result"]
     as_json = json.loads(_ok(db, "game", "export", first["uid"], "--json"))
@@ -152,7 +164,7 @@ def test_watch_follows_a_live_game_of_a_tournament_with_remote_bots(tmp_path: Pa
         [
             PYTHON,
             "-m",
-            "referee.cli",
+            "referee.commands.main",
             "tournament",
             "run",
             "net",
@@ -176,7 +188,7 @@ def test_watch_follows_a_live_game_of_a_tournament_with_remote_bots(tmp_path: Pa
         assert "listening on" in line, line
         address = line.split()[-1]
         watch = subprocess.Popen(
-            [PYTHON, "-m", "referee.cli", "watch", "--server", address, "--wait", "60"],
+            [PYTHON, "-m", "referee.commands.main", "watch", "--server", address, "--wait", "60"],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -12,14 +12,27 @@ from collections import Counter
 from pathlib import Path
 
 import psutil
+import pytest
 from tournament_helpers import COURSE_RANDOM, GREEDY, PYTHON, RANDOM, ROOT, make_tournament
 
 from referee.storage import PairingStatus, Repository, TournamentFormat, TournamentStatus
 
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
+
 
 def _run_cli(db: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [PYTHON, "-m", "referee.cli", "tournament", *args, "--db", str(db), "--no-progress"],
+        [
+            PYTHON,
+            "-m",
+            "referee.commands.main",
+            "tournament",
+            *args,
+            "--db",
+            str(db),
+            "--no-progress",
+        ],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -23,6 +23,9 @@ from referee.tournament.bots import resolve_bot
 from referee.tournament.runner import RunSummary, TournamentRunner
 from referee.tournament.standings import standings
 
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
+
 
 def _run(repo: Repository, name: str, **kwargs: Any) -> RunSummary:
     return asyncio.run(TournamentRunner(repo, name, **kwargs).run())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,3 +53,9 @@ def make_tournament(
         ),
         [v.id for v in versions],
     )
+
+
+def unix_address() -> str:
+    """A ``unix:`` address in a fresh private folder (launched, sandboxed bots reach a
+    tournament server through it)."""
+    return f"unix:{tempfile.mkdtemp(prefix='arena-test-')}/referee.sock"

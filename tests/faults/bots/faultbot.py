@@ -75,8 +75,13 @@ class Link:
         self.channel.close()
 
 
+#: The GameInfo of every game this bot was told of (GameStart), by game id.
+INFOS: dict[str, Any] = {}
+
+
 def legal_move(req: Any, rng: random.Random) -> str:
-    game = load_game(req.info.game.name, **dict(req.info.game.params))
+    info = INFOS[req.game_id]
+    game = load_game(info.game.name, **dict(info.game.params))
     state = game.state_from_string(req.position)
     return game.move_to_text(rng.choice(list(state.legal_moves)))
 
@@ -89,7 +94,12 @@ def main() -> int:
     parser.add_argument("--at", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(7)
-    hello = pb.Hello(bot_name=f"fault-{args.fault}", bot_version="1", token=args.token)
+    hello = pb.Hello(
+        bot_name=f"fault-{args.fault}",
+        bot_version="1",
+        token=args.token,
+        protocol_version=pb.PROTOCOL_VERSION_CURRENT,
+    )
     link = Link(args.server)
     link.outbox.put(pb.BotMessage(hello=hello))
     session_id = ""
@@ -100,6 +110,8 @@ def main() -> int:
                 kind = message.WhichOneof("kind")
                 if kind == "welcome":
                     session_id = message.welcome.session_id
+                elif kind == "game_start":
+                    INFOS[message.game_start.game_id] = message.game_start.info
                 elif kind == "move_request":
                     req = message.move_request
                     if req.ply >= args.at and args.fault != "none":
@@ -135,7 +147,7 @@ def misbehave(fault: str, link: Link, req: Any) -> None:
     game_id, ply = req.game_id, req.ply
     if fault == "schedule":
         started = time.perf_counter()
-        sleeps = [float(x) for x in req.info.labels["sleeps"].split(",")]
+        sleeps = [float(x) for x in INFOS[game_id].labels["sleeps"].split(",")]
         time.sleep(sleeps[(ply // 2) % len(sleeps)])
         move = pb.Move(game_id=game_id, ply=ply, action=legal_move(req, random.Random(ply)))
         move.think_time_s = time.perf_counter() - started

@@ -60,12 +60,21 @@ def main() -> int:
     )
     outbox.put(
         pb.BotMessage(
-            hello=pb.Hello(bot_name=args.name, bot_version="1", token=args.token, sdk_version="raw")
+            hello=pb.Hello(
+                bot_name=args.name,
+                bot_version="1",
+                token=args.token,
+                sdk_version="raw",
+                protocol_version=pb.PROTOCOL_VERSION_CURRENT,
+            )
         )
     )
+    infos: dict[str, Any] = {}
     for message in play(requests()):
         kind = message.WhichOneof("kind")
-        if kind == "move_request":
+        if kind == "game_start":
+            infos[message.game_start.game_id] = message.game_start.info
+        elif kind == "move_request":
             req = message.move_request
             mine = req.ply >= args.at
             if mine and args.behaviour == "sleep":
@@ -91,7 +100,7 @@ def main() -> int:
                 continue
             if mine and args.behaviour == "wrongid":
                 outbox.put(pb.BotMessage(move=pb.Move(game_id="nope", ply=req.ply, action="x")))
-            action = choose(req, args.behaviour if mine else "random", rng)
+            action = choose(req, infos[req.game_id], args.behaviour if mine else "random", rng)
             outbox.put(
                 pb.BotMessage(
                     move=pb.Move(game_id=req.game_id, ply=req.ply, action=action, think_time_s=0.0)
@@ -106,21 +115,13 @@ def main() -> int:
     return 0
 
 
-def choose(req: Any, behaviour: str, rng: random.Random) -> str:
-    game = load_game(req.info.game.name, **dict(req.info.game.params))
+def choose(req: Any, info: Any, behaviour: str, rng: random.Random) -> str:
+    game = load_game(info.game.name, **dict(info.game.params))
     state = game.state_from_string(req.position)
     if behaviour == "garbage":
         return "THIS IS NOT A MOVE"
     if behaviour == "illegal":
-        # A move that was legal once but is not now (its cells or piece are taken).
-        replay = game.state_from_string(req.info.initial_position)
-        for text in req.moves:
-            move = game.move_from_text(text)
-            try:
-                state.check(move)
-            except IllegalMoveError:
-                return str(text)
-            replay.apply(move)
+        # A move that was legal at the start but is not now (its cells or piece are taken).
         for move in game.new_state().legal_moves:
             try:
                 state.check(move)

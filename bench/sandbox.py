@@ -1,0 +1,151 @@
+"""Sandbox benchmarks: what containing a launched bot costs, measured side by side in one run.
+
+    python bench/sandbox.py [--json] [--rounds N] [--games N]
+
+Prints a table (or, with ``--json``, one JSON object as the last line) with:
+
+* ``launch_overhead_ms``: the median start-up of a bot inside the sandbox (``launch()`` called
+  to its session open at the referee: bwrap, the namespaces, the per-game copy, the seccomp
+  filter, Python and the SDK starting) minus the median start-up of the same bot outside it;
+  both reach the referee over a Unix socket, launched alternately, ``--rounds`` of each.
+* ``move_cycle_ratio_sandboxed``: the median move cycle (one move observed at the referee to
+  the next: request, the bot's answer, validation) of random-vs-random games with both bots
+  sandboxed on the per-game Unix socket, divided by the same with both bots outside the
+  sandbox on TCP loopback (what ``referee match --no-sandbox`` does); ``--games`` of each,
+  alternately. The random bot answers at once, so the cycle is mostly transport and referee.
+
+The machine is shared (two cores): figures are noisy; compare them within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import secrets
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BOT = "client_sdk.examples.random_bot"
+
+
+async def _startup_s(isolation: Any) -> float:
+    """Seconds from ``launch()`` to the bot's session being open at the referee."""
+    from referee.sandbox.launch import launch, parse_bot_spec
+    from referee.server.app import RefereeServer
+    from referee.server.auth import TokenTable
+
+    folder = tempfile.mkdtemp(prefix="arena-bench-")
+    token = secrets.token_hex(16)
+    server = RefereeServer(auth=TokenTable({token: "p"}, one_session=True))
+    address = await server.start(f"unix:{folder}/referee.sock")
+    try:
+        start = time.perf_counter()
+        bot = await launch(parse_bot_spec(BOT), address, token, isolation=isolation)
+        try:
+            await server.lobby.wait_for(lambda s: True, 60)
+            return time.perf_counter() - start
+        finally:
+            await bot.stop(0.5)
+    finally:
+        await server.stop(0)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Cycles:
+    """Observer: the time between consecutive moves of a game."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+        self.cycles: list[float] = []
+
+    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            self.cycles.append(now - self.last)
+        self.last = now
+
+    def on_end(self, state: Any, report: Any) -> None:
+        return None
+
+
+async def _game_cycles(isolation: Any) -> list[float]:
+    from engine.registry import load_game
+    from referee.match.local import play_match
+    from referee.sandbox.launch import parse_bot_spec
+
+    cycles = _Cycles()
+    specs = [parse_bot_spec(BOT), parse_bot_spec(BOT)]
+    result = await play_match(specs, load_game("tetress"), observer=cycles, isolation=isolation)
+    assert result.report.labels["sandbox"] == isolation.value
+    return cycles.cycles
+
+
+async def _measure(rounds: int, games: int) -> dict[str, Any]:
+    from referee.sandbox.isolation import Isolation, probe
+
+    support = probe()
+    if not support.available:
+        raise SystemExit(f"bench/sandbox.py: the sandbox cannot run here: {support.reason}")
+    starts: dict[Isolation, list[float]] = {Isolation.NONE: [], Isolation.BWRAP: []}
+    await _startup_s(Isolation.BWRAP)  # warm up: filter compiled, caches filled
+    await _startup_s(Isolation.NONE)
+    for _ in range(rounds):
+        for isolation in (Isolation.NONE, Isolation.BWRAP):
+            starts[isolation].append(await _startup_s(isolation))
+    cycles: dict[Isolation, list[float]] = {Isolation.NONE: [], Isolation.BWRAP: []}
+    for _ in range(games):
+        for isolation in (Isolation.NONE, Isolation.BWRAP):
+            cycles[isolation].extend(await _game_cycles(isolation))
+    inside = statistics.median(starts[Isolation.BWRAP])
+    outside = statistics.median(starts[Isolation.NONE])
+    cycle_in = statistics.median(cycles[Isolation.BWRAP])
+    cycle_out = statistics.median(cycles[Isolation.NONE])
+    return {
+        "launch_overhead_ms": round((inside - outside) * 1000, 1),
+        "startup_sandboxed_ms": round(inside * 1000, 1),
+        "startup_outside_ms": round(outside * 1000, 1),
+        "move_cycle_ratio_sandboxed": round(cycle_in / cycle_out, 3),
+        "move_cycle_sandboxed_unix_us": round(cycle_in * 1e6, 1),
+        "move_cycle_outside_tcp_us": round(cycle_out * 1e6, 1),
+        "rounds": rounds,
+        "cycles_measured": min(len(cycles[Isolation.BWRAP]), len(cycles[Isolation.NONE])),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="end with one JSON object")
+    parser.add_argument("--rounds", type=int, default=9, help="launches of each kind")
+    parser.add_argument("--games", type=int, default=3, help="games of each kind")
+    args = parser.parse_args()
+    from referee.telemetry import logs
+
+    logs.configure("console", "ERROR")
+    figures = asyncio.run(_measure(args.rounds, args.games))
+    print("sandbox cost (median; launched alternately in one run; the machine is shared)")
+    print(
+        f"  bot start-up: {figures['startup_sandboxed_ms']:.1f} ms sandboxed, "
+        f"{figures['startup_outside_ms']:.1f} ms outside: "
+        f"+{figures['launch_overhead_ms']:.1f} ms (target < 50 ms)"
+    )
+    print(
+        f"  move cycle: {figures['move_cycle_sandboxed_unix_us']:.0f} us sandboxed (unix socket), "
+        f"{figures['move_cycle_outside_tcp_us']:.0f} us outside (TCP loopback): "
+        f"x{figures['move_cycle_ratio_sandboxed']:.3f}"
+    )
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

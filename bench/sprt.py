@@ -1,0 +1,104 @@
+"""Benchmark: the SPRT's pair throughput with launched bots, and the LLR update's cost.
+
+``pairs_per_s``: game pairs per second of random vs greedy (both launched as real processes
+on private local referees, Tetress, shipped openings), ``--concurrency`` pairs at once
+(default 2), for ``--pairs`` pairs; the baseline in the same run is one pair played alone
+(concurrency 1). ``llr_update_us``: microseconds to count a pair and recompute the LLR
+(the GSPRT's root finding), averaged over many updates; its baseline is the normal
+approximation of the same LLR.
+
+Usage: python bench/sprt.py [--pairs 4] [--concurrency 2] [--json]
+With ``--json`` the last line is one JSON object: ``pairs_per_s``, ``llr_update_us``, ...
+Figures are noisy on a machine whose cores are shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+
+from engine.registry import load_game  # noqa: E402
+from referee.analysis.openings import default_book_path, load_book  # noqa: E402
+from referee.analysis.sprt import Sprt, llr_normal_approx  # noqa: E402
+from referee.analysis.sprt_run import launched_games, run_sprt  # noqa: E402
+from referee.sandbox.launch import BotSpec  # noqa: E402
+
+SPECS = [
+    BotSpec("sdk", "client_sdk.examples.random_bot"),
+    BotSpec("sdk", "client_sdk.examples.greedy_bot"),
+]
+
+
+def pairs_rate(pairs: int, concurrency: int) -> float:
+    game = load_game("tetress")
+    book = load_book(default_book_path("tetress"))
+    # Bounds no test can reach in this many pairs: every pair is played.
+    test = Sprt(-1000.0, 1000.0, 0.001, 0.001)
+    start = time.perf_counter()
+    play = launched_games(SPECS, game)
+    asyncio.run(run_sprt(test, play, book=book, concurrency=concurrency, max_pairs=pairs))
+    return test.pairs / (time.perf_counter() - start)
+
+
+def llr_update_us(updates: int = 2000) -> tuple[float, float]:
+    rng = random.Random(3)
+    test = Sprt(0.0, 10.0)
+    outcomes = [rng.choice((0, 0.5, 1, 1, 1, 1.5, 2)) for _ in range(updates)]
+    start = time.perf_counter()
+    for points in outcomes:
+        test.add_pair(points)
+    exact = (time.perf_counter() - start) / updates * 1e6
+    start = time.perf_counter()
+    for _ in range(updates):
+        llr_normal_approx(test.counts, 0.0, 10.0)
+    approx = (time.perf_counter() - start) / updates * 1e6
+    return exact, approx
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    from referee.telemetry import logs
+
+    logs.configure("console", "WARNING")
+    exact, approx = llr_update_us()
+    print(
+        f"LLR update: {exact:.1f} us (normal approximation {approx:.2f} us, "
+        f"ratio {exact / approx:.0f}x)"
+    )
+    alone = pairs_rate(1, 1)
+    rate = pairs_rate(args.pairs, args.concurrency)
+    print(
+        f"random vs greedy, launched: {rate:.3f} pairs/s at concurrency {args.concurrency} "
+        f"(one pair alone: {alone:.3f} pairs/s, ratio {rate / alone:.2f}; noisy: shared cores)"
+    )
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "pairs_per_s": round(rate, 4),
+                    "llr_update_us": round(exact, 2),
+                    "baseline_pairs_per_s": round(alone, 4),
+                    "llr_approx_us": round(approx, 3),
+                    "pairs": args.pairs,
+                    "concurrency": args.concurrency,
+                }
+            )
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,406 @@
+"""Benchmark: the web front under load, served by uvicorn on 127.0.0.1 as in ``referee serve``.
+
+Measures, in one run:
+- the Tetress leaderboard page of ``--bots`` bots and ``--games`` games (default 500 / 100,000,
+  a real SQLite file): the time to build the tables once (the fit, in a worker thread, when a
+  game is stored); the page rendered in its handler with warm tables, p50 and p99 (the
+  rendered table is kept per order until the next game; its first rendering is given too);
+  and the page's HTTP round trip; the baseline is the round trip of ``/healthz`` (a one-line
+  page) in the same run;
+- live lag: ``--spectators`` SSE clients (default 200, in a separate process, so their parsing
+  does not run on the server's loop) follow one live game; each move is put in the live hub on
+  the server's loop and the lag is from then to each client reading the event (same machine
+  clock), p50 and p99; baseline: the same with one spectator;
+- the replay page of a stored game with its record (first view: replay and render), median.
+
+Usage: python bench/web.py [--bots 500] [--games 100000] [--spectators 200] [--json]
+With ``--json`` the last line is one JSON object with the figures. The machine is shared and
+has two cores: figures are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+from sqlalchemy import insert
+
+from engine.registry import load_game
+from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.storage import FinishedGame, Repository, SeatResult, SourceKind, Verdict
+from referee.storage.models import GameRow, GameSeat
+from referee.web.app import create_app
+from referee.web.context import WebSettings
+from referee.web.server import WebServer
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def populate(repo: Repository, bots: int, games: int, seed: int) -> list[int]:
+    """``bots`` bot versions (10 owners) and ``games`` Tetress results, bulk-inserted (the
+    leaderboard reads results only, so these rows carry no moves or records)."""
+    rng = random.Random(seed)
+    owners = [repo.create_player(f"student{i:02d}").name for i in range(10)]
+    ids = [
+        repo.add_bot_version(
+            f"bot{i:03d}", "v1", source_kind=SourceKind.REMOTE, location="-", owner=owners[i % 10]
+        ).id
+        for i in range(bots)
+    ]
+    strength = {v: rng.gauss(0, 200) for v in ids}
+    start = datetime(2026, 9, 1, tzinfo=UTC)
+    game_rows, seat_rows = [], []
+    for n in range(games):
+        a, b = rng.sample(ids, 2)
+        p = 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+        roll = rng.random()
+        winner = None if roll < 0.05 else (0 if roll < 0.05 + 0.95 * p else 1)
+        result = "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
+        when = start + timedelta(seconds=30 * n)
+        game_rows.append(
+            {
+                "id": n + 1,
+                "uid": f"g{n:07d}",
+                "game": "tetress",
+                "verdict": "normal",
+                "reason": "",
+                "result": result,
+                "winner_seat": winner,
+                "plies": 40,
+                "moves": [],
+                "started_at": when,
+                "finished_at": when + timedelta(seconds=20),
+            }
+        )
+        for seat, version in enumerate((a, b)):
+            score = 0.5 if winner is None else float(winner == seat)
+            seat_rows.append(
+                {"game_id": n + 1, "seat": seat, "bot_version_id": version, "score": score}
+            )
+    with repo.db.write() as s:
+        for chunk in range(0, games, 20_000):
+            s.execute(insert(GameRow), game_rows[chunk : chunk + 20_000])
+            s.execute(insert(GameSeat), seat_rows[2 * chunk : 2 * (chunk + 20_000)])
+    return ids
+
+
+def stored_game(repo: Repository, versions: list[int], seed: int) -> int:
+    """One real random Tetress game with its record, stored as the referee stores games."""
+    from engine.records import RecordBuilder, record_to_json, write_record
+
+    game = load_game("tetress")
+    rng = random.Random(seed)
+    state = game.new_state()
+    builder = RecordBuilder(game, players=("a", "b"))
+    moves = []
+    while state.outcome() is None:
+        move = rng.choice(list(state.legal_moves))
+        builder.add(move, think=0.05, clock=100.0 - state.ply, mem=40.0)
+        moves.append(
+            {
+                "ply": state.ply,
+                "seat": state.to_move,
+                "move": game.move_to_text(move),
+                "measured_s": 0.05,
+                "memory_bytes": 40 << 20,
+            }
+        )
+        state.apply(move)
+    record = builder.finish()
+    outcome = state.outcome()
+    assert outcome is not None
+    now = datetime.now(UTC)
+    summary = repo.record_game(
+        FinishedGame(
+            game="tetress",
+            seats=[SeatResult(versions[0]), SeatResult(versions[1])],
+            verdict=Verdict.NORMAL,
+            winner_seat=outcome.winner,
+            plies=len(moves),
+            started_at=now,
+            finished_at=now,
+            moves=moves,
+            record_text=write_record(record),
+            record_json=record_to_json(record),
+        )
+    )
+    return summary.id
+
+
+class Served:
+    """The web app on uvicorn, on its own event loop in a thread (the referee's loop)."""
+
+    def __init__(self, app: Any) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.server = WebServer(app, "127.0.0.1", 0)
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.run_until_complete(self.server.start())
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(30)
+
+    def call(self, fn: Any, *args: Any) -> None:
+        self.loop.call_soon_threadsafe(fn, *args)
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def render_times(app: Any, path: str, n: int) -> list[float]:
+    """Milliseconds to build the page in its handler (tables check, sort, template), with no
+    network or server in the way: what "renders server-side" means."""
+    from starlette.requests import Request
+
+    from referee.web import pages
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": [],
+        "app": app,
+        "path_params": {"game": "tetress"},
+        "scheme": "http",
+        "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 1),
+    }
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        response = pages.leaderboard(Request(scope))
+        out.append((time.perf_counter() - t) * 1000)
+        assert response.status_code == 200
+    return out
+
+
+def round_trips(client: httpx.Client, path: str, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        response = client.get(path)
+        out.append((time.perf_counter() - t) * 1000)
+        assert response.status_code == 200, (path, response.status_code)
+    return out
+
+
+# ------------------------------------------------------------------------- live lag
+
+
+async def _spectate(url: str, count: int, plies: int) -> list[list[float]]:
+    """``count`` SSE clients on raw sockets (a lean client, so that the figures measure the
+    server, not the client's parsing); each returns its receive times (epoch s) by ply."""
+    import re
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    request = (
+        f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: text/event-stream\r\n\r\n"
+    ).encode()
+    move = re.compile(rb'event: move\nid: \d+\ndata: \{"ply":(\d+)')
+    ready = asyncio.Semaphore(0)
+
+    async def one() -> list[float]:
+        got = [0.0] * (plies + 1)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        writer.write(request)
+        buffer = b""
+        started = False
+        while True:
+            data = await reader.read(1 << 16)
+            now = time.time()
+            if not data:
+                break
+            buffer += data
+            if not started and b"event: start" in buffer:
+                started = True
+                ready.release()
+            last = 0
+            for m in move.finditer(buffer):
+                got[int(m.group(1))] = now
+                last = m.end()
+            if b"event: end" in buffer:
+                break
+            buffer = buffer[max(last, len(buffer) - 200) :]
+        writer.close()
+        return got
+
+    tasks = [asyncio.create_task(one()) for _ in range(count)]
+    for _ in range(count):
+        await ready.acquire()
+    print("ready", flush=True)
+    return await asyncio.gather(*tasks)
+
+
+def spectator_process(url: str, count: int, plies: int) -> subprocess.Popen[str]:
+    here = str(Path(__file__).parent)
+    code = (
+        f"import asyncio, json, sys; sys.path.insert(0, {here!r}); import web; "
+        f"print(json.dumps(asyncio.run(web._spectate({url!r}, {count}, {plies}))))"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, bufsize=1
+    )
+
+
+def live_lag(served: Served, hub: LiveHub, spectators: int, plies: int, gap: float) -> list[float]:
+    """Move-to-browser lag (ms) of every event received by every spectator."""
+    game = load_game("tetress")
+    uid = f"live{spectators}"
+    state = game.new_state()
+    served.call(
+        lambda: hub.start(uid, "tetress", ["a/x", "b/y"], game.seat_names, state.to_string())
+    )
+    time.sleep(0.2)
+    proc = spectator_process(f"{served.server.url}/live/{uid}/events", spectators, plies)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    rng = random.Random(5)
+    sent: list[float] = [0.0] * (plies + 1)
+    for i in range(plies):
+        seat = state.to_move
+        if state.outcome() is not None:
+            state = game.new_state()
+        move = rng.choice(list(state.legal_moves))
+        state.apply(move)
+        live_move = LiveMove(
+            i, seat, game.move_to_text(move), 0.05, state.to_string(), (60.0, 60.0)
+        )
+
+        def publish(m: LiveMove = live_move, ply: int = i + 1) -> None:
+            sent[ply] = time.time()
+            hub.move(uid, m)
+
+        served.call(publish)
+        time.sleep(gap)
+    served.call(hub.finish, uid, LiveEnd("1-0", "normal", "no_legal_move", "done", 0))
+    out, _ = proc.communicate(timeout=300)
+    received = json.loads(out.strip().splitlines()[-1])
+    return [
+        (got[ply] - sent[ply]) * 1000
+        for got in received
+        for ply in range(1, plies + 1)
+        if got[ply] and sent[ply]
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bots", type=int, default=500)
+    parser.add_argument("--games", type=int, default=100_000)
+    parser.add_argument("--spectators", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--plies", type=int, default=60)
+    parser.add_argument("--gap", type=float, default=0.05, help="seconds between live moves")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repository.open(str(Path(tmp) / "bench.db"))
+        t = time.perf_counter()
+        versions = populate(repo, args.bots, args.games, args.seed)
+        populate_s = time.perf_counter() - t
+        replay_ids = [stored_game(repo, versions[:2], seed) for seed in range(10)]
+        hub = LiveHub()
+        app = create_app(repo, hub, WebSettings(secret=os.urandom(32), refresh_s=3600))
+        web = app.state.web
+        t = time.perf_counter()
+        snapshot = web.tables.refresh()
+        build_s = time.perf_counter() - t
+        served = Served(app)
+        try:
+            with httpx.Client(base_url=served.server.url, timeout=60) as client:
+                round_trips(client, "/leaderboard/tetress", 5)
+                base = round_trips(client, "/healthz", args.requests)
+                http_board = round_trips(client, "/leaderboard/tetress", args.requests)
+                board = render_times(app, "/leaderboard/tetress", args.requests)
+                cold = []
+                for _ in range(10):
+                    web.fragments = type(web.fragments)(32)  # a game was just stored
+                    cold += render_times(app, "/leaderboard/tetress", 1)
+                size = len(client.get("/leaderboard/tetress").content)
+                replay = [round_trips(client, f"/games/{g}", 1)[0] for g in replay_ids]
+            one = live_lag(served, hub, 1, args.plies, args.gap)
+            many = live_lag(served, hub, args.spectators, args.plies, args.gap)
+        finally:
+            served.stop()
+            repo.close()
+
+    rows = len(snapshot.tables["tetress"].rows)
+    figures = {
+        "leaderboard_ms_p50": round(percentile(board, 50), 2),
+        "leaderboard_ms_p99": round(percentile(board, 99), 2),
+        "live_lag_ms_p50": round(percentile(many, 50), 2),
+        "live_lag_ms_p99": round(percentile(many, 99), 2),
+        "replay_page_ms": round(statistics.median(replay), 2),
+        "leaderboard_first_render_ms": round(statistics.median(cold), 2),
+        "leaderboard_http_ms_p50": round(percentile(http_board, 50), 2),
+        "leaderboard_http_ms_p99": round(percentile(http_board, 99), 2),
+        "healthz_ms_p50": round(percentile(base, 50), 2),
+        "live_lag_one_spectator_ms_p50": round(percentile(one, 50), 2),
+        "tables_build_s": round(build_s, 2),
+        "bots": rows,
+        "games": args.games,
+        "spectators": args.spectators,
+        "events_received": len(many),
+        "leaderboard_bytes": size,
+    }
+    print(f"database: {args.bots} bots, {args.games} games (bulk insert {populate_s:.1f} s)")
+    print(f"tables build (fit, ladder, histories; once per stored game): {build_s:.2f} s")
+    print(
+        f"leaderboard page ({rows} rows, {size // 1024} KiB) rendered server-side: p50 "
+        f"{figures['leaderboard_ms_p50']} ms, p99 {figures['leaderboard_ms_p99']} ms"
+    )
+    print(
+        f"  first render after a game is stored (the table itself): median "
+        f"{figures['leaderboard_first_render_ms']} ms"
+    )
+    print(
+        f"  over HTTP: p50 {figures['leaderboard_http_ms_p50']} ms, p99 "
+        f"{figures['leaderboard_http_ms_p99']} ms; /healthz baseline p50 "
+        f"{figures['healthz_ms_p50']} ms (ratio "
+        f"{percentile(http_board, 50) / percentile(base, 50):.1f}x)"
+    )
+    print(
+        f"live lag, {args.spectators} spectators ({len(many)} events): p50 "
+        f"{figures['live_lag_ms_p50']} ms, p99 {figures['live_lag_ms_p99']} ms; one spectator "
+        f"p50 {figures['live_lag_one_spectator_ms_p50']} ms (ratio "
+        f"{percentile(many, 50) / max(percentile(one, 50), 1e-3):.1f}x)"
+    )
+    print(f"replay page (first view, median of {len(replay)}): {figures['replay_page_ms']} ms")
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Runs a bot written for the course skeleton (``Agent(color=..., **referee)``,
+``action(**referee)``, ``update(color, action, **referee)``) as an SDK :class:`Agent`.
+
+The calls follow the course referee: the constructor at game start with ``color`` by keyword;
+``action`` only when it is this bot's turn; ``update`` after every accepted action that does
+not end the game, own and opponent's, with the action as its mover returned it (cell order
+untouched). The ``**referee`` keywords (``time_remaining``, ``space_limit``,
+``space_remaining``) are recomputed before every call. (``print`` goes to stderr: the driver
+sees to that for every agent.)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from client_sdk._agent import Agent, AgentEnv, Clocks, GameInfo, GameResult, IllegalReturn, MoveLike
+from engine.game import State
+from referee.game import Coord, PlaceAction, PlayerColor
+
+_CELL = re.compile(r"(\d+)\s*-\s*(\d+)")
+
+
+class CourseAgent(Agent):
+    """An adapter around a course ``Agent`` class; one course instance per game."""
+
+    def __init__(self, agent_class: type[Any], name: str | None = None) -> None:
+        self.agent_class = agent_class
+        self.name = name or getattr(agent_class, "__module__", "course").split(".")[0]
+        self.bot: Any = None
+        self._color = PlayerColor.RED
+        self._last_action: PlaceAction | None = None
+
+    def _sdk_start(self, info: GameInfo, state: State[Any], env: AgentEnv) -> None:
+        self._info = info
+        if state.game.name != "tetress":
+            raise ValueError(f"course bots play Tetress only, not {state.game.name!r}")
+        self._color = PlayerColor(info.seat)
+        self._last_action = None
+        self.bot = self.agent_class(color=self._color, **_referee_kwargs(env))
+
+    def _sdk_choose(self, state: State[Any], clocks: Clocks, env: AgentEnv) -> MoveLike:
+        action = self.bot.action(**_referee_kwargs(env))
+        if not isinstance(action, PlaceAction):
+            self._last_action = None
+            return IllegalReturn(repr(action)[:200], "PlaceAction")
+        self._last_action = action
+        return str(action)
+
+    def _sdk_observe(
+        self, seat: int, move: Any, text: str, state: State[Any], env: AgentEnv
+    ) -> None:
+        color = PlayerColor(seat)
+        if color is self._color and self._last_action is not None:
+            action = self._last_action
+        else:
+            action = action_from_text(text, move)
+        self.bot.update(color, action, **_referee_kwargs(env))
+
+    def _sdk_end(self, result: GameResult, state: State[Any], env: AgentEnv) -> None:
+        # The course referee says nothing to bots at the end; neither do we.
+        self.bot = None
+
+
+def action_from_text(text: str, move: Any = None) -> PlaceAction:
+    """A :class:`PlaceAction` with its cells in the order ``text`` lists them.
+
+    Falls back to the engine move's cells (ascending) when the text is not ``r-c`` cells.
+    """
+    cells = [(int(r), int(c)) for r, c in _CELL.findall(text)]
+    if len(cells) != 4 and move is not None:
+        cells = list(move.coords)
+    if len(cells) != 4:
+        raise ValueError(f"not a PLACE action: {text!r}")
+    c1, c2, c3, c4 = (Coord(r, c) for r, c in cells)
+    return PlaceAction(c1, c2, c3, c4)
+
+
+def _referee_kwargs(env: AgentEnv) -> dict[str, Any]:
+    limit = env.memory_limit_mb
+    return {
+        "time_remaining": env.clocks.time_left,
+        "space_limit": limit,
+        "space_remaining": None if limit is None else max(0.0, limit - env.memory_used_mb()),
+    }

@@ -1,0 +1,266 @@
+"""``python -m client_sdk submit`` and ``python -m client_sdk mine``: upload a bot's code to a
+referee, and list your own versions, games and bot output.
+
+What is uploaded (see docs/sdk.md, "Submitting your bot"):
+
+* ``PATH`` is a course-style or SDK package folder (with ``__init__.py``) or a single ``.py``
+  module, optionally ``PATH:ClassName``;
+* helper packages or modules beside it go too when named, with ``--helper NAME`` (repeatable)
+  or in ``submission.json`` inside the package: ``{"helpers": ["mylib"], "class": "Agent"}``;
+* caches (``__pycache__``, ``*.pyc``) and VCS folders are left out.
+
+The archive is a zip with ``submission.json`` at its top naming the entry; it goes up over the
+``Submissions`` gRPC service in chunks, authenticated by your token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+CHUNK = 256 * 1024
+_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
+_SKIP_SUFFIXES = (".pyc", ".pyo")
+
+
+class PackError(ValueError):
+    """The bot cannot be packed; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """The archive to upload and what it holds."""
+
+    data: bytes
+    entry: str
+    files: int
+
+
+def pack(path: str, helpers: Sequence[str] = ()) -> Package:
+    """Zip the bot at ``path`` (``dir``, ``file.py``, optional ``:Class``) and its helpers."""
+    target, cls = _split(path)
+    source = Path(target)
+    manifest: dict[str, Any] = {}
+    if source.is_dir():
+        if not (source / "__init__.py").is_file():
+            raise PackError(f"{target}: a bot package needs an __init__.py")
+        own = source / "submission.json"
+        if own.is_file():
+            try:
+                manifest = json.loads(own.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise PackError(f"{own}: not valid JSON ({exc})") from None
+        entry = source.resolve().name
+    elif source.is_file() and source.suffix == ".py":
+        entry = source.stem
+    else:
+        raise PackError(f"{target}: not a package folder or a .py file")
+    cls = cls or manifest.get("class")
+    names = [*helpers, *manifest.get("helpers", [])]
+    items = [source.resolve(), *(_helper(source, h) for h in names)]
+    buffer = io.BytesIO()
+    count = 0
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        top = {"entry": entry, **({"class": cls} if cls else {})}
+        archive.writestr("submission.json", json.dumps(top))
+        for item in dict.fromkeys(items):
+            for file, name in _files(item):
+                archive.write(file, name)
+                count += 1
+    return Package(buffer.getvalue(), entry, count)
+
+
+def _split(path: str) -> tuple[str, str | None]:
+    head, sep, tail = path.rpartition(":")
+    if sep and head and tail.isidentifier():
+        return head, tail
+    return path, None
+
+
+def _helper(source: Path, name: str) -> Path:
+    """A helper named relative to the folder the bot lies in (or a path)."""
+    beside = source.resolve().parent
+    for candidate in (Path(name), beside / name, beside / f"{name}.py"):
+        if candidate.exists():
+            return candidate.resolve()
+    raise PackError(f"helper {name!r}: no package or module of that name beside {source}")
+
+
+def _files(item: Path) -> Iterator[tuple[Path, str]]:
+    if item.is_file():
+        yield item, item.name
+        return
+    for folder, dirs, files in os.walk(item):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(files):
+            if name.endswith(_SKIP_SUFFIXES):
+                continue
+            file = Path(folder) / name
+            yield file, file.relative_to(item.parent).as_posix()
+
+
+def _channel(args: argparse.Namespace) -> grpc.Channel:
+    if args.tls:
+        root = Path(args.ca).read_bytes() if args.ca else None
+        return grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root))
+    return grpc.insecure_channel(args.server)
+
+
+def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    return _bearer(args.token)
+
+
+def _bearer(token: str) -> tuple[tuple[str, str], ...]:
+    """The call metadata that authenticates ``token``."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+def upload(
+    channel: grpc.Channel,
+    token: str,
+    data: bytes,
+    *,
+    name: str | None = None,
+    wait: bool = True,
+) -> Iterator[Any]:
+    """The ``Submit`` call's replies (``SubmitEvent``), uploading ``data`` in chunks."""
+    from client_sdk.proto import submissions_pb2 as spb
+    from client_sdk.proto import submissions_pb2_grpc
+
+    def requests() -> Iterator[Any]:
+        start = spb.SubmitStart(bot_name=name or "", size=len(data), no_wait=not wait)
+        yield spb.SubmitRequest(start=start)
+        for offset in range(0, len(data), CHUNK):
+            yield spb.SubmitRequest(chunk=data[offset : offset + CHUNK])
+
+    stub = submissions_pb2_grpc.SubmissionsStub(channel)
+    return iter(stub.Submit(requests(), metadata=_bearer(token)))
+
+
+def submit_main(argv: Sequence[str]) -> int:
+    parser = _common_parser("submit", "Upload a bot's code; print its version and verdict.")
+    parser.add_argument("path", metavar="PATH", help="package dir[:Class] or module.py[:Class]")
+    parser.add_argument("--name", help="the bot's name in tables (default: <player>-<entry>)")
+    parser.add_argument(
+        "--helper",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a helper package or module beside PATH to upload too (repeatable)",
+    )
+    parser.add_argument("--no-wait", action="store_true", help="do not wait for validation")
+    args = parser.parse_args(argv)
+    result: dict[str, Any] = {"bot": args.name or "", "version": "", "status": "rejected"}
+    try:
+        package = pack(args.path, args.helper)
+    except (PackError, OSError) as exc:
+        return _finish(args, {**result, "reason": str(exc)}, 2)
+    _say(args, f"uploading {package.entry} ({package.files} files, {len(package.data)} bytes)")
+    try:
+        with _channel(args) as channel:
+            for event in upload(
+                channel, args.token, package.data, name=args.name, wait=not args.no_wait
+            ):
+                result.update(_event(args, event))
+    except grpc.RpcError as exc:
+        return _finish(args, {**result, "reason": exc.details() or str(exc.code())}, 1)
+    return _finish(args, result, 0 if result["status"] != "rejected" else 1)
+
+
+def _event(args: argparse.Namespace, event: Any) -> dict[str, Any]:
+    if event.WhichOneof("kind") == "stored":
+        s = event.stored
+        again = "" if s.new else " (this exact code was uploaded before)"
+        _say(args, f"stored {s.bot}@{s.version}{again}; status {s.status}")
+        return {
+            "bot": s.bot,
+            "version": s.version,
+            "digest": s.digest,
+            "status": s.status,
+            "new": s.new,
+            "reason": "",
+        }
+    v = event.validated
+    _say(args, f"{v.status}: {v.reason}")
+    if v.output.strip() and not args.json:
+        print("--- your bot's output in the validation game ---", file=sys.stderr)
+        print(v.output.rstrip(), file=sys.stderr)
+    return {"status": v.status, "reason": v.reason, "output": v.output, "sandbox": v.sandbox}
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    print(text, file=sys.stderr if args.json else sys.stdout)
+
+
+def _finish(args: argparse.Namespace, result: dict[str, Any], code: int) -> int:
+    if args.json:
+        print(json.dumps(result))
+    elif code:
+        print(f"python -m client_sdk submit: {result.get('reason', '')}", file=sys.stderr)
+    return code
+
+
+def _common_parser(command: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m client_sdk {command}", description=description
+    )
+    parser.add_argument("--server", required=True, help="HOST:PORT of the referee")
+    parser.add_argument("--token", required=True, help="your player token")
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS")
+    parser.add_argument("--ca", help="CA certificate file for --tls (default: system roots)")
+    return parser
+
+
+def mine_main(argv: Sequence[str]) -> int:
+    from google.protobuf.json_format import MessageToDict
+
+    from client_sdk.proto import submissions_pb2 as spb
+    from client_sdk.proto import submissions_pb2_grpc
+
+    parser = _common_parser("mine", "Your versions and games; --output GAME: your bot's output.")
+    parser.add_argument("--output", metavar="GAME_ID", help="print your bot's output in a game")
+    args = parser.parse_args(argv)
+    try:
+        with _channel(args) as channel:
+            stub = submissions_pb2_grpc.SubmissionsStub(channel)
+            if args.output:
+                out = stub.GetMyOutput(
+                    spb.GetMyOutputRequest(game_id=args.output), metadata=_metadata(args)
+                )
+                data: Any = out
+            else:
+                data = stub.ListMine(spb.ListMineRequest(), metadata=_metadata(args))
+    except grpc.RpcError as exc:
+        print(f"python -m client_sdk mine: {exc.details() or exc.code()}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(MessageToDict(data, preserving_proto_field_name=True)))
+    elif args.output:
+        print(f"game {data.game_id}, seat {data.seat} ({data.bot}):")
+        print(data.output.rstrip())
+    else:
+        _print_mine(data)
+    return 0
+
+
+def _print_mine(data: Any) -> None:
+    print(f"versions of {data.player}:")
+    for v in data.versions:
+        star = " *plays*" if v.playing else ""
+        print(f"  {v.bot}@{v.version}  {v.status}{star}  {v.uploaded_at}  {v.reason}")
+    print("games:")
+    for g in data.games:
+        where = f" [{g.tournament}]" if g.tournament else ""
+        seats = " vs ".join(g.seats)
+        print(f"  {g.game_id}{where}  {seats}  {g.result} ({g.verdict})  you: seat {g.my_seat}")

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Everything a fresh Debian machine needs to run and test the platform, in one command:
+# the system packages (bubblewrap and libseccomp2 for the bot sandbox, Chromium for the
+# browser tests),
+# a virtualenv in ./.venv, and the project with its development extras.
+# Run from the repository root: `bash deploy/install.sh`. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# System packages: installed when missing and we are root; otherwise say what is missing.
+SYSTEM_PACKAGES=(bubblewrap libseccomp2 chromium)
+missing=()
+for pkg in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+        echo "install.sh: missing system packages: ${missing[*]}" >&2
+        echo "install.sh: run as root, or: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+python3 -m venv .venv
+.venv/bin/pip install -q -e ".[dev]"
+
+# The bot sandbox needs user namespaces; without them bots run uncontained (the referee says so).
+if ! bwrap --unshare-all --unshare-user --ro-bind / / --proc /proc --dev /dev /bin/true 2>/dev/null; then
+    echo "install.sh: bubblewrap cannot create namespaces here (user namespaces off?):" >&2
+    echo "install.sh: launched bots would run WITHOUT the sandbox; see docs/sandbox.md" >&2
+fi

@@ -1,0 +1,47 @@
+"""Adjudication: the referee's decisions about one game, pure and synchronous (no I/O).
+
+It lives beside the rules, not in ``referee/``, because two referees use it: the networked
+match runner (``referee.match``) and the SDK's in-process ``client_sdk.testing.play_local``,
+and bot authors install the SDK without the server. The vocabulary (:class:`Verdict`,
+:class:`GameEnd`), the clocks (:class:`TimeControl`, :class:`SeatClock`) and the
+:class:`Adjudicator` that applies them are all here.
+"""
+
+from engine.adjudication.adjudicator import (
+    Accepted,
+    Adjudicator,
+    Answer,
+    BotFailed,
+    Disconnected,
+    Measured,
+    MoveAnswer,
+    NotAMove,
+    ProtocolViolation,
+    Strike,
+    TimedOut,
+    Turn,
+)
+from engine.adjudication.clock import Allowance, SeatClock, TimeControl
+from engine.adjudication.verdicts import Ending, GameEnd, Verdict, parse_ending
+
+__all__ = [
+    "Accepted",
+    "Adjudicator",
+    "Allowance",
+    "Answer",
+    "BotFailed",
+    "Disconnected",
+    "Ending",
+    "GameEnd",
+    "Measured",
+    "MoveAnswer",
+    "NotAMove",
+    "ProtocolViolation",
+    "SeatClock",
+    "Strike",
+    "TimeControl",
+    "TimedOut",
+    "Turn",
+    "Verdict",
+    "parse_ending",
+]

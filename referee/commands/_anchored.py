@@ -1,0 +1,44 @@
+"""``referee leaderboard --anchors``: the table on the calibrated scale of the anchors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def print_anchored(repo: Any, tournament: Any, game: str) -> int:
+    from rich.table import Table
+
+    from referee.analysis.anchors import ANCHOR_SPECS, anchored_fit, load_anchors
+    from referee.commands._arena import console, fail
+
+    table = load_anchors(game)
+    if not table:
+        return fail("leaderboard", f"no calibrated anchors for {game}")
+    by_spec = {spec: name for name, spec in ANCHOR_SPECS.items()}
+    fixed = {
+        v.label: table[by_spec[v.location]]
+        for v in repo.list_bot_versions()
+        if v.location in by_spec and by_spec[v.location] in table
+    }
+    results = repo.game_results(tournament_id=tournament.id if tournament else None, game=game)
+    players = {r.first for r in results} | {r.second for r in results}
+    fixed = {k: v for k, v in fixed.items() if k in players}
+    if not fixed:
+        return fail("leaderboard", "no anchor bot has played here: nothing to pin", 1)
+    ratings = anchored_fit(results, fixed)
+    out = Table(title=f"Elo on the anchors' scale ({game})")
+    for column in ("#", "bot", "Elo", "games", "score", "anchor"):
+        out.add_column(column, justify="left" if column == "bot" else "right")
+    for rank, (name, elo) in enumerate(sorted(ratings.items(), key=lambda x: -x[1]), 1):
+        mine = [r for r in results if name in (r.first, r.second)]
+        score = sum(r.score if r.first == name else 1 - r.score for r in mine)
+        out.add_row(
+            str(rank),
+            name,
+            f"{elo:.0f}",
+            str(len(mine)),
+            f"{score / len(mine):.1%}" if mine else "-",
+            "pinned" if name in fixed else "",
+        )
+    console().print(out)
+    return 0

@@ -1,0 +1,57 @@
+"""The tools' additions to ``referee tournament``: ``--openings`` and ``export --pgn``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+
+
+def add_openings_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--openings",
+        metavar="FILE",
+        help="openings book (a file, or a game name for the shipped book): each game pair "
+        "starts from one opening with the sides swapped",
+    )
+
+
+def store_openings(args: argparse.Namespace, options: dict[str, Any], params: Any) -> None:
+    """Put the book named by ``--openings`` into the tournament's options (checked against
+    its game): the book itself is stored, so resuming never depends on the file."""
+    if not getattr(args, "openings", None):
+        return
+    from engine.registry import load_game
+    from referee.analysis.openings import load_book
+
+    book = load_book(args.openings)
+    book.check_game(load_game(args.game, **params))
+    options["openings"] = book.to_json() | {"source": book.source}
+
+
+def register_export(sub: Any) -> None:
+    export = sub.add_parser(
+        "export", help="every game of a tournament in one file (PGN-like, cutechess -pgnout)"
+    )
+    export.add_argument("name", help="tournament name or id")
+    export.add_argument("--pgn", action="store_true", help="PGN-like records (the default)")
+    export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
+    add_db_option(export)
+    export.set_defaults(func=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from referee.analysis.export import tournament_pgn
+    from referee.commands._arena import write_out
+    from referee.storage import NotFoundError
+
+    repo = open_repo(args)
+    try:
+        text, count = tournament_pgn(repo, args.name)
+    except NotFoundError as exc:
+        return fail("tournament export", exc)
+    write_out(args.output, text)
+    if args.output != "-":
+        print(f"wrote {count} games to {args.output}")
+    return 0

@@ -1,0 +1,127 @@
+"""``referee serve`` options for student uploads, and the service they build."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from referee.submissions.limits import DEFAULT_LIMITS, MB
+
+
+def add_upload_options(parser: argparse.ArgumentParser) -> None:
+    d = DEFAULT_LIMITS
+    group = parser.add_argument_group(
+        "uploads", "students submit code with: python -m client_sdk submit (needs --db)"
+    )
+    group.add_argument(
+        "--submissions",
+        metavar="DIR",
+        help="accept uploaded bots and keep their code in this store folder",
+    )
+    group.add_argument(
+        "--upload-max-mb",
+        type=float,
+        default=d.max_archive_bytes / MB,
+        metavar="MB",
+        help="largest archive accepted (default %(default)g)",
+    )
+    group.add_argument(
+        "--upload-max-unpacked-mb",
+        type=float,
+        default=d.max_unpacked_bytes / MB,
+        metavar="MB",
+        help="largest unpacked size (default %(default)g)",
+    )
+    group.add_argument(
+        "--upload-max-files",
+        type=int,
+        default=d.max_files,
+        metavar="N",
+        help="most files in one archive (default %(default)s)",
+    )
+    group.add_argument(
+        "--upload-rate",
+        type=int,
+        default=d.max_submissions_per_window,
+        metavar="N",
+        help="uploads per player per hour (default %(default)s)",
+    )
+    group.add_argument(
+        "--upload-quota-mb",
+        type=float,
+        default=d.max_stored_bytes_per_player / MB,
+        metavar="MB",
+        help="stored code per player, all versions (default %(default)g)",
+    )
+    group.add_argument(
+        "--validation-game",
+        default="tetress",
+        metavar="NAME",
+        help="the game a new version's validation plays (default %(default)s)",
+    )
+    _add_no_sandbox(parser, group)
+    group.add_argument(
+        "--validation-concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="validation games at once (default %(default)s)",
+    )
+
+
+def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
+    if not any(action.dest == "no_sandbox" for action in parser._actions):
+        group.add_argument(
+            "--no-sandbox",
+            action="store_true",
+            help="validate uploads without the sandbox where it cannot run (see docs/sandbox.md)",
+        )
+
+
+def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: float) -> Any:
+    """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions)."""
+    if not args.submissions:
+        return None
+    import dataclasses
+
+    from referee.server.uploads import SubmissionService
+    from referee.submissions.service import Submissions
+    from referee.submissions.store import SubmissionStore
+    from referee.submissions.validate import ValidationSettings
+
+    limits = dataclasses.replace(
+        DEFAULT_LIMITS,
+        max_archive_bytes=int(args.upload_max_mb * MB),
+        max_unpacked_bytes=int(args.upload_max_unpacked_mb * MB),
+        max_files=args.upload_max_files,
+        max_submissions_per_window=args.upload_rate,
+        max_stored_bytes_per_player=int(args.upload_quota_mb * MB),
+    )
+    no_sandbox = bool(getattr(args, "no_sandbox", False))
+    _require_sandbox(no_sandbox)
+    validation = ValidationSettings(
+        game=args.validation_game,
+        time_control=control,
+        memory_mb=memory_mb or None,
+        no_sandbox=no_sandbox,
+    )
+    submissions = Submissions(
+        repo,
+        SubmissionStore(args.submissions),
+        limits=limits,
+        validation=validation,
+        concurrency=args.validation_concurrency,
+    )
+    return SubmissionService(submissions)
+
+
+def _require_sandbox(no_sandbox: bool) -> None:
+    """Uploads are untrusted code: a server that would validate them uncontained refuses to
+    start unless the operator passed --no-sandbox."""
+    from referee.sandbox.isolation import Isolation, choose, probe
+
+    if not no_sandbox and choose(False) is Isolation.NONE:
+        raise ValueError(
+            f"--submissions needs the sandbox to validate uploads ({probe().reason}); "
+            "pass --no-sandbox to validate them uncontained"
+        )

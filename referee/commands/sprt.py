@@ -1,0 +1,271 @@
+"""``referee sprt NEW BASE``: is NEW stronger than BASE? Game pairs until the GSPRT decides."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from referee.commands._arena import add_db_option, fail
+from referee.commands._common import add_game_options, add_limit_options, add_log_options
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+
+class RemoteAbsent(Exception):
+    """A remote bot was not connected (or never free) within ``--remote-timeout``."""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sprt",
+        help="test whether NEW is stronger than BASE (sequential probability ratio test)",
+        description=(
+            "Play game pairs (one opening, sides swapped) between two bots, launched or remote, "
+            "until the "
+            "generalized SPRT on the pentanomial pair results accepts H0 (NEW is not stronger "
+            "by ELO1) or H1 (NEW is stronger by at least ELO0). Elo is logistic. Every game is "
+            "stored like other games. See docs/tools.md."
+        ),
+    )
+    parser.add_argument(
+        "new", metavar="NEW", help="the candidate bot (launchable, registered or remote)"
+    )
+    parser.add_argument("base", metavar="BASE", help="the bot to compare with")
+    parser.add_argument("--elo0", type=float, default=0.0, help="H0's Elo (default 0)")
+    parser.add_argument("--elo1", type=float, default=10.0, help="H1's Elo (default 10)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="false H1 rate (default 0.05)")
+    parser.add_argument("--beta", type=float, default=0.05, help="false H0 rate (default 0.05)")
+    parser.add_argument("--concurrency", type=int, default=1, help="pairs at once (default 1)")
+    parser.add_argument("--max-pairs", type=int, help="stop undecided after this many pairs")
+    parser.add_argument(
+        "--openings",
+        metavar="FILE",
+        help="openings book (default: the shipped book of the game; 'none': standard start)",
+    )
+    parser.add_argument(
+        "--listen",
+        metavar="ADDR",
+        help="serve the referee here for remote bots (default with a remote bot: 127.0.0.1:50051)",
+    )
+    parser.add_argument(
+        "--remote-timeout",
+        type=float,
+        default=DEFAULT_REMOTE_WAIT_S,
+        metavar="S",
+        help="how long to wait for a remote bot to connect, before the first game and for each "
+        "game, before the run ends with an error (default %(default)g s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    add_game_options(parser)
+    add_limit_options(parser)
+    add_db_option(parser)
+    add_log_options(parser, "WARNING")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.telemetry import logs as referee_logging
+
+    referee_logging.configure(args.log_format, args.log_level)
+    try:
+        setup = _setup(args)
+    except (ValueError, KeyError, TypeError) as exc:
+        return fail("sprt", exc)
+    test, versions = setup[0], setup[4]
+    new, base = versions[0].label, versions[1].label
+    out = sys.stderr if args.json else sys.stdout
+    print(
+        f"SPRT {new} vs {base}: H0 elo <= {args.elo0:g}, H1 elo >= {args.elo1:g}, "
+        f"alpha {args.alpha:g}, beta {args.beta:g}; bounds ({test.lower:+.2f}, {test.upper:+.2f})",
+        file=out,
+        flush=True,
+    )
+    try:
+        decision = _play(args, setup, out)
+    except (RemoteAbsent, ValueError) as exc:
+        return fail("sprt", exc)
+    sentence = test.sentence(new, base)
+    print(sentence, file=out, flush=True)
+    if args.json:
+        est = test.estimate()
+        result = {
+            "decision": decision.value,
+            "sentence": sentence,
+            "llr": test.llr,
+            "lower": test.lower,
+            "upper": test.upper,
+            "pairs": test.pairs,
+            "pentanomial": test.counts,
+            "elo": est.elo,
+            "elo_low": est.low,
+            "elo_high": est.high,
+        }
+        print(json.dumps(result))
+    return 0 if decision.value != "continue" else 1
+
+
+def _setup(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, list[Any]]:
+    """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
+    from engine.registry import load_game
+    from referee.analysis.openings import default_book_path, load_book
+    from referee.analysis.sprt import Sprt
+    from referee.commands._arena import open_repo
+    from referee.commands._common import game_params
+    from referee.tournament.bots import resolve_bot
+
+    test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
+    game = load_game(args.game, **game_params(args))
+    book = None
+    if (args.openings or "").lower() != "none":
+        book = load_book(args.openings or default_book_path(game.name))
+        book.check_game(game)
+    if args.concurrency < 1 or (args.max_pairs is not None and args.max_pairs < 1):
+        raise ValueError("--concurrency and --max-pairs must be at least 1")
+    if not args.remote_timeout > 0:
+        raise ValueError("--remote-timeout must be a number of seconds > 0")
+    repo = open_repo(args)
+    versions = [resolve_bot(repo, args.new), resolve_bot(repo, args.base)]
+    return test, game, book, repo, versions
+
+
+def _play(args: argparse.Namespace, setup: tuple[Any, ...], out: Any) -> Any:
+    """Run the pairs, printing a status line per pair; the decision."""
+    import asyncio
+
+    from referee.analysis.sprt import Decision
+
+    try:
+        return asyncio.run(_play_async(args, setup, out))
+    except KeyboardInterrupt:
+        print("interrupted", file=out)
+        return Decision.CONTINUE
+
+
+async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any) -> Any:
+    """Games through the tournament's :class:`GamePlayer`: launched bots on private referees,
+    or, with a remote bot (or ``--listen``), all on one served referee."""
+    import math
+
+    from referee.analysis.sprt_run import run_sprt
+    from referee.commands._common import time_control
+    from referee.commands._remote import remote_owners, start_referee
+    from referee.sandbox.isolation import Isolation, choose
+    from referee.server.live import LiveHub
+    from referee.storage import SourceKind
+    from referee.tournament.play import GamePlayer, GameTerms
+
+    test, game, book, repo, versions = setup
+    isolation = choose()  # launched bots: the sandbox where it works here
+    new, base = versions[0].label, versions[1].label
+    terms = GameTerms(
+        game=game,
+        time_control=time_control(args),
+        memory_mb=math.ceil(args.memory) or None,
+        connect_timeout=30.0,
+        remote_timeout=args.remote_timeout,
+        isolation=isolation,
+    )
+    owners = remote_owners(repo, versions)
+    remote = any(v.source_kind is SourceKind.REMOTE for v in versions)
+    server = None
+    if remote or args.listen:
+        private = isolation is Isolation.BWRAP
+        server = await start_referee(repo, game.name, args.listen, LiveHub(), "this SPRT", private)
+    try:
+        player = GamePlayer(terms, server)
+        concurrency = args.concurrency
+        if player.seats is not None:
+            player.seats.owners.update(owners)
+            concurrency = await _await_remote(args, player, versions, owners, server, out)
+
+        def on_pair(pair: Any, t: Any) -> None:
+            line = f"pair {pair.number + 1:>4} {pair.opening:>12} {pair.points:g}/2  {t.status()}"
+            print(line, file=out, flush=True)
+
+        return await run_sprt(
+            test,
+            _games(player, versions, args.remote_timeout),
+            book=book,
+            concurrency=concurrency,
+            max_pairs=args.max_pairs,
+            labels={"sprt": f"{new} vs {base}"},
+            on_pair=on_pair,
+            sink=_store(repo, game, versions, f"sprt {new} vs {base}"),
+        )
+    finally:
+        if server is not None:
+            await server.stop(0.5)
+
+
+async def _await_remote(
+    args: argparse.Namespace, player: Any, versions: Any, owners: Any, server: Any, out: Any
+) -> int:
+    """Wait for the remote bots to connect (``RemoteAbsent`` after ``--remote-timeout``); the
+    concurrency to use: a remote bot plays at most as many games at once as its sessions
+    offer (the Hello's ``max_games``; the Python SDK offers 1, so its games are serialised)."""
+    from referee.commands._remote import connect_hint, wait_connected
+    from referee.storage import SourceKind
+
+    address = server.addresses[0]
+    remote = [v for v in versions if v.source_kind is SourceKind.REMOTE]
+    for v in remote:
+        hint = connect_hint(address, owners[v.id], v)
+        wait = f"{args.remote_timeout:g} s"
+        print(f"waiting up to {wait} for remote bot {v.label}: {hint}", file=out, flush=True)
+    missing = await wait_connected(player.seats, versions, args.remote_timeout)
+    if missing:
+        raise RemoteAbsent(_absent_sentence(missing[0], args.remote_timeout))
+    concurrency = args.concurrency
+    for v in remote:
+        slots = player.seats.capacity(v)
+        if slots < concurrency:
+            print(
+                f"{v.label} plays {slots} game(s) at once: pairs run {slots} at a time",
+                file=out,
+                flush=True,
+            )
+            concurrency = max(1, slots)
+    return int(concurrency)
+
+
+def _games(player: Any, versions: Any, timeout: float) -> Any:
+    """One SPRT game through ``player`` (``RemoteAbsent`` when a remote seat never came)."""
+    import uuid
+
+    async def play(new_seat: int, labels: dict[str, str], opening: Any) -> Any:
+        seats = list(versions) if new_seat == 0 else list(versions[::-1])
+        played = await player.play(seats, uuid.uuid4().hex, labels, None, opening)
+        if played.absent:
+            raise RemoteAbsent(_absent_sentence(seats[played.absent[0]], timeout))
+        return played.report
+
+    return play
+
+
+def _absent_sentence(version: Any, timeout: float) -> str:
+    return (
+        f"remote bot {version.label} was not connected within {timeout:g} s "
+        "(--remote-timeout); no decision"
+    )
+
+
+def _store(repo: Any, game: Any, versions: Any, event: str) -> Any:
+    """Store each game as the tournament runner does (standalone games, event ``sprt ...``)."""
+    from referee.tournament.gamerows import finished_game
+
+    def sink(report: Any, new_seat: int, started: Any, finished: Any) -> None:
+        seats = versions if new_seat == 0 else versions[::-1]
+        repo.record_game(
+            finished_game(
+                report,
+                game,
+                seats,
+                event=event,
+                started=started,
+                finished=finished,
+                uid=report.game_id,
+            )
+        )
+
+    return sink

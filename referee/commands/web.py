@@ -1,0 +1,131 @@
+"""``referee web``: the web front on its own, over a database another process writes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from referee.commands._arena import add_db_option
+from referee.commands._common import add_log_options
+
+DEFAULT_WEB = "127.0.0.1:8080"
+
+
+def add_web_security_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--web-secure-cookies",
+        action="store_true",
+        help="always mark cookies Secure (for a server behind an HTTPS proxy); by default "
+        "they are Secure when the request itself came over HTTPS",
+    )
+    parser.add_argument(
+        "--web-proxy-headers",
+        action="store_true",
+        help="trust X-Forwarded-For/-Proto from a reverse proxy on 127.0.0.1",
+    )
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "web",
+        help="serve the web front (leaderboards, games, replays) over a database",
+        description=(
+            "Serve the web pages and their JSON endpoints over a database that referee serve "
+            "or tournaments write. Live games are only shown by the web front inside "
+            "referee serve (--web), which shares the referee's event loop. Sessions are "
+            "signed with $ARENA_WEB_SECRET (a random secret when unset)."
+        ),
+    )
+    parser.add_argument(
+        "--listen",
+        default=DEFAULT_WEB,
+        metavar="HOST:PORT",
+        help="where to listen (default %(default)s; port 0 picks one)",
+    )
+    parser.add_argument(
+        "--address-file", metavar="FILE", help="write the bound http:// address here"
+    )
+    add_web_security_options(parser)
+    add_db_option(parser)
+    add_log_options(parser, "INFO")
+    parser.set_defaults(func=run)
+
+
+def web_settings(args: argparse.Namespace) -> Any:
+    from referee.web.context import WebSettings
+
+    return WebSettings.from_env(secure_cookies=True if args.web_secure_cookies else None)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.commands._arena import open_repo
+    from referee.telemetry import logs as referee_logging
+
+    referee_logging.configure(args.log_format, args.log_level)
+    try:
+        repo = open_repo(args)
+        settings = web_settings(args)
+    except (ValueError, OSError) as exc:
+        print(f"referee web: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(_serve(args, repo, settings))
+
+
+async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
+    import asyncio
+    import signal
+
+    from referee.telemetry.logs import get_logger
+    from referee.web.app import create_app
+    from referee.web.server import WebServer, parse_address
+
+    log = get_logger("referee.web")
+    try:
+        host, port = parse_address(args.listen)
+        server = WebServer(
+            create_app(repo, settings=settings), host, port, proxy_headers=args.web_proxy_headers
+        )
+        await server.start()
+    except (OSError, ValueError) as exc:
+        print(f"referee web: {exc}", file=sys.stderr)
+        return 1
+    log.info("web_listening", url=server.url)
+    if args.address_file:
+        with open(args.address_file, "w", encoding="utf-8") as handle:
+            handle.write(server.url + "\n")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await server.stop()
+    repo.close()
+    return 0
+
+
+async def maybe_web(address: str | None, repo: Any, hub: Any) -> Any:
+    """For ``referee tournament run --web``: the web front on the run's loop, showing its games
+    live (``None`` without an address; ``ValueError`` when it cannot listen)."""
+    if not address:
+        return None
+    from referee.web.app import create_app
+    from referee.web.context import WebSettings
+    from referee.web.server import start_web
+
+    try:
+        web = await start_web(create_app(repo, hub, WebSettings.from_env()), address)
+    except OSError as exc:
+        raise ValueError(f"--web {address}: {exc}") from None
+    print(f"web pages at {web.url}", file=sys.stderr)
+    return web
+
+
+async def stop_serving(server: Any, web: Any) -> None:
+    """Stop the web front, then the referee server (either may be ``None``)."""
+    if web is not None:
+        await web.stop()
+    if server is not None:
+        await server.stop(0.5)

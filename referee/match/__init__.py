@@ -1,0 +1,1 @@
+"""One game: the adjudicator, the match runner around it, clocks, verdicts, reports and records."""

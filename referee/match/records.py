@@ -1,0 +1,162 @@
+"""Game records of refereed games, in the engine's record format (PGN-like text or JSON).
+
+Built after the game from the :class:`~referee.match.runner.GameReport`, so recording costs nothing
+during play. Per move: ``think`` is the bot's own measurement, ``lag`` the referee's measured
+time minus it (so the referee's time is ``think + lag``, also kept as ``time=``), ``clock``
+the budget left afterwards and ``mem`` the bot's reported peak memory in MB.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.game import Game
+from engine.records import RecordBuilder, record_to_json, write_record
+from engine.records.model import GameRecord
+from referee.match.report import GameReport
+from referee.match.verdicts import Verdict
+
+_MB = 1024 * 1024
+
+# The engine's record format suggests these words for referee verdicts; every verdict maps to
+# one, and the referee's own verdict code is kept in the Verdict tag.
+_TERMINATION_WORDS: dict[Verdict, str] = {
+    Verdict.TIME: "time_forfeit",
+    Verdict.MEMORY: "memory_limit",
+    Verdict.ILLEGAL_MOVE: "illegal_move",
+    Verdict.RUNTIME_ERROR: "crash",
+    Verdict.PROTOCOL_ERROR: "invalid_reply",
+    Verdict.DISCONNECT: "disconnect",
+    Verdict.ABORTED: "abandoned",
+}
+
+
+def build_record(
+    report: GameReport,
+    game: Game[Any],
+    *,
+    event: str = "?",
+    site: str = "?",
+    output_files: dict[int, str] | None = None,
+) -> GameRecord:
+    """The game record of ``report`` (``game`` is the engine game it was played with).
+
+    ``output_files``: per seat, the file a launched bot's captured output was written to
+    (named in a ``<Seat>Output`` tag).
+    """
+    end = report.end
+    assert end is not None
+    date = report.started_at[:10].replace("-", ".") if report.started_at else "????.??.??"
+    tags = _tags(report, output_files or {})
+    builder = RecordBuilder(
+        game,
+        initial=game.state_from_string(report.initial_position),
+        players=(report.seats[0].name, report.seats[1].name),
+        event=event,
+        site=site,
+        date=date,
+        time_control=_time_control(report),
+        extra_tags=tuple(tags),
+    )
+    for entry in report.moves:
+        if entry.book:
+            builder.add(game.move_from_text(entry.action), comment="book")
+            continue
+        builder.add(
+            game.move_from_text(entry.action),
+            think=round(entry.think_time_s, 4),
+            lag=round(entry.lag_s, 4),
+            clock=None if entry.clock_after_s is None else round(entry.clock_after_s, 3),
+            mem=round(entry.peak_rss_bytes / _MB, 1) if entry.peak_rss_bytes else None,
+            extra=(("time", f"{entry.time_s:.4f}"),),
+            comment=entry.comment.replace("{", "(").replace("}", ")"),
+        )
+    # A rules ending is in the record's moves already; a referee verdict gets its word.
+    termination = _TERMINATION_WORDS.get(end.verdict)
+    return builder.finish(
+        result=end.result(),
+        termination=termination,
+        reason=end.reason,
+    )
+
+
+def _tags(report: GameReport, output_files: dict[int, str]) -> list[tuple[str, str]]:
+    """The referee's own tags: game id, verdict, times, and per seat what was measured."""
+    assert report.end is not None
+    tags: list[tuple[str, str]] = [
+        ("GameId", report.game_id),
+        ("Verdict", str(report.end.verdict)),
+        ("StartTime", report.started_at),
+        ("EndTime", report.finished_at),
+        ("MemoryLimitMB", f"{report.memory_limit_bytes / _MB:g}"),
+    ]
+    for index, (seat_name, seat) in enumerate(zip(report.seat_names, report.seats, strict=True)):
+        prefix = seat_name.capitalize()
+        tags += [
+            (f"{prefix}Version", seat.version or "?"),
+            (f"{prefix}TimeUsed", f"{seat.time_used_s:.3f}"),
+            (f"{prefix}PeakMB", f"{seat.peak_memory_bytes / _MB:.1f}"),
+            (f"{prefix}MemoryMeasure", seat.memory_measured_by),
+        ]
+        if seat.exit:
+            tags.append((f"{prefix}Exit", seat.exit))
+        if seat.reconnects:
+            tags.append((f"{prefix}Reconnects", str(seat.reconnects)))
+        if index in output_files:
+            tags.append((f"{prefix}Output", output_files[index]))
+    for key, value in report.labels.items():
+        tags.append((key[:1].upper() + key[1:], value))
+    return tags
+
+
+def _time_control(report: GameReport) -> str:
+    tc = report.time_control
+    parts = [f"{tc.game_time_s:g}" if tc.game_time_s else "-"]
+    if tc.increment_s:
+        parts[0] += f"+{tc.increment_s:g}"
+    if tc.move_time_s:
+        parts.append(f"move={tc.move_time_s:g}")
+    if tc.grace_s:
+        parts.append(f"grace={tc.grace_s:g}")
+    return " ".join(parts)
+
+
+def write_record_file(path: str | Path, report: GameReport, game: Game[Any]) -> None:
+    """Write the record: JSON when ``path`` ends in ``.json``, else the PGN-like text.
+
+    A launched bot's captured output (bounded) is kept for its author: inside a JSON record
+    (``referee.seats.<SEAT>.output``), else in a side file ``<record>.<seat>.log`` beside the
+    text record, named by its ``<Seat>Output`` tag.
+    """
+    target = Path(path)
+    is_json = target.suffix.lower() == ".json"
+    files: dict[int, str] = {}
+    if not is_json:
+        for index, (name, seat) in enumerate(zip(report.seat_names, report.seats, strict=True)):
+            if seat.output:
+                side = target.with_name(f"{target.name}.{name.lower()}.log")
+                side.write_text(seat.output, encoding="utf-8")
+                files[index] = side.name
+    record = build_record(report, game, output_files=files)
+    if is_json:
+        data = record_to_json(record, game.seat_names)
+        data["referee"] = report.summary()
+        for name, seat in zip(report.seat_names, report.seats, strict=True):
+            data["referee"]["seats"][name]["output"] = seat.output or None
+        data["referee"]["moves"] = [
+            {
+                "ply": m.ply,
+                "seat": report.seat_names[m.seat],
+                "action": m.action,
+                "time_s": round(m.time_s, 6),
+                "think_time_s": round(m.think_time_s, 6),
+                "lag_s": round(m.lag_s, 6),
+                "peak_rss_bytes": m.peak_rss_bytes,
+            }
+            for m in report.moves
+        ]
+        target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    else:
+        target.write_text(write_record(record), encoding="utf-8")

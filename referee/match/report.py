@@ -1,0 +1,203 @@
+"""What one game leaves behind: every accepted move with its measurements, the per-seat
+totals, and the report the record, the stored row and ``referee match --json`` are made of."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from engine.game import Game, State
+from referee.match.clock import SeatClock, TimeControl
+from referee.match.verdicts import GameEnd
+
+
+@dataclass(frozen=True, slots=True)
+class MoveLog:
+    """One accepted move with everything measured about it."""
+
+    ply: int
+    seat: int
+    action: str
+    time_s: float
+    think_time_s: float
+    peak_rss_bytes: int
+    clock_after_s: float | None
+    comment: str = ""
+    #: Played by the referee from an openings book, not chosen by the seat.
+    book: bool = False
+
+    @property
+    def lag_s(self) -> float:
+        """Referee-measured time minus the bot's own: transport and scheduling."""
+        return self.time_s - self.think_time_s
+
+
+@dataclass(slots=True)
+class SeatReport:
+    """Per-seat totals of one game."""
+
+    name: str
+    version: str
+    time_used_s: float = 0.0
+    moves: int = 0
+    #: The highest peak resident memory the bot reported with its moves.
+    peak_rss_bytes: int = 0
+    #: The highest resident memory of the bot's process tree as sampled by its launcher
+    #: (0: not launched by this referee).
+    sampled_rss_bytes: int = 0
+    remaining_s: float | None = None
+    #: How a launcher measured the sampled figure: ``rss_poll`` or ``cgroup`` (empty: the bot
+    #: was not launched here, its own reports are all there is).
+    memory_method: str = ""
+    #: Every layer that measured and limited a launched bot (e.g. ``rlimit_data+rss_poll``).
+    memory_layers: str = ""
+    #: How a launched bot's process ended (e.g. ``killed by signal SIGSEGV``); empty if remote.
+    exit: str = ""
+    #: What a launched bot wrote to stdout/stderr (bounded), kept for its author.
+    output: str = ""
+    #: Times the bot's session dropped and came back during the game.
+    reconnects: int = 0
+
+    @property
+    def peak_memory_bytes(self) -> int:
+        """The figure the limit is judged on: the launcher's when launched here, else the bot's
+        own report."""
+        if self.memory_method or self.sampled_rss_bytes:
+            return self.sampled_rss_bytes
+        return self.peak_rss_bytes
+
+    @property
+    def memory_measured_by(self) -> str:
+        """How the peak was measured: ``rss_poll``, ``cgroup`` or ``self-reported``."""
+        if self.memory_method:
+            return self.memory_method
+        return "rss_poll" if self.sampled_rss_bytes else "self-reported"
+
+
+@dataclass(slots=True)
+class GameReport:
+    """Everything about one finished game: what the record and the result line are made of."""
+
+    game_id: str
+    game: str
+    params: dict[str, int]
+    seat_names: tuple[str, str]
+    seats: list[SeatReport]
+    time_control: TimeControl
+    memory_limit_bytes: int
+    initial_position: str
+    started_at: str
+    labels: dict[str, str] = field(default_factory=dict)
+    moves: list[MoveLog] = field(default_factory=list)
+    final_position: str = ""
+    finished_at: str = ""
+    end: GameEnd | None = None
+    #: Moves whose lag (referee time minus think time) exceeded ``LAG_WARN_S``; the lag is
+    #: charged like the rest of the move, this only counts them.
+    slow_lag_moves: int = 0
+
+    @property
+    def plies(self) -> int:
+        return len(self.moves)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON-ready result (what ``referee match --json`` prints)."""
+        end = self.end
+        assert end is not None
+        mb = 1024 * 1024
+        return {
+            "game_id": self.game_id,
+            "game": self.game,
+            "params": self.params,
+            "winner": end.winner_name(self.seat_names),
+            "winner_seat": end.winner,
+            "result": end.result(),
+            "verdict": str(end.verdict),
+            "termination": str(end.termination),
+            "reason": end.reason,
+            "offender": None if end.offender is None else self.seat_names[end.offender],
+            "plies": self.plies,
+            "seats": {
+                name: {
+                    "bot": seat.name,
+                    "version": seat.version,
+                    "time_used_s": round(seat.time_used_s, 6),
+                    "time_remaining_s": None
+                    if seat.remaining_s is None
+                    else round(seat.remaining_s, 6),
+                    "moves": seat.moves,
+                    "peak_memory_mb": round(seat.peak_memory_bytes / mb, 3),
+                    "peak_memory_reported_mb": round(seat.peak_rss_bytes / mb, 3),
+                    "peak_memory_sampled_mb": round(seat.sampled_rss_bytes / mb, 3),
+                    "memory_measured_by": seat.memory_measured_by,
+                    "memory_layers": seat.memory_layers or None,
+                    "exit": seat.exit or None,
+                    "reconnects": seat.reconnects,
+                }
+                for name, seat in zip(self.seat_names, self.seats, strict=True)
+            },
+            "time_control": {
+                "game_time_s": self.time_control.game_time_s,
+                "move_time_s": self.time_control.move_time_s,
+                "increment_s": self.time_control.increment_s,
+                "grace_s": self.time_control.grace_s,
+            },
+            "memory_limit_mb": round(self.memory_limit_bytes / mb, 3),
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+        }
+
+
+class Observer(Protocol):
+    """Hooks for displays (``referee match -v``) and live feeds; must not block."""
+
+    def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None: ...
+
+    def on_end(self, state: State[Any], report: GameReport) -> None: ...
+
+
+#: Called before a fault verdict is announced; may refine it (e.g. a disconnect whose process
+#: crashed becomes a runtime error with the crash's message).
+Refiner = Callable[[GameEnd], Awaitable[GameEnd]]
+
+
+def new_game_id() -> str:
+    """A fresh game id (16 hex digits)."""
+    return uuid.uuid4().hex[:16]
+
+
+def now_text() -> str:
+    """The current UTC time as ISO text with milliseconds."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def unplayed_report(
+    game: Game[Any],
+    end: GameEnd,
+    seats: Sequence[SeatReport],
+    *,
+    game_id: str = "",
+    time_control: TimeControl | None = None,
+    memory_limit_bytes: int = 0,
+    labels: dict[str, str] | None = None,
+) -> GameReport:
+    """The report of a game that never started (a seat missing): no moves, ended by ``end``."""
+    names = game.seat_names
+    position = game.new_state().to_string()
+    return GameReport(
+        game_id=game_id,
+        game=game.name,
+        params=dict(game.params),
+        seat_names=(names[0], names[1]),
+        seats=list(seats),
+        time_control=time_control or TimeControl(),
+        memory_limit_bytes=memory_limit_bytes,
+        initial_position=position,
+        started_at="",
+        labels=dict(labels or {}),
+        final_position=position,
+        end=end,
+    )

@@ -1,0 +1,345 @@
+"""Starting bots as subprocesses, keeping their output, and always cleaning them up.
+
+A bot is given as one of:
+
+* a course-style package directory (``path/to/pkg`` or ``path/to/pkg:ClassName``), a Python
+  file (``bot.py[:Name]``) or an SDK module (``client_sdk.examples.random_bot[:Name]``): run
+  through the SDK's runner, ``python -m client_sdk --server HOST:PORT --token T BOT``;
+* a shell command (anything else, e.g. ``"./mybot --fast"``; ``cmd:`` forces it), run with
+  ``{server}`` and ``{token}`` replaced and with ``TETROMINO_SERVER`` / ``TETROMINO_TOKEN``
+  in its environment; it must connect by itself.
+
+Each bot runs under the sandbox supervisor (:class:`referee.sandbox.BotProcess`): its own
+session and process group, stdin closed, ``RLIMIT_DATA`` set from its memory limit, its whole
+process tree's resident memory polled (and a memory cgroup where the machine offers one), its
+stdout and stderr kept in one bounded capture, never in the referee's own output, and every
+process it started cleaned up when it is stopped (see docs/limits.md).
+
+With ``Isolation.BWRAP`` (the default wherever :func:`referee.sandbox.isolation.probe` finds
+the sandbox working) the bot also runs contained (:mod:`referee.sandbox.jail`, see
+docs/sandbox.md): it reaches the referee only through the ``unix:`` address it is given, which
+is mounted into its sandbox, and reads its token from a file there. With ``Isolation.NONE`` it
+runs as a plain process with a filtered environment and its token in an owner-only file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
+from referee.sandbox.isolation import Isolation, choose
+from referee.sandbox.jail import DEFAULT_SCRATCH_MB, Jail, build_jail
+from referee.telemetry.logs import get_logger
+
+log = get_logger("referee.sandbox.launch")
+
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*)?")
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """How to start one bot: ``kind`` is ``sdk`` (package, file or module) or ``command``."""
+
+    kind: str
+    value: str
+
+    @property
+    def label(self) -> str:
+        """A short name for results and logs."""
+        if self.kind == "command":
+            return shlex.split(self.value)[0] if self.value.strip() else "command"
+        target = self.value.split(":", 1)[0].rstrip("/")
+        return Path(target).name.removesuffix(".py") if "/" in target else target
+
+    def argv(self, server: str, token: str, token_file: str = "") -> list[str]:
+        """The command line that connects this uncontained bot to ``server`` (an SDK bot
+        reads its token from ``token_file``; a command gets ``{token}`` as it asked)."""
+        if self.kind == "sdk":
+            # "--opt=value" so that a value starting with "-" is never read as an option.
+            return [
+                sys.executable,
+                "-m",
+                "client_sdk",
+                f"--server={server}",
+                f"--token-file={token_file}" if token_file else f"--token={token}",
+                "--",
+                self.value,
+            ]
+        text = (
+            self.value.replace("{server}", server)
+            .replace("{token_file}", token_file)
+            .replace("{token}", token)
+        )
+        return ["/bin/sh", "-c", f"exec {text}" if not re.search(r"[;&|\n]", text) else text]
+
+
+def parse_bot_spec(text: str) -> BotSpec:
+    """Classify a bot argument (see the module docstring); ``cmd:`` or ``sdk:`` forces a kind."""
+    for prefix, kind in (("cmd:", "command"), ("sdk:", "sdk")):
+        if text.startswith(prefix):
+            return BotSpec(kind, text[len(prefix) :])
+    target = text.split(":", 1)[0]
+    if Path(target).exists() or (_MODULE.fullmatch(text) and not text.endswith(".py")):
+        return BotSpec("sdk", text)
+    if text.endswith(".py") or ("/" in target and " " not in text):
+        raise ValueError(f"bot {text!r}: no such file or directory")
+    return BotSpec("command", text)
+
+
+#: The course's memory limit per bot, in MB (the default for launched bots).
+DEFAULT_MEMORY_MB = 250.0
+#: How much of a bot's output is kept (head and tail, the middle is counted and dropped).
+OUTPUT_LIMIT_BYTES = 64 * 1024
+
+
+class OutputView:
+    """A launched bot's captured output (stdout and stderr, bounded)."""
+
+    def __init__(self, proc: BotProcess) -> None:
+        self._proc = proc
+
+    @property
+    def dropped(self) -> int:
+        return self._proc.stderr_dropped_bytes
+
+    def text(self) -> str:
+        return self._proc.stderr_text()
+
+    def tail(self, lines: int = 5) -> str:
+        return "\n".join(self.text().rstrip().splitlines()[-lines:])
+
+
+@dataclass(eq=False)
+class LaunchedBot:
+    """One bot process under the sandbox: its output, its peak memory, how it ended."""
+
+    spec: BotSpec
+    proc: BotProcess
+    #: The token it connects with.
+    token: str = ""
+    #: How it was contained (what records and results say).
+    isolation: Isolation = Isolation.NONE
+    #: Its sandbox (the per-game copy of its code), removed when it is stopped.
+    jail: Jail | None = None
+    #: Where an uncontained bot's token file lives (removed when it is stopped).
+    token_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        self.output = OutputView(self.proc)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    @property
+    def running(self) -> bool:
+        return self.proc.running
+
+    @property
+    def peak_rss_bytes(self) -> int:
+        """Peak resident memory of the bot's process tree (see docs/limits.md)."""
+        return self.proc.peak_rss_bytes
+
+    @property
+    def memory_exceeded(self) -> bool:
+        return self.proc.memory_exceeded
+
+    @property
+    def memory_limit_bytes(self) -> int:
+        return self.proc.policy.limit_bytes if self.proc.policy is not None else 0
+
+    @property
+    def memory_method(self) -> str:
+        """``cgroup`` when a memory cgroup held the bot, else ``rss_poll``."""
+        return "cgroup" if "cgroup" in self.proc.measurement else "rss_poll"
+
+    @property
+    def measurement(self) -> str:
+        """Every layer that measured and limited it, e.g. ``rlimit_data+rss_poll+cgroup_v2``."""
+        return self.proc.measurement
+
+    def describe_exit(self) -> str:
+        return self.proc.exit_description()
+
+    async def wait_exit(self) -> int | None:
+        """Wait until the bot's main process has exited; its return code."""
+        return await self.proc.wait()
+
+    async def wait(self, timeout: float) -> int | None:
+        """The exit code, waiting up to ``timeout`` seconds (``None`` if still running)."""
+        try:
+            async with asyncio.timeout(timeout):
+                return await self.proc.wait()
+        except TimeoutError:
+            return None
+
+    async def stop(self, grace: float = 2.0) -> None:
+        """End the bot and everything it started: SIGTERM, then SIGKILL after ``grace``."""
+        try:
+            await self.proc.stop(grace)
+        finally:
+            if self.jail is not None:
+                self.jail.remove()
+            if self.token_dir is not None:
+                shutil.rmtree(self.token_dir, ignore_errors=True)
+
+
+async def launch(
+    spec: BotSpec,
+    server: str,
+    token: str,
+    *,
+    memory_mb: float | None = DEFAULT_MEMORY_MB,
+    cwd: str | None = None,
+    poll_interval: float = 0.02,
+    output_limit: int = OUTPUT_LIMIT_BYTES,
+    max_tasks: int | None = DEFAULT_MAX_TASKS,
+    isolation: Isolation | None = None,
+    scratch_mb: int = DEFAULT_SCRATCH_MB,
+    exclude: Sequence[Path] = (),
+    extra_env: dict[str, str] | None = None,
+) -> LaunchedBot:
+    """Start ``spec`` connecting to ``server`` with ``token``, under a ``memory_mb`` limit
+    (``None`` or 0: measured, not limited) and, where a ``pids`` cgroup can enforce it, at
+    most ``max_tasks`` processes and threads. ``extra_env`` adds to its environment (e.g. the
+    load check's ``TETROMINO_LOAD_CHECK=1``, which needs no ``server``).
+
+    ``isolation`` (default: the sandbox where it works here, see
+    :func:`referee.sandbox.isolation.choose`) says how it is contained; sandboxed, ``server``
+    must be a ``unix:PATH`` address, the bot's code is copied for this game (never from the
+    folders in ``exclude``, e.g. the opponent's) and it gets ``scratch_mb`` of scratch space.
+    """
+    isolation = choose() if isolation is None else isolation
+    if isolation is Isolation.BWRAP:
+        return await _launch_jailed(
+            spec,
+            server,
+            token,
+            memory_mb,
+            poll_interval,
+            output_limit,
+            max_tasks,
+            scratch_mb,
+            exclude,
+            extra_env or {},
+        )
+    env, token_dir = _plain_environment(token, server, memory_mb)
+    env.update(extra_env or {})
+    argv = spec.argv(server, token, token_file=f"{token_dir}/token")
+    try:
+        proc = await BotProcess.start(
+            argv,
+            env=env,
+            cwd=cwd,
+            memory_limit_mb=memory_mb or None,
+            stderr_limit_bytes=output_limit,
+            poll_interval_s=poll_interval,
+            stdout="capture",
+            max_tasks=max_tasks,
+        )
+    except BaseException:
+        shutil.rmtree(token_dir, ignore_errors=True)
+        raise
+    bot = LaunchedBot(spec, proc, token, Isolation.NONE, token_dir=token_dir)
+    log.debug("launched", bot=spec.label, pid=proc.pid, isolation="none", argv=argv)
+    return bot
+
+
+async def _launch_jailed(
+    spec: BotSpec,
+    server: str,
+    token: str,
+    memory_mb: float | None,
+    poll_interval: float,
+    output_limit: int,
+    max_tasks: int | None,
+    scratch_mb: int,
+    exclude: Sequence[Path],
+    extra_env: dict[str, str],
+) -> LaunchedBot:
+    if server and not server.startswith("unix:"):
+        raise ValueError(
+            f"a sandboxed bot reaches the referee only through a unix: socket, not {server!r}"
+        )
+    jail = build_jail(
+        spec.kind,
+        spec.value,
+        socket_path=server.removeprefix("unix:"),
+        token=token,
+        memory_mb=memory_mb,
+        scratch_mb=scratch_mb,
+        exclude=exclude,
+    )
+    try:
+        proc = await BotProcess.start(
+            jail.argv,
+            env={**jail.env, **extra_env},
+            cwd="/",
+            memory_limit_mb=memory_mb or None,
+            stderr_limit_bytes=output_limit,
+            poll_interval_s=poll_interval,
+            stdout="capture",
+            max_tasks=max_tasks,
+            pass_fds=jail.pass_fds,
+            wrapped=True,
+            run_as=jail.run_as,
+        )
+    except BaseException:
+        jail.remove()
+        raise
+    jail.close_fds()
+    bot = LaunchedBot(spec, proc, token, Isolation.BWRAP, jail=jail)
+    log.debug(
+        "launched",
+        bot=spec.label,
+        pid=proc.pid,
+        isolation="bwrap",
+        uid=jail.run_as,
+        copied=jail.code.copied,
+    )
+    return bot
+
+
+#: Variables an uncontained bot keeps from the referee's environment (no secrets).
+_PLAIN_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TERM", "TMPDIR", "VIRTUAL_ENV", "USER")
+
+
+def _plain_environment(
+    token: str, server: str, memory_mb: float | None
+) -> tuple[dict[str, str], str]:
+    """An uncontained bot's environment (an allow-list) and a private folder with its token."""
+    env = {name: os.environ[name] for name in _PLAIN_ENV if name in os.environ}
+    token_dir = tempfile.mkdtemp(prefix="arena-token-")  # mode 0700
+    with open(os.open(f"{token_dir}/token", os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
+        handle.write(token)
+    env["TETROMINO_SERVER"] = server
+    env["TETROMINO_TOKEN_FILE"] = f"{token_dir}/token"
+    env["TETROMINO_SANDBOX"] = "none"
+    env["PYTHONUNBUFFERED"] = "1"
+    if memory_mb:
+        env["TETROMINO_MEMORY_MB"] = f"{memory_mb:g}"
+    # The bot must be able to import the SDK and engine from wherever it runs.
+    root = str(Path(__file__).resolve().parents[2])
+    inherited = os.environ.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, inherited) if p)
+    return env, token_dir
+
+
+async def stop_all(bots: list[LaunchedBot], grace: float = 2.0) -> None:
+    """Stop every bot, concurrently, whatever happens to the others."""
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*(bot.stop(grace) for bot in bots), return_exceptions=True)

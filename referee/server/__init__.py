@@ -1,0 +1,1 @@
+"""The gRPC server: lifecycle, play sessions, lobby, matchmaker, auth, Arena service, live feeds."""

@@ -1,0 +1,166 @@
+"""Admitting bot sessions: the server's capacity, and the count of every handshake's outcome.
+
+A burst of connections (a whole class starting its bots at once) must end with every bot
+either admitted or told why not, never silently dropped. Two places can drop a stream:
+
+* gRPC core, before the handler runs. Calls that arrive while the Python server has not yet
+  asked for the next one wait in core's pending queue; past ``grpc.server.max_pending_requests``
+  (default 1,000) core refuses a random share of new calls, and past the hard limit (default
+  3,000) all of them, with no word to the handler. A 2,000-session burst crosses the first
+  line (that was the lost sessions of a 1,000-game run). :func:`core_options` sizes both lines
+  from the session capacity, so a burst the server can hold is queued, not refused.
+* The handshake itself: no Hello in time, a bad token, no common game, a full server. Each is
+  answered with an :class:`~tetromino.referee.v1.Error` that says why, logged, and counted
+  here by :class:`Refusal` in :class:`HandshakeCounts`, which a metrics endpoint reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import resource
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from client_sdk.proto import referee_pb2 as pb
+from referee.server.auth import Authenticator, AuthError
+from referee.server.session import Identity, Malformed, PlayContext, handshake_queue
+
+#: Sessions one server holds by default (an idle session costs about 46 KB; see
+#: docs/referee.md). Past it new sessions are refused with ``ERROR_CODE_RESOURCE_EXHAUSTED``
+#: and the SDK retries with back-off.
+DEFAULT_MAX_SESSIONS = 5000
+
+
+class Refusal(enum.Enum):
+    """Why a handshake did not end in a session."""
+
+    SHUTTING_DOWN = "shutting_down"
+    FULL = "full"
+    HELLO_TIMEOUT = "hello_timeout"
+    BAD_HELLO = "bad_hello"
+    STREAM_ENDED = "stream_ended"
+    PROTOCOL = "protocol"
+    UNAUTHENTICATED = "unauthenticated"
+    AUTH_TIMEOUT = "auth_timeout"
+    NO_GAMES = "no_games"
+
+    @property
+    def retryable(self) -> bool:
+        """Whether the same bot may succeed later (the SDK backs off and tries again)."""
+        return self in _RETRYABLE
+
+
+_RETRYABLE = frozenset(
+    {Refusal.SHUTTING_DOWN, Refusal.FULL, Refusal.HELLO_TIMEOUT, Refusal.AUTH_TIMEOUT}
+)
+
+
+class Refused(Exception):
+    """A handshake that ends without a session: ``code`` and ``message`` go to the bot (no
+    code: the stream is already gone, nobody to tell)."""
+
+    def __init__(self, why: Refusal, code: int, message: str) -> None:
+        super().__init__(message)
+        self.why = why
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class HandshakeCounts:
+    """Counters of handshake outcomes since the server started (monotonic, never reset)."""
+
+    admitted: int = 0
+    resumed: int = 0
+    refused: Counter[Refusal] = field(default_factory=Counter)
+    #: Handshakes under way now (Hello read, not yet admitted or refused).
+    in_progress: int = 0
+
+    def refuse(self, why: Refusal) -> None:
+        self.refused[why] += 1
+
+    @property
+    def timed_out(self) -> int:
+        return self.refused[Refusal.HELLO_TIMEOUT] + self.refused[Refusal.AUTH_TIMEOUT]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Plain numbers for a metrics endpoint or a log line: ``refused`` by reason (every
+        reason present, zeros included, so a scraper sees a stable set of series)."""
+        return {
+            "admitted": self.admitted,
+            "resumed": self.resumed,
+            "in_progress": self.in_progress,
+            "timed_out": self.timed_out,
+            "refused": {why.value: self.refused[why] for why in Refusal},
+        }
+
+
+async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
+    """The stream's first message, which must be a Hello within ``timeout`` seconds."""
+    first_q: asyncio.Queue[pb.BotMessage | Malformed | None] = asyncio.Queue()
+    # The first read gets its own task so that its timeout lands on the queue; a stream
+    # that says nothing in time is dropped anyway, so cancelling that read is harmless.
+    first_reader = asyncio.create_task(handshake_queue(context.read, first_q))
+    try:
+        async with asyncio.timeout(timeout):
+            first = await first_q.get()
+    except TimeoutError:
+        first_reader.cancel()
+        raise Refused(
+            Refusal.HELLO_TIMEOUT,
+            pb.ERROR_CODE_BAD_MESSAGE,
+            f"no Hello within {timeout:g} s",
+        ) from None
+    await first_reader
+    if first is None:
+        raise Refused(Refusal.STREAM_ENDED, 0, "the stream ended before a Hello")
+    if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
+        raise Refused(
+            Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, "the first message must be a Hello"
+        )
+    hello: pb.Hello = first.hello
+    return hello
+
+
+async def authenticate(auth: Authenticator, hello: pb.Hello, timeout: float) -> Identity:
+    """``auth``'s identity for ``hello``; a refusal, or a busy refusal after ``timeout`` s."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await auth.authenticate(hello)
+    except AuthError as exc:
+        raise Refused(Refusal.UNAUTHENTICATED, pb.ERROR_CODE_UNAUTHENTICATED, str(exc)) from None
+    except TimeoutError:
+        raise Refused(
+            Refusal.AUTH_TIMEOUT,
+            pb.ERROR_CODE_RESOURCE_EXHAUSTED,
+            f"the token check took longer than {timeout:g} s (the server is busy); try again later",
+        ) from None
+
+
+def core_options(max_sessions: int) -> list[tuple[str, int]]:
+    """gRPC core options sized for ``max_sessions``: a burst of that many new streams waits
+    in core's pending queue instead of being refused before the handler could say why."""
+    return [
+        ("grpc.server.max_pending_requests", max(1000, max_sessions)),
+        ("grpc.server.max_pending_requests_hard_limit", max(3000, 2 * max_sessions)),
+    ]
+
+
+def raise_open_files_limit(max_sessions: int) -> tuple[int, str]:
+    """Raise this process's soft limit on open files towards what ``max_sessions`` remote bots
+    need (one socket each, plus a margin for the database, logs and launched bots); returns
+    the limit now in force and a warning when even the hard limit is too low."""
+    needed = max_sessions + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        return soft, (
+            f"the open files limit ({soft}) is below what {max_sessions} sessions need "
+            f"({needed}); raise it (ulimit -n, or LimitNOFILE= in the systemd unit)"
+        )
+    return soft, ""

@@ -1,0 +1,404 @@
+"""The Arena gRPC service (``tetromino.referee.v1.Arena``): tables, tournaments, games and a
+live move stream for spectators.
+
+Storage calls are synchronous; they run in worker threads so the event loop (which also
+referees games) never waits on the database. Live games come from the runner's
+:class:`~referee.server.live.LiveHub`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from typing import Any, ParamSpec, TypeVar
+
+import grpc
+
+from client_sdk.proto import arena_pb2 as apb
+from client_sdk.proto import arena_pb2_grpc
+from engine.registry import load_game
+from referee.server.live import LiveEnd, LiveGame, LiveHub
+from referee.storage import (
+    GameDetail,
+    GameSummary,
+    NotFoundError,
+    Repository,
+    TournamentInfo,
+)
+from referee.tournament import schedule
+from referee.tournament.ladder import DEFAULT_LADDER, compute_ladder
+from referee.tournament.standings import standings
+
+SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
+
+
+class ArenaService(arena_pb2_grpc.ArenaServicer):
+    """Read-only views of ``repo``; live games from ``hub`` (optional)."""
+
+    name = SERVICE_NAME
+
+    def __init__(self, repo: Repository, hub: LiveHub | None = None) -> None:
+        self.repo = repo
+        self.hub = hub or LiveHub()
+        self._labels: dict[int, str] = {}
+        #: Tournament id -> the presence board of its remote entries, while a referee on this
+        #: server runs it (:class:`referee.tournament.presence.PresenceBoard`).
+        self.presence: dict[int, Any] = {}
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
+
+    # ----------------------------------------------------------------- helpers
+
+    async def _call(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        fn: Callable[_P, _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        """``fn`` in a worker thread; a missing item or a bad argument aborts the call."""
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except NotFoundError as exc:
+            code, text = grpc.StatusCode.NOT_FOUND, str(exc)
+        except ValueError as exc:
+            code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        await context.abort(code, text)
+        raise AssertionError("context.abort() returned")  # it always raises
+
+    def _tournament(self, text: str) -> TournamentInfo:
+        return self.repo.get_tournament(int(text) if text.isdigit() else text)
+
+    def _label(self, version_id: int) -> str:
+        if version_id not in self._labels:
+            self._labels.update({v.id: v.label for v in self.repo.list_bot_versions()})
+        return self._labels.get(version_id, str(version_id))
+
+    def _status(self, t: TournamentInfo) -> apb.TournamentStatus:
+        s = t.settings
+        state = self.repo.tournament_state(t.id)
+        entrants = len(self.repo.tournament_entrants(t.id))
+        try:
+            planned = schedule.total_games_planned(t, entrants)
+        except ValueError:
+            planned = 0
+        return apb.TournamentStatus(
+            id=t.id,
+            name=t.name,
+            format=str(s.format),
+            game=s.game,
+            game_params={k: int(v) for k, v in s.game_params.items()},
+            status=str(t.status),
+            forfeit_policy=str(s.forfeit_policy),
+            cycles=s.cycles or 0,
+            rounds=s.rounds or 0,
+            entrants=entrants,
+            games_finished=state.games_finished,
+            games_remaining=state.games_remaining,
+            games_planned=max(planned, state.games_finished + state.games_remaining),
+            pairings_running=len(state.running),
+            created_at=_time(t.created_at),
+            started_at=_time(t.started_at),
+            finished_at=_time(t.finished_at),
+            time_per_game_s=float(s.time_control.get("per_game", 0.0)),
+            time_per_move_s=float(s.time_control.get("per_move", 0.0)),
+            memory_limit_mb=s.memory_limit_mb or 0,
+            presence=self._presence(t.id),
+        )
+
+    def _presence(self, tournament_id: int) -> list[apb.EntryPresence]:
+        board = self.presence.get(tournament_id)
+        if board is None:
+            return []
+        return [
+            apb.EntryPresence(
+                bot=p.bot,
+                owner=p.owner,
+                hello_name=p.hello_name,
+                state=str(p.state),
+                wait_s=board.wait_s or 0.0,
+            )
+            for p in board.states()
+        ]
+
+    def _summary(self, g: GameSummary) -> apb.GameSummary:
+        try:
+            seat_names = load_game(g.game, **dict(g.game_params)).seat_names
+        except Exception:
+            seat_names = ("0", "1")
+        return apb.GameSummary(
+            id=g.id,
+            uid=g.uid,
+            tournament_id=g.tournament_id or 0,
+            game=g.game,
+            result=g.result,
+            verdict=str(g.verdict),
+            termination=str(g.termination or ""),
+            reason=g.reason,
+            voided=g.voided,
+            counted=g.counted,
+            plies=g.plies,
+            started_at=_time(g.started_at),
+            finished_at=_time(g.finished_at),
+            seats=[
+                apb.GameSeatSummary(
+                    seat=s.seat,
+                    seat_name=seat_names[s.seat] if s.seat < len(seat_names) else str(s.seat),
+                    bot=self._label(s.bot_version_id),
+                    score=s.score,
+                    time_used_s=s.time_used_s,
+                    peak_memory_bytes=s.peak_memory_bytes or 0,
+                )
+                for s in g.seats
+            ],
+        )
+
+    # ----------------------------------------------------------------- RPCs
+
+    async def ListTournaments(
+        self,
+        request: apb.ListTournamentsRequest,
+        context: grpc.aio.ServicerContext[apb.ListTournamentsRequest, apb.ListTournamentsResponse],
+    ) -> apb.ListTournamentsResponse:
+        def build() -> apb.ListTournamentsResponse:
+            return apb.ListTournamentsResponse(
+                tournaments=[self._status(t) for t in self.repo.list_tournaments()]
+            )
+
+        return await self._call(context, build)
+
+    async def GetTournament(
+        self,
+        request: apb.GetTournamentRequest,
+        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentStatus],
+    ) -> apb.TournamentStatus:
+        return await self._call(context, lambda: self._status(self._tournament(request.tournament)))
+
+    async def GetLeaderboard(
+        self,
+        request: apb.GetLeaderboardRequest,
+        context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
+    ) -> apb.Leaderboard:
+        def build() -> apb.Leaderboard:
+            t = self._tournament(request.tournament) if request.tournament else None
+            st = standings(
+                self.repo,
+                t.id if t else None,
+                anchor=request.anchor or None,
+                anchor_rating=request.anchor_rating or 1500.0,
+            )
+            board = st.board
+            rows = [
+                apb.LeaderboardRow(
+                    rank=r.rank,
+                    bot=r.player,
+                    has_elo=r.elo is not None,
+                    elo=r.elo or 0.0,
+                    ci95=r.ci95 or 0.0,
+                    elo_incremental=r.elo_incremental,
+                    games=r.games,
+                    wins=r.wins,
+                    draws=r.draws,
+                    losses=r.losses,
+                    score_pct=r.score_pct or 0.0,
+                    forfeits=[
+                        apb.Forfeit(verdict=v, count=n) for v, n in sorted(r.forfeits.items())
+                    ],
+                )
+                for r in board.rows
+            ]
+            cross = [
+                apb.HeadToHeadCell(
+                    bot=a,
+                    opponent=b,
+                    wins=h.wins,
+                    draws=h.draws,
+                    losses=h.losses,
+                    los=board.los.get(a, {}).get(b, 0.0),
+                )
+                for a, opponents in board.cross.items()
+                for b, h in opponents.items()
+            ]
+            return apb.Leaderboard(
+                tournament=t.name if t else "",
+                anchor=board.anchor,
+                games=board.fit.games,
+                connected=board.fit.connected,
+                rows=rows,
+                cross=cross,
+            )
+
+        return await self._call(context, build)
+
+    async def GetLadder(
+        self,
+        request: apb.GetLadderRequest,
+        context: grpc.aio.ServicerContext[apb.GetLadderRequest, apb.Ladder],
+    ) -> apb.Ladder:
+        def build() -> apb.Ladder:
+            standing = compute_ladder(self.repo)
+            return apb.Ladder(
+                ladder=request.ladder or DEFAULT_LADDER,
+                games=standing.games,
+                rows=[
+                    apb.LadderRow(
+                        rank=r.rank,
+                        bot=r.player,
+                        mu=r.mu,
+                        sigma=r.sigma,
+                        ordinal=r.ordinal,
+                        games=r.games,
+                        provisional=r.provisional,
+                    )
+                    for r in standing.rows
+                ],
+            )
+
+        return await self._call(context, build)
+
+    async def ListGames(
+        self,
+        request: apb.ListGamesRequest,
+        context: grpc.aio.ServicerContext[apb.ListGamesRequest, apb.ListGamesResponse],
+    ) -> apb.ListGamesResponse:
+        def build() -> apb.ListGamesResponse:
+            t_id = self._tournament(request.tournament).id if request.tournament else None
+            version_id = None
+            if request.bot:
+                name, sep, version = request.bot.partition("@")
+                version_id = self.repo.find_bot_version(name, version if sep else None).id
+            games = self.repo.list_games(
+                tournament_id=t_id,
+                bot_version_id=version_id,
+                limit=request.limit or 100,
+                offset=request.offset,
+            )
+            return apb.ListGamesResponse(games=[self._summary(g) for g in games])
+
+        return await self._call(context, build)
+
+    def _detail(self, text: str) -> GameDetail:
+        return self.repo.get_game(int(text) if text.isdigit() else text)
+
+    async def GetGame(
+        self,
+        request: apb.GetGameRequest,
+        context: grpc.aio.ServicerContext[apb.GetGameRequest, apb.GameRecord],
+    ) -> apb.GameRecord:
+        def build() -> apb.GameRecord:
+            detail = self._detail(request.game)
+            return apb.GameRecord(
+                summary=self._summary(detail.summary),
+                record_text=detail.record_text or "",
+                record_json=json.dumps(detail.record_json) if detail.record_json else "",
+            )
+
+        return await self._call(context, build)
+
+    async def ListLiveGames(
+        self,
+        request: apb.ListLiveGamesRequest,
+        context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
+    ) -> apb.ListLiveGamesResponse:
+        return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
+
+    async def WatchGame(
+        self,
+        request: apb.WatchGameRequest,
+        context: grpc.aio.ServicerContext[apb.WatchGameRequest, apb.GameEvent],
+    ) -> AsyncIterator[apb.GameEvent]:
+        live = self.hub.get(request.uid)
+        if live is not None:
+            async for event in live_events(live):
+                yield event
+            return
+        detail: GameDetail = await self._call(context, self._detail, request.uid)
+        async for stored in _stored_events(detail, self._summary(detail.summary)):
+            yield stored
+
+
+async def live_events(live: LiveGame) -> AsyncIterator[apb.GameEvent]:
+    """A live game as ``WatchGame`` sends it: its start, every move as it is played, its end."""
+    yield apb.GameEvent(start=_live(live))
+    async for event in live.follow():
+        if isinstance(event, LiveEnd):
+            yield apb.GameEvent(end=_ended(event, live.initial_position))
+        else:
+            yield apb.GameEvent(
+                move=apb.PlayedMove(
+                    ply=event.ply,
+                    seat=event.seat,
+                    action=event.action,
+                    time_s=event.time_s,
+                    position=event.position,
+                )
+            )
+
+
+def _live(g: LiveGame) -> apb.LiveGame:
+    return apb.LiveGame(
+        uid=g.uid,
+        game=g.game,
+        players=list(g.players),
+        seat_names=list(g.seat_names),
+        plies=len(g.moves),
+        tournament_id=g.tournament_id or 0,
+        mode=g.mode,
+    )
+
+
+def _ended(end: LiveEnd, initial: str) -> apb.GameEnded:
+    msg = apb.GameEnded(
+        result=end.result,
+        verdict=str(end.verdict),
+        termination=str(end.termination or ""),
+        reason=end.reason,
+        has_winner=end.winner_seat is not None,
+        initial_position=initial,
+    )
+    if end.winner_seat is not None:
+        msg.winner_seat = end.winner_seat
+    return msg
+
+
+async def _stored_events(
+    detail: GameDetail, summary: apb.GameSummary
+) -> AsyncIterator[apb.GameEvent]:
+    """A finished game as the same events a live one gives (positions replayed)."""
+    s = detail.summary
+    game = load_game(s.game, **dict(s.game_params))
+    state = game.new_state()
+    initial = state.to_string()
+    yield apb.GameEvent(
+        start=apb.LiveGame(
+            uid=s.uid,
+            game=s.game,
+            players=[seat.bot for seat in summary.seats],
+            seat_names=list(game.seat_names),
+            plies=s.plies,
+            tournament_id=s.tournament_id or 0,
+        )
+    )
+    for m in detail.moves:
+        state.apply(game.move_from_text(str(m["move"])))
+        yield apb.GameEvent(
+            move=apb.PlayedMove(
+                ply=int(m.get("ply", 0)),
+                seat=int(m.get("seat", 0)),
+                action=str(m["move"]),
+                time_s=float(m.get("measured_s", 0.0)),
+                position=state.to_string(),
+            )
+        )
+    end = LiveEnd(s.result, s.verdict, s.termination, s.reason, s.winner_seat)
+    yield apb.GameEvent(end=_ended(end, initial))

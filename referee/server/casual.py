@@ -1,0 +1,136 @@
+"""Games between tournaments: ``referee serve --db`` stores the games its matchmaker pairs and
+keeps the live ladder up to date with them.
+
+A session is a registered bot when its token's owner (a stored player) owns a remote bot whose
+Hello name it gives; a bot its owner has not registered yet is registered on its first game as
+``owner/name@version`` (the Hello's name, scoped to its owner so that it never takes the name of
+an instructor's entry or of another student's bot; version ``1`` when it gives none). Games of
+open sessions (no stored player) and a bot against itself are not stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.game import Game
+from referee.match.runner import GameReport, MatchRunner
+from referee.storage import (
+    BotVersionInfo,
+    ConflictError,
+    NotFoundError,
+    Repository,
+    SourceKind,
+)
+from referee.telemetry.logs import get_logger
+from referee.tournament.bots import register_remote
+from referee.tournament.gamerows import finished_game
+from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
+
+log = get_logger("referee.casual")
+
+
+def _when(text: str) -> datetime:
+    if not text:
+        return datetime.now(UTC)
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class CasualRecorder:
+    """The matchmaker's ``on_game``: store each game, then refresh the ladder."""
+
+    def __init__(
+        self, repo: Repository, ladder: str = DEFAULT_LADDER, *, rate_channels: bool = False
+    ) -> None:
+        self.repo = repo
+        #: Whether games played in a named channel or by challenge are stored and rated like
+        #: open-pool games.
+        self.rate_channels = rate_channels
+        self.ladder = ladder
+        self.stored = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._ladder_due: set[str] = set()
+        self._ladder_lock = asyncio.Lock()
+
+    def on_game(self, runner: MatchRunner, report: GameReport) -> None:
+        private = any(s.channel for s in runner.sessions) or report.labels.get("mode") == (
+            "challenge"
+        )
+        if not self.rate_channels and private:
+            # A channel's or a challenge's games are the two students' own: not rated unless
+            # the server says so (serve --rate-channels).
+            log.info("private_game_not_rated", game_id=report.game_id)
+            return
+        who = [(s.identity.player_id, s.identity.name, s.version) for s in runner.sessions]
+        task = asyncio.get_running_loop().create_task(self._store(who, report, runner.game))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait until every finished game is stored."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _store(
+        self, who: list[tuple[str | None, str, str]], report: GameReport, game: Game[Any]
+    ) -> None:
+        try:
+            versions = [await asyncio.to_thread(self._version, *w) for w in who]
+            if any(v is None for v in versions):
+                return
+            found = [v for v in versions if v is not None]
+            if found[0].id == found[1].id:
+                log.info("casual_self_play_not_stored", bot=found[0].label)
+                return
+            row = finished_game(
+                report,
+                game,
+                found,
+                outputs=[],
+                event="casual",
+                started=_when(report.started_at),
+                finished=_when(report.finished_at),
+                uid=report.game_id,
+            )
+            await asyncio.to_thread(self.repo.record_game, row)
+            self.stored += 1
+            await self._refresh_ladder(game.name)
+        except Exception:
+            log.exception("casual_game_not_stored", game_id=report.game_id)
+
+    async def _refresh_ladder(self, game: str) -> None:
+        # Games that finish while a ladder is rebuilt are folded into one more rebuild; each
+        # game has its own ladder (Tetress and ATT ratings never mix).
+        self._ladder_due.add(game)
+        if self._ladder_lock.locked():
+            return
+        async with self._ladder_lock:
+            while self._ladder_due:
+                due = self._ladder_due.pop()
+                await asyncio.to_thread(update_ladder, self.repo, self.ladder, due)
+
+    def _version(self, player: str | None, name: str, version: str) -> BotVersionInfo | None:
+        if player is None:
+            return None
+        try:
+            owner = self.repo.get_player(player)
+        except NotFoundError:
+            return None
+        mine = [
+            v
+            for v in self.repo.list_bot_versions()
+            if v.owner_id == owner.id and v.source_kind is SourceKind.REMOTE and v.location == name
+        ]
+        wanted = version or None
+        for v in reversed(mine):
+            if wanted is None or v.version == wanted:
+                return v
+        bot_name = mine[-1].bot_name if mine else f"{owner.name}/{name}"
+        try:
+            return register_remote(
+                self.repo, bot_name, owner=player, version=version or "1", hello_name=name
+            )
+        except ConflictError as exc:
+            log.info("casual_bot_not_registered", bot=name, player=player, reason=str(exc))
+            return None

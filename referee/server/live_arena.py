@@ -1,0 +1,97 @@
+"""The spectator half of the Arena service, for a server without a database
+(``referee serve`` without ``--db``): the live games and their moves, nothing stored."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn
+
+import grpc
+
+from client_sdk.proto import arena_pb2 as apb
+from client_sdk.proto import arena_pb2_grpc
+from referee.server.arena import SERVICE_NAME, _live, live_events
+from referee.server.live import LiveHub
+
+
+class LiveArenaService(arena_pb2_grpc.ArenaServicer):
+    """``ListLiveGames`` and ``WatchGame`` from ``hub``; the stored views answer
+    UNIMPLEMENTED (the server keeps no database)."""
+
+    name = SERVICE_NAME
+
+    def __init__(self, hub: LiveHub) -> None:
+        self.hub = hub
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
+
+    async def _no_db(self, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+        await context.abort(
+            grpc.StatusCode.UNIMPLEMENTED,
+            "this server keeps no database (referee serve --db URL): only live games are served",
+        )
+
+    async def ListTournaments(
+        self,
+        request: apb.ListTournamentsRequest,
+        context: grpc.aio.ServicerContext[apb.ListTournamentsRequest, apb.ListTournamentsResponse],
+    ) -> apb.ListTournamentsResponse:
+        return await self._no_db(context)
+
+    async def GetTournament(
+        self,
+        request: apb.GetTournamentRequest,
+        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentStatus],
+    ) -> apb.TournamentStatus:
+        return await self._no_db(context)
+
+    async def GetLeaderboard(
+        self,
+        request: apb.GetLeaderboardRequest,
+        context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
+    ) -> apb.Leaderboard:
+        return await self._no_db(context)
+
+    async def GetLadder(
+        self,
+        request: apb.GetLadderRequest,
+        context: grpc.aio.ServicerContext[apb.GetLadderRequest, apb.Ladder],
+    ) -> apb.Ladder:
+        return await self._no_db(context)
+
+    async def ListGames(
+        self,
+        request: apb.ListGamesRequest,
+        context: grpc.aio.ServicerContext[apb.ListGamesRequest, apb.ListGamesResponse],
+    ) -> apb.ListGamesResponse:
+        return await self._no_db(context)
+
+    async def GetGame(
+        self,
+        request: apb.GetGameRequest,
+        context: grpc.aio.ServicerContext[apb.GetGameRequest, apb.GameRecord],
+    ) -> apb.GameRecord:
+        return await self._no_db(context)
+
+    async def ListLiveGames(
+        self,
+        request: apb.ListLiveGamesRequest,
+        context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
+    ) -> apb.ListLiveGamesResponse:
+        return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
+
+    async def WatchGame(
+        self,
+        request: apb.WatchGameRequest,
+        context: grpc.aio.ServicerContext[apb.WatchGameRequest, apb.GameEvent],
+    ) -> AsyncIterator[apb.GameEvent]:
+        live = self.hub.get(request.uid)
+        if live is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND,
+                f"no live game {request.uid} (finished games are kept only with --db)",
+            )
+            return
+        async for event in live_events(live):
+            yield event

@@ -1,0 +1,254 @@
+"""Casual pairing for ``referee serve``: any two free sessions that want the same game play it.
+
+A bot is paired only for the games it asked for (``Hello.wanted_games``), else for the
+server's default game (Tetress): one game per pairing, never a game a bot did not ask for.
+Tournaments pair registered bots by their own schedule; this is the simple always-on mode (a
+test ground for remote bots). Seats alternate between games of the same two bots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from client_sdk.proto import referee_pb2 as pb
+from engine.game import Game
+from referee.match.clock import TimeControl
+from referee.match.runner import GameReport, MatchRunner
+from referee.match.verdicts import Verdict
+from referee.server.challenges import (
+    DEFAULT_ANSWER_S,
+    ChallengeDesk,
+    Refused,
+    is_challenger,
+    shown,
+    tell,
+)
+from referee.server.live import LiveEnd, LiveHub, LiveObserver
+from referee.server.lobby import Lobby
+from referee.server.session import BotSession
+from referee.telemetry.logs import get_logger
+
+log = get_logger("referee.server.matchmaker")
+
+
+class Matchmaker:
+    """Pairs free sessions from ``lobby`` and plays games until stopped."""
+
+    def __init__(
+        self,
+        lobby: Lobby,
+        games: Sequence[Game[Any]],
+        *,
+        time_control: TimeControl | None = None,
+        memory_limit_bytes: int = 0,
+        records_dir: str | None = None,
+        on_report: Callable[[GameReport], None] | None = None,
+        on_game: Callable[[MatchRunner, GameReport], None] | None = None,
+        hub: LiveHub | None = None,
+        mode: str = "casual",
+        challenge_answer_s: float | None = None,
+        reserved: Callable[[BotSession], bool] | None = None,
+    ) -> None:
+        self.lobby = lobby
+        self.games = list(games)
+        self.time_control = time_control
+        self.memory_limit_bytes = memory_limit_bytes
+        self.records_dir = Path(records_dir) if records_dir else None
+        self.on_report = on_report
+        #: Also told which sessions played (e.g. to store the game for their registered bots).
+        self.on_game = on_game
+        #: Spectators (the web front, the Arena service) follow the games through this hub.
+        self.hub = hub
+        #: How spectators see these games: ``ladder`` when they are stored and rated, else
+        #: ``casual``.
+        self.mode = mode
+        #: Sessions casual pairing leaves alone (bots a tournament on this server needs).
+        self.reserved = reserved
+        self.running: set[asyncio.Task[GameReport]] = set()
+        self.finished = 0
+        self._pairings: Counter[tuple[str, str]] = Counter()
+        self._accepting = True
+        answer_s = DEFAULT_ANSWER_S if challenge_answer_s is None else challenge_answer_s
+        self.desk = ChallengeDesk(lobby, answer_s, reserved=self._reserved)
+        #: Challengers already taken up, and free sessions already told they wait.
+        self._challengers: set[str] = set()
+        self._told_waiting: set[str] = set()
+        self._chores: set[asyncio.Task[None]] = set()
+
+    def stop_pairing(self) -> None:
+        self._accepting = False
+
+    async def run(self) -> None:
+        """Pair and play until cancelled or :meth:`stop_pairing`; running games are awaited by
+        :meth:`drain`."""
+        while self._accepting:
+            since = self.lobby.generation
+            self._take_challenges()
+            pair = self._find_pair()
+            if pair is None:
+                self._tell_waiting()
+                await self.lobby.wait_change(since)
+                continue
+            first, second, game = pair
+            key = (first.session_id, second.session_id)
+            if self._pairings[key] % 2:
+                first, second = second, first
+            self._pairings[key] += 1
+            self._start(first, second, game, {"mode": "casual"})
+
+    def _start(
+        self, first: BotSession, second: BotSession, game: Game[Any], labels: dict[str, str]
+    ) -> asyncio.Task[GameReport]:
+        """Create the game's runner (the sessions are busy from here) and play it."""
+        self._told_waiting -= {first.session_id, second.session_id}
+        runner = MatchRunner(
+            game,
+            [first, second],
+            time_control=self.time_control,
+            memory_limit_bytes=self.memory_limit_bytes,
+            labels={**labels, **({"channel": first.channel} if first.channel else {})},
+        )
+        if self.hub is not None:
+            self.hub.start(
+                runner.game_id,
+                game.name,
+                [shown(first), shown(second)],
+                game.seat_names,
+                runner.state.to_string(),
+                mode=self.mode,
+            )
+            runner.observer = LiveObserver(self.hub, runner.game_id)
+        task = asyncio.create_task(self._play(runner))
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+        return task
+
+    def _chore(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(work)
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
+
+    def _take_challenges(self) -> None:
+        sessions = self.lobby.sessions()
+        here = {s.session_id for s in sessions}
+        self._challengers &= here  # forget sessions that left
+        self._told_waiting &= here
+        for session in sessions:
+            if is_challenger(session) and session.session_id not in self._challengers:
+                self._challengers.add(session.session_id)
+                self._chore(self._challenge(session))
+
+    async def _challenge(self, challenger: BotSession) -> None:
+        """Arrange one challenge, play its game, and end the challenger's session."""
+        try:
+            agreed = await self.desk.arrange(challenger, self.games)
+        except Refused as exc:
+            log.info("challenge_refused", challenger=shown(challenger), reason=str(exc))
+            await tell(challenger, pb.NOTICE_KIND_CHALLENGE_REFUSED, str(exc))
+            await challenger.goodbye(str(exc))
+            return
+        target = challenger.hello.challenge.strip()
+        try:
+            if not challenger.is_free():
+                await challenger.goodbye("the challenger left before its game")
+                return
+            await tell(
+                challenger,
+                pb.NOTICE_KIND_CHALLENGE_ACCEPTED,
+                f"{target} accepted your challenge: {agreed.game.name} starts, you move first",
+                agreed.challenge_id,
+            )
+            await tell(
+                agreed.opponent,
+                pb.NOTICE_KIND_GAME_EXPECTED,
+                f"your challenge game against {shown(challenger)} starts ({agreed.game.name})",
+                agreed.challenge_id,
+            )
+            labels = {"mode": "challenge", "challenge": agreed.challenge_id}
+            task = self._start(challenger, agreed.opponent, agreed.game, labels)
+        finally:
+            self.desk.release(agreed.opponent)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(task)
+        await challenger.goodbye("your challenge game is over")
+
+    def _tell_waiting(self) -> None:
+        """Say once to each free pool session that it waits (until it is paired again)."""
+        for session in self.lobby.sessions():
+            if session.session_id in self._told_waiting or self.desk.withheld(session):
+                continue
+            if not session.is_free():
+                continue
+            self._told_waiting.add(session.session_id)
+            games = ", ".join(g.name for g in self.games if session.pairs_casually(g.name))
+            where = f" in channel {session.channel}" if session.channel else ""
+            text = f"waiting: no opponent for {games or 'your game'}{where} yet"
+            self._chore(tell(session, pb.NOTICE_KIND_WAITING, text))
+
+    def _find_pair(self) -> tuple[BotSession, BotSession, Game[Any]] | None:
+        free = [
+            s
+            for s in self.lobby.sessions()
+            if s.is_free() and not self.desk.withheld(s) and not self._reserved(s)
+        ]
+        for i, first in enumerate(free):
+            for second in free[i + 1 :]:
+                if first.channel != second.channel:
+                    continue  # a channel plays only within itself
+                for game in self.games:
+                    if first.pairs_casually(game.name) and second.pairs_casually(game.name):
+                        return first, second, game
+        return None
+
+    def _reserved(self, session: BotSession) -> bool:
+        return self.reserved is not None and self.reserved(session)
+
+    async def _play(self, runner: MatchRunner) -> GameReport:
+        try:
+            report = await runner.run()
+        except asyncio.CancelledError:
+            # Stopped at shutdown: the runner recorded it as aborted; keep that record too.
+            if runner.report.end is not None:
+                self._save(runner.report, runner.game)
+            raise
+        finally:
+            if self.hub is not None:
+                # A game that ended without the runner's on_end (cancelled) leaves the list.
+                self.hub.finish(
+                    runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
+                )
+        self.finished += 1
+        self._save(report, runner.game)
+        if self.on_report is not None:
+            self.on_report(report)
+        if self.on_game is not None:
+            self.on_game(runner, report)
+        await self.lobby.notify()
+        return report
+
+    def _save(self, report: GameReport, game: Game[Any]) -> None:
+        if self.records_dir is None:
+            return
+        from referee.match.records import write_record_file
+
+        try:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+            write_record_file(self.records_dir / f"{report.game_id}.pgn", report, game)
+        except Exception:
+            log.exception("record_failed", game_id=report.game_id)
+
+    async def drain(self, grace: float) -> None:
+        """Let running games finish for ``grace`` seconds, then stop the rest (aborted)."""
+        if not self.running:
+            return
+        _, pending = await asyncio.wait(set(self.running), timeout=grace)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,80 @@
+"""The storage layer's domain vocabulary: statuses, kinds, formats and policies.
+
+These are the values callers pass to and get back from :class:`~referee.storage.Repository`;
+the ORM (:mod:`referee.storage.models`) stores them as short strings guarded by CHECK
+constraints built from these same enums, so each value is defined once.
+"""
+
+from __future__ import annotations
+
+import enum
+
+# Re-exported: the referee's one verdict vocabulary is the one stored.
+from referee.match.verdicts import Verdict as Verdict
+
+
+class PlayerKind(enum.StrEnum):
+    PLAYER = "player"
+    TEAM = "team"
+
+
+class SourceKind(enum.StrEnum):
+    """Where a bot version's code comes from."""
+
+    PACKAGE = "package"
+    """A course-style package directory the referee launches."""
+    SDK_MODULE = "sdk_module"
+    """A Python module written against the client SDK, launched by the referee."""
+    COMMAND = "command"
+    """A shell command the referee launches."""
+    REMOTE = "remote"
+    """A bot that connects to the referee from elsewhere with a token."""
+
+
+class TournamentFormat(enum.StrEnum):
+    ROUND_ROBIN = "round_robin"
+    SWISS = "swiss"
+    GAUNTLET = "gauntlet"
+    LADDER = "ladder"
+
+
+class TournamentStatus(enum.StrEnum):
+    CREATED = "created"
+    RUNNING = "running"
+    PAUSED = "paused"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class ForfeitPolicy(enum.StrEnum):
+    """What a time, memory, illegal-move or crash forfeit does to the game's result."""
+
+    LOSS = "loss"
+    """The offender loses; the game is rated."""
+    VOID = "void"
+    """The game is kept with its verdict but left out of results and ratings."""
+
+
+class PairingStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    VOID = "void"
+
+
+class MemoryMeasure(enum.StrEnum):
+    """How a seat's peak memory was obtained."""
+
+    RSS_POLL = "rss_poll"
+    CGROUP = "cgroup"
+    RLIMIT = "rlimit"
+    SELF_REPORTED = "self_reported"
+    UNKNOWN = "unknown"
+
+
+class SubmissionStatus(enum.StrEnum):
+    """Where an uploaded version stands; only ``accepted`` versions play."""
+
+    VALIDATING = "validating"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"

@@ -1,0 +1,23 @@
+"""Why an upload is refused before it becomes a version; ``str(exc)`` is the student's sentence."""
+
+from __future__ import annotations
+
+
+class Refused(ValueError):
+    """The upload is refused and nothing of it is stored."""
+
+
+class ArchiveRefused(Refused):
+    """The archive is hostile, damaged, too large, or not an archive."""
+
+
+class LayoutError(Refused):
+    """The archive holds no recognisable bot."""
+
+
+class QuotaExceeded(Refused):
+    """The player uploads too often or stores too much."""
+
+
+class NameTaken(Refused):
+    """The bot name belongs to another player (or to the instructor)."""

@@ -1,0 +1,247 @@
+"""The one entry point for uploads (gRPC, the web page, tests): vet, store, validate.
+
+::
+
+    submissions = Submissions(repo, SubmissionStore("/srv/arena/store"))
+    result = await submissions.submit("alice", archive_bytes, name="alice-greedy")
+    result.status, result.reason, result.output      # accepted / rejected, why, what it printed
+
+or in two steps, to show the version before its validation game ends::
+
+    info = await submissions.receive("alice", archive_bytes, name=None)   # Refused: nothing kept
+    info = await submissions.validate(info)
+
+``receive`` raises :class:`~referee.submissions.errors.Refused` (``ArchiveRefused``,
+``LayoutError``, ``QuotaExceeded``, ``NameTaken``) with the student's sentence, and then
+nothing is stored. Otherwise the version exists (status ``validating``) and ``validate`` plays
+its validation game and records ``accepted`` or ``rejected`` with the sentence and the bot's
+own output. Storage calls run in worker threads; validation games share a semaphore.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from referee.sandbox.isolation import SandboxUnavailable
+from referee.storage import ConflictError, Repository, SourceKind
+from referee.storage import submissions as rows
+from referee.storage.enums import SubmissionStatus
+from referee.storage.submissions import NewVersion, SubmissionInfo
+from referee.submissions.archive import Unpacked
+from referee.submissions.errors import NameTaken, QuotaExceeded
+from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
+from referee.submissions.store import Stored, SubmissionStore
+from referee.submissions.validate import (
+    ValidationResult,
+    ValidationSettings,
+    check_imports,
+    play_validation,
+)
+from referee.telemetry.logs import get_logger
+
+log = get_logger("referee.submissions")
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionResult:
+    """What the student is told: bot, version, status, the sentence and their bot's output."""
+
+    bot: str
+    version: str
+    status: SubmissionStatus
+    reason: str
+    output: str
+    digest: str
+    new: bool
+
+    @classmethod
+    def of(cls, info: SubmissionInfo, new: bool) -> SubmissionResult:
+        return cls(
+            info.bot_name,
+            info.version,
+            info.status,
+            info.reason,
+            info.output,
+            info.digest,
+            new,
+        )
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+class Submissions:
+    """Uploads for one repository and store, under ``limits``, validated per ``validation``."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        store: SubmissionStore,
+        *,
+        limits: UploadLimits = DEFAULT_LIMITS,
+        validation: ValidationSettings | None = None,
+        concurrency: int = 1,
+    ) -> None:
+        self.repo = repo
+        self.store = store
+        self.limits = limits
+        self.validation = validation or ValidationSettings()
+        self._slots = asyncio.Semaphore(max(1, concurrency))
+        # Attempts per player in the rate window, refused archives included (the database
+        # only knows stored versions, and a flood of bad archives must be throttled too).
+        self._attempts: dict[str, collections.deque[float]] = collections.defaultdict(
+            collections.deque
+        )
+
+    async def submit(
+        self, player: str, data: bytes, name: str | None = None, *, validate: bool = True
+    ) -> SubmissionResult:
+        """Receive ``data`` and (unless ``validate`` is false) play its validation game."""
+        info, new = await self.receive_new(player, data, name)
+        if validate and info.status is SubmissionStatus.VALIDATING:
+            info = await self.validate(info)
+        return SubmissionResult.of(info, new)
+
+    async def receive(self, player: str, data: bytes, name: str | None = None) -> SubmissionInfo:
+        return (await self.receive_new(player, data, name))[0]
+
+    async def receive_new(
+        self, player: str, data: bytes, name: str | None = None
+    ) -> tuple[SubmissionInfo, bool]:
+        """Vet and store one upload; ``(info, new)`` (``new`` false: same code uploaded before)."""
+        self._count_attempt(player)
+        since = datetime.now(UTC) - timedelta(seconds=self.limits.rate_window_s)
+        used = await asyncio.to_thread(rows.usage, self.repo.db, player, since)
+        self._check_rate(player, used.submissions_since)
+
+        def admit(unpacked: Unpacked, digest: str) -> None:
+            total = used.stored_bytes + unpacked.bytes
+            if total > self.limits.max_stored_bytes_per_player:
+                raise QuotaExceeded(
+                    f"storage quota: your versions would take {_mb(total)}, over your "
+                    f"{_mb(self.limits.max_stored_bytes_per_player)}; ask the instructor to "
+                    "remove old versions"
+                )
+
+        stored = await asyncio.to_thread(self.store.ingest, data, self.limits, admit)
+        new = NewVersion(
+            owner=player,
+            bot_name=_bot_name(name, player, stored),
+            version=stored.version,
+            digest=stored.digest,
+            source_kind=SourceKind.PACKAGE if stored.entry.is_package else SourceKind.SDK_MODULE,
+            location=stored.target,
+            archive_bytes=len(data),
+            unpacked_bytes=stored.unpacked.bytes,
+            files=stored.unpacked.files,
+        )
+        try:
+            info, created = await asyncio.to_thread(rows.record_submission, self.repo.db, new)
+        except ConflictError as exc:
+            raise NameTaken(str(exc)) from None
+        log.info("submission_stored", player=player, bot=info.label, new=created)
+        return info, created
+
+    def _count_attempt(self, player: str) -> None:
+        now = time.monotonic()
+        attempts = self._attempts[player]
+        while attempts and attempts[0] < now - self.limits.rate_window_s:
+            attempts.popleft()
+        attempts.append(now)
+
+    def _check_rate(self, player: str, stored_recently: int) -> None:
+        count = max(len(self._attempts[player]), stored_recently + 1)
+        limit = self.limits.max_submissions_per_window
+        if count > limit:
+            window = self.limits.rate_window_s
+            span = f"{window / 3600:g} hour(s)" if window >= 3600 else f"{window:g} s"
+            raise QuotaExceeded(
+                f"submission rate: at most {limit} uploads per {span}; try again later"
+            )
+
+    async def validate(self, info: SubmissionInfo) -> SubmissionInfo:
+        """Check the version's imports, play its validation game, record the verdict.
+
+        Where the sandbox cannot run (and the operator did not pass ``--no-sandbox``) the
+        version stays ``validating`` (validated when the server next starts), never rejected
+        for the server's own state."""
+        async with self._slots:
+            try:
+                result = await self._judge(info)
+            except SandboxUnavailable as exc:
+                log.error("validation_postponed", bot=info.label, reason=str(exc))
+                return dataclasses.replace(info, reason=f"validation postponed: {exc}")
+        log.info(
+            "submission_validated", bot=info.label, accepted=result.accepted, reason=result.reason
+        )
+        return await asyncio.to_thread(
+            rows.finish_validation,
+            self.repo.db,
+            info.id,
+            accepted=result.accepted,
+            reason=result.reason,
+            output=result.output,
+            game_uid=result.game_uid,
+            sandbox=result.sandbox,
+        )
+
+    async def _judge(self, info: SubmissionInfo) -> ValidationResult:
+        root = self.store.path_of(info.digest)
+        refused = await asyncio.to_thread(check_imports, root)
+        if refused is not None:
+            return refused
+        try:
+            return await play_validation(info.location, self.validation)
+        except SandboxUnavailable:
+            raise
+        except Exception as exc:  # the referee's own failure: never a silent "validating"
+            log.exception("validation_failed", bot=info.label)
+            return ValidationResult(False, f"the validation game could not be run ({exc})")
+
+    async def resume(self) -> int:
+        """Validate every version left ``validating`` (e.g. by a restart); how many."""
+        waiting = [
+            s
+            for s in await asyncio.to_thread(rows.list_submissions, self.repo.db)
+            if s.status is SubmissionStatus.VALIDATING
+        ]
+        for info in waiting:
+            await self.validate(info)
+        return len(waiting)
+
+
+def _bot_name(name: str | None, player: str, stored: Stored) -> str:
+    """The given name, else ``<player>-<entry>`` (every course package is called ``agent``).
+
+    No dots or slashes: a name like ``client_sdk.examples.greedy_bot`` or ``bots/x`` would
+    read as the instructor's module or path on ``referee tournament create``.
+    """
+    text = (name or f"{player}-{stored.entry.name}").strip()
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)
+    if name and (not cleaned or cleaned != text or len(text) > 64):
+        raise NameTaken(
+            f"bot name {text[:100]!r}: use up to 64 letters, digits, '-' and '_' (no dots)"
+        )
+    cleaned = cleaned[:64]
+    return cleaned
+
+
+async def submit(
+    repo: Repository,
+    store: SubmissionStore,
+    player: str,
+    archive_bytes: bytes,
+    name: str | None = None,
+    *,
+    limits: UploadLimits = DEFAULT_LIMITS,
+    validation: ValidationSettings | None = None,
+) -> SubmissionResult:
+    """One upload from start to verdict (see :class:`Submissions`)."""
+    service = Submissions(repo, store, limits=limits, validation=validation)
+    return await service.submit(player, archive_bytes, name)

@@ -1,0 +1,1 @@
+"""What the referee tells operators: structured logs (and metrics)."""

@@ -1,0 +1,187 @@
+"""Tournaments run by ``referee serve``: one address for casual play and tournaments.
+
+A tournament is *hosted* when its options say ``run_by: server`` (``referee tournament create
+--start`` or ``referee tournament start NAME``). A ``referee serve --db`` on the same database
+notices it within :data:`POLL_S` and runs it on its own event loop with the server's lobby:
+
+* remote entries are the students' bots connected to the server's address (also those already
+  there for casual play); launched entries are started by the server and connect to that same
+  address with a one-game token;
+* a session that a hosted tournament may need (a remote entry of a tournament being run, or a
+  launched bot) is *reserved*: casual pairing leaves it alone (:meth:`TournamentHost.reserved`);
+* presence (connected/waiting/missing) is served by the Arena service's ``GetTournament``, and
+  a remote bot joining under a name its owner did not enter is told which names are entered;
+* resume: a hosted tournament stays ``running`` while the server stops (or dies), and the next
+  ``referee serve`` on the database picks it up, replaying only the games cut off. A
+  tournament the runner *paused* (games aborted every time) waits for ``tournament start``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from typing import Any
+
+from referee.server.app import RefereeServer
+from referee.server.auth import LaunchTokens
+from referee.server.live import LiveHub
+from referee.server.session import BotSession
+from referee.storage import Repository, SourceKind, TournamentInfo, TournamentStatus
+from referee.telemetry.logs import get_logger
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+from referee.tournament.presence import watch_presence
+from referee.tournament.runner import TournamentRunner
+
+log = get_logger("referee.tournament.host")
+
+#: The option that marks a tournament as run by the server on its database.
+RUN_BY = "run_by"
+SERVER = "server"
+#: How often the server looks for tournaments to run.
+POLL_S = 2.0
+#: How long a tournament that failed to start waits before the next try.
+RETRY_S = 60.0
+#: The statuses in which a hosted tournament is (re)started: queued, or cut off by a stop.
+RUNNABLE = (TournamentStatus.CREATED, TournamentStatus.RUNNING)
+
+
+def is_hosted(t: TournamentInfo) -> bool:
+    return t.settings.options.get(RUN_BY) == SERVER
+
+
+class _LogLines:
+    """Presence lines go to the server's log (there is no instructor console)."""
+
+    def print(self, text: str, **_: Any) -> None:
+        log.info("presence", line=text)
+
+
+class TournamentHost:
+    """Runs the hosted tournaments of ``repo`` on ``server`` until cancelled."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        server: RefereeServer,
+        hub: LiveHub | None = None,
+        *,
+        remote_timeout: float | None = DEFAULT_REMOTE_WAIT_S,
+        ladder: str | None = "main",
+        poll_s: float = POLL_S,
+        no_sandbox: bool = False,
+    ) -> None:
+        if not isinstance(server.auth, LaunchTokens):
+            raise ValueError("a server that runs tournaments needs LaunchTokens as its auth")
+        self.repo = repo
+        self.server = server
+        self.hub = hub
+        self.remote_timeout = remote_timeout
+        self.ladder = ladder
+        self.poll_s = poll_s
+        #: ``--no-sandbox``: launched bots run uncontained (also other owners' bots).
+        self.no_sandbox = no_sandbox
+        #: Tournament id -> its running task.
+        self.running: dict[int, asyncio.Task[None]] = {}
+        #: (owner, hello name) of every remote entry of a tournament being run.
+        self.entries: dict[int, set[tuple[str, str]]] = {}
+        self._failed: dict[int, float] = {}
+
+    def reserved(self, session: BotSession) -> bool:
+        """Whether casual pairing must leave ``session`` to a tournament: a launched bot, or a
+        remote entry of a tournament this server is running."""
+        auth = self.server.auth
+        assert isinstance(auth, LaunchTokens)
+        who = session.identity.player_id
+        if who is not None and who in auth.tokens.values():
+            return True
+        key = (who or "", session.identity.name)
+        return any(key in entries for entries in self.entries.values())
+
+    async def run(self) -> None:
+        """Look for hosted tournaments every ``poll_s`` seconds; cancelling stops them all
+        (each stays ``running``, to be resumed by the next server)."""
+        try:
+            while True:
+                await self.poll()
+                await asyncio.sleep(self.poll_s)
+        finally:
+            tasks = list(self.running.values())
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def poll(self) -> list[int]:
+        """Start every hosted, runnable tournament not running yet; their ids."""
+        started = []
+        now = time.monotonic()
+        for t in await asyncio.to_thread(self.repo.list_tournaments):
+            if not is_hosted(t) or t.status not in RUNNABLE or t.id in self.running:
+                continue
+            if self._failed.get(t.id, 0.0) > now:
+                continue
+            task = asyncio.create_task(self._run_one(t), name=f"tournament-{t.name}")
+            self.running[t.id] = task
+            task.add_done_callback(functools.partial(self._forget, t.id))
+            started.append(t.id)
+        return started
+
+    def _forget(self, tournament_id: int, _: object = None) -> None:
+        self.running.pop(tournament_id, None)
+        self.entries.pop(tournament_id, None)
+
+    async def _run_one(self, t: TournamentInfo) -> None:
+        try:
+            runner = await asyncio.to_thread(self._runner, t)
+        except Exception as exc:  # a bad entry, entries not closed yet...: try again later
+            log.warning("tournament_not_started", tournament=t.name, reason=str(exc))
+            self._failed[t.id] = time.monotonic() + RETRY_S
+            return
+        self.entries[t.id] = {
+            (runner.player.seats.owners.get(v.id, ""), v.location)
+            for v in runner.entrants
+            if v.source_kind is SourceKind.REMOTE and runner.player.seats is not None
+        }
+        notes_before = list(self.server.welcome_notes)
+        log.info("tournament_started", tournament=t.name, id=t.id)
+        watcher = watch_presence(
+            self.repo, t, runner, self.server, self.remote_timeout, _LogLines()
+        )
+        try:
+            summary = await runner.run()
+            log.info("tournament_stopped", tournament=t.name, status=str(summary.status))
+        except asyncio.CancelledError:
+            # The server is stopping: the tournament stays the server's, resumed next start.
+            await asyncio.shield(
+                asyncio.to_thread(self.repo.set_tournament_status, t.id, TournamentStatus.RUNNING)
+            )
+            raise
+        except Exception:
+            log.exception("tournament_failed", tournament=t.name)
+            self._failed[t.id] = time.monotonic() + RETRY_S
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+            self.server.welcome_notes[:] = [
+                n for n in self.server.welcome_notes if n in notes_before
+            ]
+            # Its bots are free for casual pairing again: wake the matchmaker.
+            self.entries.pop(t.id, None)
+            await self.server.lobby.notify()
+
+    def _runner(self, t: TournamentInfo) -> TournamentRunner:
+        runner = TournamentRunner(
+            self.repo,
+            t.id,
+            hub=self.hub,
+            server=self.server,
+            ladder=self.ladder,
+            remote_timeout=self.remote_timeout,
+            no_sandbox=self.no_sandbox,
+        )
+        # The owners of remote entries (normally done in run(); needed here for reserved()).
+        runner.find_owners()
+        return runner

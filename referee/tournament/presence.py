@@ -1,0 +1,136 @@
+"""Presence of remote entries while a referee runs a tournament: connected, waiting (a game
+waits for it, at most the stated wait) or missing; and the notice a remote bot gets when it
+joins under a name its owner has not entered."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from referee.server.session import Identity
+from referee.storage import BotVersionInfo, Repository, SourceKind
+from referee.tournament.seats import SeatFinder
+
+
+class Presence(StrEnum):
+    CONNECTED = "connected"
+    WAITING = "waiting"
+    MISSING = "missing"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryPresence:
+    """One remote entry and where it is."""
+
+    bot: str
+    owner: str
+    hello_name: str
+    state: Presence
+
+
+class PresenceBoard:
+    """The remote entries of one running tournament, seen through its seat finder."""
+
+    def __init__(
+        self, repo: Repository, tournament: Any, seats: SeatFinder, wait_s: float | None
+    ) -> None:
+        self.tournament = tournament
+        self.seats = seats
+        self.wait_s = wait_s
+        self.entries: list[BotVersionInfo] = [
+            e for e in repo.tournament_entrants(tournament.id) if e.source_kind is SourceKind.REMOTE
+        ]
+        #: Entry id -> its owner's player name (the identity its sessions carry).
+        self.owners = {
+            e.id: repo.get_player(e.owner_id).name for e in self.entries if e.owner_id is not None
+        }
+        self._last: dict[str, Presence] = {}
+
+    def _connected(self, entry: BotVersionInfo) -> bool:
+        owner = self.owners.get(entry.id)
+        return any(
+            s.identity.player_id == owner and s.identity.name == entry.location
+            for s in self.seats.lobby.sessions()
+        )
+
+    def states(self) -> list[EntryPresence]:
+        out = []
+        for entry in self.entries:
+            if self._connected(entry):
+                state = Presence.CONNECTED
+            elif self.seats.waiting.get(entry.id):
+                state = Presence.WAITING
+            else:
+                state = Presence.MISSING
+            owner = self.owners.get(entry.id, "")
+            out.append(EntryPresence(entry.label, owner, entry.location, state))
+        return out
+
+    def changes(self) -> list[str]:
+        """A line for each entry whose state changed since the last call (all, the first time)."""
+        lines = []
+        for p in self.states():
+            if self._last.get(p.bot) is p.state:
+                continue
+            self._last[p.bot] = p.state
+            lines.append(self.describe(p))
+        return lines
+
+    def describe(self, p: EntryPresence) -> str:
+        if p.state is Presence.CONNECTED:
+            return f"{p.bot} ({p.owner}'s bot) is connected"
+        if p.state is Presence.WAITING:
+            wait = f"up to {self.wait_s:g} s" if self.wait_s is not None else "until it comes"
+            return (
+                f"{p.bot} ({p.owner}'s bot) is not connected: a game waits for it ({wait}); "
+                f"it joins with: python -m client_sdk --name {p.hello_name} --token ..."
+            )
+        return (
+            f"{p.bot} ({p.owner}'s bot) is missing: not connected (its games forfeit after "
+            f"{self.wait_s:g} s each)"
+            if self.wait_s is not None
+            else f"{p.bot} ({p.owner}'s bot) is missing: not connected"
+        )
+
+    def note_for(self, identity: Identity, hello: Any) -> str | None:
+        """For the Welcome of a remote bot whose owner has entries here: which names they are
+        entered under, when this bot's name is not one of them."""
+        owner = identity.player_id
+        if owner is None:
+            return None
+        mine = [e for e in self.entries if self.owners.get(e.id) == owner]
+        if not mine or any(e.location == identity.name for e in mine):
+            return None
+        names = ", ".join(sorted({e.location for e in mine}))
+        return (
+            f"this bot joined as {identity.name!r}, which {owner} has not entered in the running "
+            f"tournament {self.tournament.name}; {owner}'s entries there: {names} "
+            f"(join with --name {mine[0].location})"
+        )
+
+
+def watch_presence(
+    repo: Any, t: Any, runner: Any, server: Any, wait: float | None, err: Any
+) -> Any:
+    """With remote entries: tell their bots which names are entered (Welcome), show the
+    instructor each entry's presence as it changes, and serve it on the Arena service."""
+    seats = getattr(runner.player, "seats", None)
+    if server is None or seats is None:
+        return None
+    board = PresenceBoard(repo, t, seats, wait)
+    if not board.entries:
+        return None
+    server.welcome_notes.append(board.note_for)
+    for service in server.services:
+        if hasattr(service, "presence"):
+            service.presence[t.id] = board
+
+    async def report() -> None:
+        while True:
+            for line in board.changes():
+                err.print(f"presence: {line}", markup=False, highlight=False)
+            await asyncio.sleep(1.0)
+
+    return asyncio.create_task(report())

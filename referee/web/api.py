@@ -1,0 +1,240 @@
+"""JSON endpoints beside the pages, with the same data (documented in docs/web.md)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from referee.storage.browse import GameLine, VersionName, recent_games
+from referee.web.context import int_param, web_of
+from referee.web.live import running, start_payload
+from referee.web.pages import (
+    bot_data,
+    known_game,
+    load_game_view,
+    snapshot,
+    sorted_rows,
+    tournament_data,
+)
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else None
+
+
+def _name(names: Any, version_id: int) -> dict[str, Any]:
+    v: VersionName | None = names.get(version_id)
+    if v is None:
+        return {"bot_version_id": version_id}
+    return {
+        "bot_version_id": v.id,
+        "bot_id": v.bot_id,
+        "owner": v.owner,
+        "bot": v.bot,
+        "version": v.version,
+    }
+
+
+def _line(line: GameLine, names: Any) -> dict[str, Any]:
+    return {
+        "id": line.id,
+        "uid": line.uid,
+        "game": line.game,
+        "tournament_id": line.tournament_id,
+        "result": line.result,
+        "verdict": line.verdict,
+        "reason": line.reason,
+        "plies": line.plies,
+        "voided": line.voided,
+        "finished_at": _time(line.finished_at),
+        "seats": [_name(names, v) for v in line.seats],
+    }
+
+
+def leaderboard(request: Request) -> Response:
+    game = known_game(request.path_params["game"])
+    snap = snapshot(web_of(request))
+    table = snap.tables.get(game)
+    rows, sort, direction = sorted_rows(request, table)
+    return JSONResponse(
+        {
+            "game": game,
+            "anchor": table.anchor if table else None,
+            "games": table.games if table else 0,
+            "sort": sort,
+            "dir": direction,
+            "rows": [r.as_dict() for r in rows],
+            "ladder": [r.as_dict() for r in table.ladder] if table else [],
+        }
+    )
+
+
+def tournaments(request: Request) -> Response:
+    repo = web_of(request).need_repo()
+    return JSONResponse(
+        [
+            {
+                "id": t.id,
+                "name": t.name,
+                "format": str(t.settings.format),
+                "game": t.settings.game,
+                "status": str(t.status),
+            }
+            for t in repo.list_tournaments()
+        ]
+    )
+
+
+def tournament(request: Request) -> Response:
+    data = tournament_data(web_of(request), request.path_params["tid"])
+    t, board, progress = data["t"], data["board"], data["progress"]
+    names = data["names"]
+
+    def who(label: str) -> dict[str, Any]:
+        v = names.get(label)
+        return _name({v.id: v}, v.id) if v is not None else {"label": label}
+
+    return JSONResponse(
+        {
+            "id": t.id,
+            "name": t.name,
+            "format": str(t.settings.format),
+            "game": t.settings.game,
+            "status": str(t.status),
+            "progress": {
+                "finished": progress.finished,
+                "remaining": progress.remaining,
+                "planned": progress.planned,
+                "running": progress.running,
+            },
+            "anchor": board.anchor,
+            "rows": [{**r.as_dict(), **who(r.player)} for r in board.rows],
+            "cross_table": {
+                a: {b: h.as_dict() for b, h in opp.items()} for a, opp in board.cross.items()
+            },
+            "los": {a: dict(opp) for a, opp in board.los.items()},
+        }
+    )
+
+
+def bot(request: Request) -> Response:
+    data = bot_data(web_of(request), request.path_params["bot_id"])
+    names = data["names"]
+    first: VersionName = data["bot"]
+    return JSONResponse(
+        {
+            "bot_id": first.bot_id,
+            "bot": first.bot,
+            "owner": first.owner,
+            "versions": [
+                {
+                    "bot_version_id": v.id,
+                    "version": v.version,
+                    "created_at": _time(info.created_at) if info else None,
+                    "source_kind": str(info.source_kind) if info else None,
+                }
+                for v, info in data["versions"]
+            ],
+            "games": {
+                item["game"]: {
+                    "rows": [r.as_dict() for r in item["rows"]],
+                    "opponents": [
+                        {
+                            **_name(names, o.opponent.id),
+                            "wins": o.wins,
+                            "draws": o.draws,
+                            "losses": o.losses,
+                        }
+                        for o in item["opponents"]
+                    ],
+                }
+                for item in data["per_game"]
+            },
+            "recent": [_line(g, names) for g in data["recent"]],
+        }
+    )
+
+
+def games(request: Request) -> Response:
+    web = web_of(request)
+    game = request.query_params.get("game")
+    if game is not None:
+        known_game(game)
+    limit = int_param(request, "limit", 50, 1, 500)
+    names = snapshot(web).names
+    lines = recent_games(web.need_repo(), game=game, limit=limit)
+    return JSONResponse([_line(g, names) for g in lines])
+
+
+def game(request: Request) -> Response:
+    web = web_of(request)
+    view, _ = load_game_view(web, request.path_params["game_id"])
+    s = view.summary
+    return JSONResponse(
+        {
+            "id": s.id,
+            "uid": s.uid,
+            "game": s.game,
+            "params": dict(s.game_params),
+            "tournament_id": s.tournament_id,
+            "result": s.result,
+            "verdict": str(s.verdict),
+            "termination": None if s.termination is None else str(s.termination),
+            "reason": s.reason,
+            "sentence": view.sentence,
+            "winner_seat": s.winner_seat,
+            "started_at": _time(s.started_at),
+            "finished_at": _time(s.finished_at),
+            "seat_names": list(view.seat_names),
+            "players": [
+                _name(web.need_tables().snapshot().names, x.bot_version_id) for x in s.seats
+            ],
+            "time_budget_s": view.budget_s,
+            "moves": [m.as_dict() for m in view.moves],
+            "positions": list(view.positions),
+        }
+    )
+
+
+async def live(request: Request) -> Response:
+    return JSONResponse(
+        [
+            {
+                "uid": g.uid,
+                "game": g.game,
+                "players": list(g.players),
+                "seat_names": list(g.seat_names),
+                "plies": len(g.moves),
+                "tournament_id": g.tournament_id,
+            }
+            for g in running(request)
+        ]
+    )
+
+
+async def live_game(request: Request) -> Response:
+    from referee.web.live import _find
+
+    found = _find(request)
+    data = start_payload(found, list(found.moves))
+    data.pop("board")
+    return JSONResponse(data)
+
+
+def me(request: Request) -> Response:
+    from referee.web.account import my_bots, require_session
+
+    web = web_of(request)
+    session = require_session(request)
+    data = my_bots(web, session)
+    names = data["names"]
+    return JSONResponse(
+        {
+            "player": session.player,
+            "versions": [_name(names, v.id) for v in data["versions"]],  # type: ignore[attr-defined]
+            "recent": [_line(g, names) for g in data["recent"]],  # type: ignore[attr-defined]
+        }
+    )

@@ -1,0 +1,111 @@
+"""The ASGI application: routes, error pages and the safety middleware."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from referee.server.live import LiveHub
+from referee.storage import Repository
+from referee.web import account, api, live, pages, uploads
+from referee.web.context import STATIC, Web, WebSettings
+from referee.web.security import BodyLimit, SecurityHeaders
+
+
+def routes() -> list[Any]:
+    return [
+        Route("/", pages.home),
+        Route("/healthz", healthz),
+        Route("/leaderboard/{game}", pages.leaderboard),
+        Route("/tournaments", pages.tournaments),
+        Route("/tournaments/{tid:int}", pages.tournament),
+        Route("/bots/{bot_id:int}", pages.bot),
+        Route("/games", pages.games),
+        Route("/games/{game_id:int}", pages.game_page),
+        Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),
+        Route("/games/{game_id:int}/record.{kind:str}", pages.game_download),
+        Route("/live", live.live_list),
+        Route("/live/{uid}", live.live_game),
+        Route("/live/{uid}/events", live.events),
+        Route("/signin", account.signin_page, methods=["GET"]),
+        Route("/signin", account.signin, methods=["POST"]),
+        Route("/signout", account.signout, methods=["POST"]),
+        Route("/me", uploads.me_page),
+        Route("/me/submissions", uploads.submissions_fragment),
+        Route("/me/upload", uploads.upload, methods=["POST"]),
+        Route("/api/leaderboard/{game}", api.leaderboard),
+        Route("/api/tournaments", api.tournaments),
+        Route("/api/tournaments/{tid:int}", api.tournament),
+        Route("/api/bots/{bot_id:int}", api.bot),
+        Route("/api/games", api.games),
+        Route("/api/games/{game_id:int}", api.game),
+        Route("/api/live", api.live),
+        Route("/api/live/{uid}", api.live_game),
+        Route("/api/me", api.me),
+        Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),
+    ]
+
+
+def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok\n")
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": exc.detail, "status": exc.status_code}, exc.status_code)
+    web: Web = request.app.state.web
+    return web.render(
+        request, "error.html", {"status": exc.status_code, "detail": exc.detail}, exc.status_code
+    )
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    # Never a traceback in a page: the detail goes to the operator's log only.
+    from referee.telemetry.logs import get_logger
+
+    get_logger("referee.web").exception("page_failed", path=request.url.path)
+    if request.url.path.startswith("/api/"):
+        return JSONResponse({"error": "internal error", "status": 500}, 500)
+    return PlainTextResponse("internal error\n", 500)
+
+
+def create_app(
+    repo: Repository | None,
+    hub: LiveHub | None = None,
+    settings: WebSettings | None = None,
+    *,
+    submissions: Any = None,
+) -> Starlette:
+    """The web front over ``repo`` (``None``: live games only), following ``hub``.
+
+    ``submissions`` is the upload store (see :mod:`referee.web.uploads`); without it the
+    upload form says uploads are not available here.
+    """
+    web = Web(repo, hub or LiveHub(), settings)
+    middleware = [
+        Middleware(SecurityHeaders),
+        Middleware(
+            BodyLimit,
+            limit=web.settings.max_form_bytes,
+            upload_limit=uploads.upload_limit(submissions) or web.settings.max_upload_bytes,
+        ),
+    ]
+    app = Starlette(
+        routes=routes(),
+        middleware=middleware,
+        exception_handlers={HTTPException: http_error, 500: server_error},
+    )
+    app.state.web = web
+    app.state.spectators = live.Spectators(live.EventCache())
+    app.state.signin_limiter = account.SigninLimiter()
+    app.state.submissions = submissions
+    app.state.validations = set()
+    return app

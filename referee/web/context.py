@@ -1,0 +1,184 @@
+"""What every route needs: storage, the live hub, caches, settings and page rendering."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from referee.server.live import LiveHub
+from referee.storage import Repository
+from referee.web.replay import ViewCache, format_clock
+from referee.web.security import Session, Signer, new_csrf_token
+from referee.web.tables import PROVISIONAL_GAMES, Tables
+
+V = TypeVar("V")
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+SESSION_COOKIE = "arena_session"
+CSRF_COOKIE = "arena_csrf"
+#: The environment variable holding the session-signing secret; without it a random secret is
+#: drawn at start (sessions then end when the process does).
+SECRET_ENV = "ARENA_WEB_SECRET"
+DEFAULT_PORT = 8080
+DEFAULT_ADDRESS = f"127.0.0.1:{DEFAULT_PORT}"
+
+
+@dataclass(frozen=True, slots=True)
+class WebSettings:
+    #: Signs session cookies; at least 16 bytes.
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    #: ``None``: cookies are ``Secure`` when the request came over HTTPS; ``True``: always.
+    secure_cookies: bool | None = None
+    session_hours: float = 12.0
+    #: Largest request body (sign-in and other forms), and largest bot upload.
+    max_form_bytes: int = 64 * 1024
+    max_upload_bytes: int = 2 * 1024 * 1024
+    #: How often (seconds) the tables check whether a game was stored.
+    refresh_s: float = 1.0
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> WebSettings:
+        secret = os.environ.get(SECRET_ENV)
+        if secret:
+            overrides.setdefault("secret", secret.encode())
+        return cls(**overrides)
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES)),
+        autoescape=select_autoescape(("html", "svg"), default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["clock"] = format_clock
+    env.filters["num"] = lambda v, d=0: "—" if v is None else f"{v:.{d}f}"
+    env.globals["provisional_games"] = PROVISIONAL_GAMES
+    env.filters["when"] = lambda t: t.strftime("%Y-%m-%d %H:%M") if t else "—"
+    return env
+
+
+class Web:
+    """The web front's state: one per app."""
+
+    def __init__(
+        self, repo: Repository | None, hub: LiveHub, settings: WebSettings | None = None
+    ) -> None:
+        self.repo = repo
+        self.hub = hub
+        self.settings = settings or WebSettings.from_env()
+        self.signer = Signer(self.settings.secret)
+        self.tables = Tables(repo, self.settings.refresh_s) if repo is not None else None
+        self.views = ViewCache()
+        #: Rendered leaderboard tables by (snapshot, game, order).
+        self.fragments: Lru[Any] = Lru(32)
+        self.env = _environment()
+
+    def need_repo(self) -> Repository:
+        if self.repo is None:
+            raise HTTPException(503, "this server has no database (start it with --db)")
+        return self.repo
+
+    def need_tables(self) -> Tables:
+        self.need_repo()
+        assert self.tables is not None
+        return self.tables
+
+    def session(self, request: Request) -> Session | None:
+        return self.signer.read_session(request.cookies.get(SESSION_COOKIE))
+
+    def secure(self, request: Request) -> bool:
+        flag = self.settings.secure_cookies
+        return flag if flag is not None else request.url.scheme == "https"
+
+    def render(
+        self, request: Request, template: str, context: dict[str, Any], status: int = 200
+    ) -> HTMLResponse:
+        """A page (or an htmx fragment) with the signed-in student and the CSRF token."""
+        csrf = request.cookies.get(CSRF_COOKIE) or ""
+        fresh = len(csrf) < 16
+        if fresh:
+            csrf = new_csrf_token()
+        values = {
+            "request": request,
+            "me": self.session(request),
+            "csrf": csrf,
+            "games_nav": self._games_nav(),
+            **context,
+        }
+        html = self.env.get_template(template).render(values)
+        response = HTMLResponse(html, status_code=status)
+        response.headers["cache-control"] = "no-store"
+        if fresh:
+            response.set_cookie(
+                CSRF_COOKIE,
+                csrf,
+                httponly=True,
+                samesite="strict",
+                secure=self.secure(request),
+                path="/",
+            )
+        return response
+
+    def _games_nav(self) -> list[str]:
+        from engine.registry import game_names
+        from referee.web.tables import GAME_ORDER
+
+        names = game_names()
+        return [g for g in GAME_ORDER if g in names] + sorted(
+            g for g in names if g not in GAME_ORDER
+        )
+
+
+class Lru(Generic[V]):
+    """A small thread-safe least-recently-used map (page handlers run in worker threads)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Hashable, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+def web_of(request: Request) -> Web:
+    web: Web = request.app.state.web
+    return web
+
+
+def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """A bounded integer query parameter; anything else is a 400, not a crash."""
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a whole number") from None
+    if not low <= value <= high:
+        raise HTTPException(400, f"{name} must be between {low} and {high}")
+    return value

@@ -1,0 +1,278 @@
+"""The read-only pages: leaderboards, tournaments, bots and games (with their htmx fragments).
+
+Handlers are plain functions: Starlette runs them in its worker threads, so database reads and
+template rendering never hold the event loop the referee plays games on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from engine.registry import game_names
+from referee.storage import GameDetail, NotFoundError, TournamentInfo
+from referee.storage.browse import VersionName, recent_games
+from referee.tournament import schedule
+from referee.tournament.standings import standings
+from referee.web.context import Web, int_param, web_of
+from referee.web.plots import rating_plot
+from referee.web.replay import GameView, build_view
+from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
+
+SORTS: dict[str, Callable[[BoardRow], Any]] = {
+    "rank": lambda r: r.rank,
+    "bot": lambda r: r.version.display.lower(),
+    "rating": lambda r: -(r.elo if r.elo is not None else float("-inf")),
+    "games": lambda r: -r.games,
+    "score": lambda r: -(r.score_pct if r.score_pct is not None else -1.0),
+}
+
+
+def known_game(name: str) -> str:
+    if name not in game_names():
+        raise HTTPException(404, f"no game {name!r}")
+    return name
+
+
+def sorted_rows(request: Request, table: GameTable | None) -> tuple[list[BoardRow], str, str]:
+    sort = request.query_params.get("sort", "rank")
+    direction = request.query_params.get("dir", "asc")
+    if sort not in SORTS or direction not in ("asc", "desc"):
+        raise HTTPException(400, "sort is one of rank, bot, rating, games, score; dir asc or desc")
+    rows = list(table.rows) if table else []
+    rows.sort(key=SORTS[sort], reverse=direction == "desc")
+    return rows, sort, direction
+
+
+def snapshot(web: Web) -> Snapshot:
+    return web.need_tables().snapshot()
+
+
+def home(request: Request) -> Response:
+    return RedirectResponse("/leaderboard/tetress", status_code=302)
+
+
+def leaderboard(request: Request) -> Response:
+    web = web_of(request)
+    game = known_game(request.path_params["game"])
+    snap = snapshot(web)
+    table = snap.tables.get(game)
+    sort = request.query_params.get("sort", "rank")
+    direction = request.query_params.get("dir", "asc")
+    # The table is the same for everyone until a game is stored: render it once per snapshot
+    # and order, and put it in each page (which adds the visitor's own header).
+    key = (id(snap), snap.built_at, game, sort, direction)
+    board_html = web.fragments.get(key)
+    if board_html is None:
+        rows, sort, direction = sorted_rows(request, table)
+        context = {"game": game, "table": table, "rows": rows, "sort": sort, "dir": direction}
+        board_html = Markup(web.env.get_template("_board_rows.html").render(context))
+        web.fragments.put(key, board_html)
+    fragment = request.headers.get("hx-request") == "true" and "hx-history-restore-request" not in (
+        request.headers
+    )
+    if fragment:
+        return HTMLResponse(board_html, headers={"cache-control": "no-store"})
+    page: dict[str, Any] = {"game": game, "table": table, "board_html": board_html}
+    page["snap"] = snap
+    return web.render(request, "leaderboard.html", page)
+
+
+# ------------------------------------------------------------------------ tournaments
+
+
+def tournaments(request: Request) -> Response:
+    web = web_of(request)
+    repo = web.need_repo()
+    items = [(t, _progress(web, t)) for t in repo.list_tournaments()]
+    items.reverse()
+    return web.render(request, "tournaments.html", {"items": items})
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    finished: int
+    remaining: int
+    planned: int
+    running: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.finished / self.planned if self.planned else 0.0
+
+
+def _progress(web: Web, t: TournamentInfo) -> Progress:
+    repo = web.need_repo()
+    state = repo.tournament_state(t.id)
+    try:
+        planned = schedule.total_games_planned(t, len(repo.tournament_entrants(t.id)))
+    except ValueError:
+        planned = 0
+    planned = max(planned, state.games_finished + state.games_remaining)
+    return Progress(state.games_finished, state.games_remaining, planned, len(state.running))
+
+
+def find_tournament(web: Web, key: int) -> TournamentInfo:
+    try:
+        return web.need_repo().get_tournament(key)
+    except NotFoundError:
+        raise HTTPException(404, f"no tournament {key}") from None
+
+
+def tournament_data(web: Web, key: int) -> dict[str, Any]:
+    t = find_tournament(web, key)
+    st = standings(web.need_repo(), t.id)
+    names = snapshot(web).names
+    by_label = {label: names.get(v.id) for label, v in st.versions.items()}
+    players = [r.player for r in st.board.rows]
+    return {
+        "t": t,
+        "board": st.board,
+        "players": players,
+        "names": by_label,
+        "progress": _progress(web, t),
+    }
+
+
+def tournament(request: Request) -> Response:
+    web = web_of(request)
+    data = tournament_data(web, request.path_params["tid"])
+    fragment = request.headers.get("hx-request") == "true"
+    return web.render(request, "_progress.html" if fragment else "tournament.html", data)
+
+
+# ------------------------------------------------------------------------------- bots
+
+
+def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
+    repo = web.need_repo()
+    snap = snapshot(web)
+    versions = sorted(
+        (v for v in snap.names.values() if v.bot_id == bot_id), key=lambda v: v.id, reverse=True
+    )
+    if not versions:
+        raise HTTPException(404, f"no bot {bot_id}")
+    ids = {v.id for v in versions}
+    full = {v.id: v for v in repo.list_bot_versions(versions[0].bot)}
+    per_game = []
+    for game in snap.ordered_games():
+        table = snap.tables[game]
+        rows = [r for r in (table.row_of(v.id) for v in versions) if r is not None]
+        if not rows:
+            continue
+        series = [(v.version, table.history.get(v.id, ())) for v in versions]
+        per_game.append(
+            {
+                "game": game,
+                "rows": rows,
+                "plot": rating_plot([(f"{versions[0].bot}@{v}", h) for v, h in series]),
+                "opponents": results_by_opponent(table, ids, snap.names),
+            }
+        )
+    recent = recent_games(repo, sorted(ids), limit=30)
+    return {
+        "bot": versions[0],
+        "versions": [(v, full.get(v.id)) for v in versions],
+        "per_game": per_game,
+        "recent": recent,
+        "names": snap.names,
+    }
+
+
+def bot(request: Request) -> Response:
+    web = web_of(request)
+    return web.render(request, "bot.html", bot_data(web, request.path_params["bot_id"]))
+
+
+# ------------------------------------------------------------------------------ games
+
+
+def games(request: Request) -> Response:
+    web = web_of(request)
+    game = request.query_params.get("game")
+    if game is not None:
+        known_game(game)
+    limit = int_param(request, "limit", 50, 1, 500)
+    lines = recent_games(web.need_repo(), game=game, limit=limit)
+    return web.render(
+        request, "games.html", {"lines": lines, "names": snapshot(web).names, "game": game}
+    )
+
+
+def load_game_view(web: Web, game_id: int) -> tuple[GameView, GameDetail]:
+    cached = web.views.get(game_id)
+    if cached is not None:
+        return cached
+    try:
+        detail = web.need_repo().get_game(game_id)
+    except NotFoundError:
+        raise HTTPException(404, f"no game {game_id}") from None
+    value = (build_view(detail, snapshot(web).names), detail)
+    web.views.put(game_id, value)
+    return value
+
+
+def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -> list[Any]:
+    """The signed-in student's own bots' standard error in this game (nobody else's)."""
+    me = web.session(request)
+    if me is None:
+        return []
+    out = []
+    for seat, player in enumerate(view.players):
+        if player is not None and player.owner_id == me.player_id and seat < len(detail.stderr):
+            out.append((view.seat_names[seat], player, detail.stderr[seat] or ""))
+    return out
+
+
+def replay_context(view: GameView, ply: int) -> dict[str, Any]:
+    return {
+        "view": view,
+        "ply": ply,
+        "board": view.board_at(ply),
+        "clocks": view.clocks_at(ply),
+        "to_move": view.seat_names[ply % 2] if ply < view.plies else None,
+    }
+
+
+def game_page(request: Request) -> Response:
+    web = web_of(request)
+    view, detail = load_game_view(web, request.path_params["game_id"])
+    ply = int_param(request, "ply", view.plies, 0, view.plies)
+    context = replay_context(view, ply)
+    context["output"] = own_output(web, request, view, detail)
+    return web.render(request, "game.html", context)
+
+
+def game_ply(request: Request) -> Response:
+    web = web_of(request)
+    view, _ = load_game_view(web, request.path_params["game_id"])
+    ply = request.path_params["ply"]
+    if not 0 <= ply <= view.plies:
+        raise HTTPException(404, f"the game has {view.plies} moves")
+    return web.render(request, "_replay.html", replay_context(view, ply))
+
+
+def game_download(request: Request) -> Response:
+    web = web_of(request)
+    game_id = request.path_params["game_id"]
+    _, detail = load_game_view(web, game_id)
+    kind = request.path_params["kind"]
+    if kind == "pgn" and detail.record_text:
+        body, media = detail.record_text, "application/x-chess-pgn; charset=utf-8"
+    elif kind == "json" and detail.record_json:
+        body, media = json.dumps(detail.record_json, indent=2), "application/json"
+    else:
+        raise HTTPException(404, f"game {game_id} has no {kind} record")
+    disposition = f'attachment; filename="game-{game_id}.{kind}"'
+    return Response(body, media_type=media, headers={"content-disposition": disposition})
+
+
+def version_label(names: dict[int, VersionName], ids: Sequence[int]) -> list[str]:
+    return [names[i].display if i in names else str(i) for i in ids]

@@ -1,0 +1,83 @@
+"""Rating history as an SVG line plot, drawn on the server (no script, no inline style)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from xml.sax.saxutils import escape
+
+from markupsafe import Markup
+
+#: Line colours, one per series (a bot's versions), cycling.
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
+#: At most this many points per series: a long history is thinned evenly (ends kept).
+MAX_POINTS = 400
+
+
+def thin(
+    points: Sequence[tuple[datetime, float]], limit: int = MAX_POINTS
+) -> list[tuple[datetime, float]]:
+    if len(points) <= limit:
+        return list(points)
+    step = (len(points) - 1) / (limit - 1)
+    return [points[round(i * step)] for i in range(limit)]
+
+
+def rating_plot(
+    series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]],
+    *,
+    width: int = 640,
+    height: int = 240,
+) -> Markup:
+    """One line per ``(label, [(when, rating), ...])``; x is the game count, y the rating."""
+    drawn = [(label, thin(points)) for label, points in series if points]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
+        'font-size="11" role="img">',
+        "<title>Rating history (incremental Elo after each game)</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+    ]
+    if not drawn:
+        out.append(
+            f'<text x="{width / 2:g}" y="{height / 2:g}" text-anchor="middle" fill="#666">'
+            "no rated games yet</text></svg>"
+        )
+        return Markup("".join(out))
+    left, right, top, bottom = 48, 12, 12, 28
+    values = [float(v) for _, points in drawn for _, v in points]
+    low, high = min(values), max(values)
+    if high - low < 20:
+        low, high = low - 10, high + 10
+    longest = max(len(points) for _, points in drawn)
+
+    def x(i: int, n: int) -> float:
+        span = max(1, n - 1)
+        return float(left + (width - left - right) * i / span)
+
+    def y(v: float) -> float:
+        return float(top + (height - top - bottom) * (high - v) / (high - low))
+
+    for k in range(5):
+        value = low + (high - low) * k / 4
+        out.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            'stroke="#e3e3e3"/>'
+            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{value:.0f}</text>"
+        )
+    out.append(
+        f'<text x="{width - right}" y="{height - 8}" text-anchor="end" fill="#555">games →</text>'
+    )
+    for n, (label, points) in enumerate(drawn):
+        colour = COLOURS[n % len(COLOURS)]
+        path = " ".join(f"{x(i, longest):.1f},{y(v):.1f}" for i, (_, v) in enumerate(points))
+        out.append(
+            f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.8" '
+            f'points="{path}"><title>{escape(label)}</title></polyline>'
+        )
+        out.append(
+            f'<text x="{left + 6}" y="{top + 12 + 13 * n}" fill="{colour}">{escape(label)}</text>'
+        )
+    out.append("</svg>")
+    return Markup("".join(out))

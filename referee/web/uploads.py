@@ -1,0 +1,108 @@
+"""Bot uploads from the browser, through the same submission service as the gRPC upload.
+
+The archive goes to :meth:`Submissions.receive` (the same vetting, store, quotas and name
+checks as ``python -m client_sdk submit``); a refusal is shown with the service's own sentence
+and nothing is kept. An accepted upload is validated in the background and the student's page
+follows its status (validating, accepted, rejected) with the validation's reason and the bot's
+own output, which only its owner ever sees.
+
+The body limit (archive limit plus room for the form) is enforced by
+:class:`~referee.web.security.BodyLimit` before the body is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from referee.submissions.errors import Refused
+from referee.web.account import my_bots, require_session
+from referee.web.context import CSRF_COOKIE, Web, web_of
+from referee.web.security import Session, csrf_ok
+
+#: Room for the multipart framing and the other fields around the archive itself.
+FORM_OVERHEAD_BYTES = 64 * 1024
+
+
+def upload_limit(submissions: Any) -> int | None:
+    """The request body limit for uploads to ``submissions`` (``None``: no service)."""
+    if submissions is None:
+        return None
+    return int(submissions.limits.max_archive_bytes) + FORM_OVERHEAD_BYTES
+
+
+def view(web: Web, session: Session, submissions: Any) -> list[Any] | None:
+    """The student's own submissions, newest first (``None``: uploads are off here)."""
+    if submissions is None:
+        return None
+    from referee.storage import submissions as rows
+
+    found = rows.list_submissions(submissions.repo.db, owner=session.player)
+    return sorted(found, key=lambda s: (s.uploaded_at, s.id), reverse=True)
+
+
+async def _form(request: Request) -> tuple[dict[str, str], UploadFile | None]:
+    form = await request.form(max_files=1, max_fields=5)
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    archive = form.get("archive")
+    return fields, archive if isinstance(archive, UploadFile) else None
+
+
+async def upload(request: Request) -> Response:
+    web = web_of(request)
+    session = require_session(request)
+    submissions = request.app.state.submissions
+    fields, archive = await _form(request)
+    if not csrf_ok(request.cookies.get(CSRF_COOKIE), fields.get("csrf_token")):
+        raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
+    if submissions is None:
+        raise HTTPException(503, "uploads are not available on this server")
+    data = await archive.read() if archive is not None else b""
+    if not data:
+        return await _page(request, web, session, "Choose an archive (.zip or .tar.gz) to upload.")
+    name = fields.get("name", "").strip() or None
+    try:
+        info = await submissions.receive(session.player, data, name)
+    except Refused as exc:
+        return await _page(request, web, session, str(exc))
+    if str(info.status) == "validating":
+        task = asyncio.create_task(submissions.validate(info))
+        tasks: set[asyncio.Task[Any]] = request.app.state.validations
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    return RedirectResponse("/me", status_code=303)
+
+
+async def _page(request: Request, web: Web, session: Session, error: str) -> Response:
+    context = await asyncio.to_thread(me_context, request, web, session)
+    context["upload_error"] = error
+    return web.render(request, "me.html", context, 422)
+
+
+def me_context(request: Request, web: Web, session: Session) -> dict[str, Any]:
+    context = my_bots(web, session)
+    context["submissions"] = view(web, session, request.app.state.submissions)
+    context["upload_limit"] = upload_limit(request.app.state.submissions)
+    context["upload_error"] = None
+    return context
+
+
+def submissions_fragment(request: Request) -> Response:
+    """The submissions table alone (the page polls it while a validation runs)."""
+    web = web_of(request)
+    session = require_session(request)
+    context = {"submissions": view(web, session, request.app.state.submissions)}
+    return web.render(request, "_submissions.html", context)
+
+
+def me_page(request: Request) -> Response:
+    web = web_of(request)
+    session = web.session(request)
+    if session is None:
+        return RedirectResponse("/signin", status_code=303)
+    return web.render(request, "me.html", me_context(request, web, session))

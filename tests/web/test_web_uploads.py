@@ -1,0 +1,93 @@
+"""Uploading a bot from the browser's form, through the real submission service."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+from webdata import bot_zip, sign_in
+
+from referee.match.clock import TimeControl
+from referee.server.live import LiveHub
+from referee.storage import Repository
+from referee.submissions.limits import UploadLimits
+from referee.submissions.service import Submissions
+from referee.submissions.store import SubmissionStore
+from referee.submissions.validate import ValidationSettings
+from referee.web.app import create_app
+from referee.web.context import WebSettings
+
+#: A short validation game keeps the test quick; the limits are the normal ones.
+VALIDATION = ValidationSettings(
+    game="tetress", game_params={"turn_limit": 16}, time_control=TimeControl(game_time_s=60)
+)
+
+
+@pytest.fixture
+def uploads_client(repo: Repository, tmp_path: Path) -> Iterator[TestClient]:
+    limits = UploadLimits(max_archive_bytes=256 * 1024)
+    submissions = Submissions(
+        repo, SubmissionStore(tmp_path / "store"), limits=limits, validation=VALIDATION
+    )
+    settings = WebSettings(secret=b"upload-test-secret-0123456789")
+    app = create_app(repo, LiveHub(), settings, submissions=submissions)
+    with TestClient(app, follow_redirects=False) as client:
+        yield client
+
+
+def _upload(client: TestClient, data: bytes, name: str = "") -> Any:
+    csrf = client.cookies.get("arena_csrf")
+    return client.post(
+        "/me/upload",
+        data={"csrf_token": csrf, "name": name},
+        files={"archive": ("bot.zip", data, "application/zip")},
+    )
+
+
+def test_a_hostile_or_empty_upload_is_refused_with_its_reason(
+    uploads_client: TestClient, ids: dict[str, Any]
+) -> None:
+    """Not an archive, an empty file, or a bad bot name: 422 with the service's sentence, and
+    nothing is stored."""
+    sign_in(uploads_client, ids["token"])
+    page = _upload(uploads_client, b"this is not a zip file")
+    assert page.status_code == 422
+    assert 'id="upload-error"' in page.text
+    assert _upload(uploads_client, b"").status_code == 422
+    bad_name = _upload(uploads_client, bot_zip(), name="<b>x</b>")
+    assert bad_name.status_code == 422 and "&lt;b&gt;" in bad_name.text
+    assert "no uploads yet" in uploads_client.get("/me").text
+
+
+def test_an_upload_over_the_service_limit_is_refused_before_reading(
+    uploads_client: TestClient, ids: dict[str, Any]
+) -> None:
+    """The body limit follows the service's archive limit (256 KiB here, plus the form)."""
+    sign_in(uploads_client, ids["token"])
+    assert _upload(uploads_client, b"x" * (400 * 1024)).status_code == 413
+
+
+@pytest.mark.slow
+def test_an_upload_is_validated_and_shown_to_its_owner(
+    uploads_client: TestClient, ids: dict[str, Any]
+) -> None:
+    """A course bot uploaded through the form is stored, validated by a real game in the
+    sandbox, and the student's page shows it accepted with the bot's output."""
+    sign_in(uploads_client, ids["token"])
+    response = _upload(uploads_client, bot_zip(), name="alice-greedy")
+    assert response.status_code == 303 and response.headers["location"] == "/me"
+    deadline = time.monotonic() + 180
+    fragment = ""
+    while time.monotonic() < deadline:
+        fragment = uploads_client.get("/me/submissions").text
+        if "validating" not in fragment:
+            break
+        time.sleep(0.5)
+    assert "alice-greedy" in fragment
+    assert '<b class="status">accepted</b>' in fragment, fragment
+    mine = uploads_client.get("/api/me").json()["versions"]
+    assert "alice-greedy" in {v["bot"] for v in mine}

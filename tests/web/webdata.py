@@ -1,0 +1,166 @@
+"""Real stored games for the web tests: engine-played games recorded through the repository."""
+
+from __future__ import annotations
+
+import io
+import random
+import zipfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from engine.records import RecordBuilder, record_to_json, write_record
+from engine.registry import load_game
+from referee.storage import (
+    FinishedGame,
+    Repository,
+    SeatResult,
+    SourceKind,
+    TournamentFormat,
+    TournamentSettings,
+    Verdict,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+#: A bot name with markup in it: every page must show it as text.
+HOSTILE = '<script>alert("x")</script>'
+
+
+def play(game_name: str, seed: int, players: tuple[str, str]) -> dict[str, Any]:
+    """One game of random legal moves to its end under the rules, with its record."""
+    game = load_game(game_name)
+    rng = random.Random(seed)
+    state = game.new_state()
+    builder = RecordBuilder(game, players=players, event="web tests")
+    moves = []
+    clocks = [60.0, 60.0]
+    while state.outcome() is None:
+        move = rng.choice(list(state.legal_moves))
+        seat = state.to_move
+        think = round(rng.uniform(0.01, 0.2), 4)
+        clocks[seat] = round(clocks[seat] - think, 3)
+        ply = state.ply
+        builder.add(
+            move,
+            think=think,
+            clock=clocks[seat],
+            mem=40.0 + ply / 10,
+            annotation="!" if ply == 2 else None,
+            comment="a fine move" if ply == 2 else "",
+        )
+        moves.append(
+            {
+                "ply": ply,
+                "seat": seat,
+                "move": game.move_to_text(move),
+                "measured_s": think,
+                "memory_bytes": int((40.0 + ply / 10) * 2**20),
+            }
+        )
+        state.apply(move)
+    outcome = state.outcome()
+    assert outcome is not None
+    record = builder.finish(reason=f"{outcome.termination.value}")
+    return {
+        "moves": moves,
+        "winner": outcome.winner,
+        "termination": outcome.termination.value,
+        "record_text": write_record(record),
+        "record_json": {
+            **record_to_json(record),
+            "referee": {"time_control": {"game_time_s": 60.0}},
+        },
+    }
+
+
+def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
+    """A SQLite file with two players, four bots (one with a hostile name), a tournament and
+    ``games`` Tetress games plus two ATT games. Returns the ids the tests use."""
+    repo = Repository.open(str(path))
+    alice = repo.create_player("alice")
+    bob = repo.create_player("bob")
+    token = repo.issue_token("alice", label="web tests")
+    versions = [
+        repo.add_bot_version(
+            "alpha", "v1", source_kind=SourceKind.REMOTE, location="-", owner="alice"
+        ),
+        repo.add_bot_version(
+            "beta", "v1", source_kind=SourceKind.REMOTE, location="-", owner="bob"
+        ),
+        repo.add_bot_version(
+            HOSTILE, "v1", source_kind=SourceKind.REMOTE, location="-", owner="bob"
+        ),
+        repo.add_bot_version(
+            "alpha", "v2", source_kind=SourceKind.REMOTE, location="-", owner="alice"
+        ),
+    ]
+    tournament = repo.create_tournament(
+        TournamentSettings(name="Week 1", format=TournamentFormat.ROUND_ROBIN, game="tetress"),
+        [v.id for v in versions[:3]],
+    )
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    ids = []
+    for i in range(games + 2):
+        game_name = "tetress" if i < games else "att"
+        a, b = versions[i % 4], versions[(i + 1 + i // 4) % 4]
+        if a.id == b.id:
+            b = versions[(i + 2) % 4]
+        played = play(game_name, i, (a.label, b.label))
+        when = start + timedelta(minutes=i)
+        summary = repo.record_game(
+            FinishedGame(
+                game=game_name,
+                seats=[
+                    SeatResult(
+                        a.id,
+                        stderr=f"alpha's secret debug line {i}"
+                        if a.bot_name == "alpha"
+                        else f"other output {i}",
+                    ),
+                    SeatResult(
+                        b.id,
+                        stderr=f"alpha's secret debug line {i}"
+                        if b.bot_name == "alpha"
+                        else f"other output {i}",
+                    ),
+                ],
+                verdict=Verdict.NORMAL,
+                winner_seat=played["winner"],
+                plies=len(played["moves"]),
+                started_at=when,
+                finished_at=when + timedelta(seconds=30),
+                reason=f"game {i} ended: {played['termination']}",
+                termination=played["termination"],
+                moves=played["moves"],
+                record_text=played["record_text"],
+                record_json=played["record_json"],
+                tournament_id=tournament.id if i < 3 else None,
+            )
+        )
+        ids.append(summary.id)
+    repo.close()
+    return {
+        "token": token,
+        "alice": alice.id,
+        "bob": bob.id,
+        "versions": [v.id for v in versions],
+        "bots": {v.bot_name: v.bot_id for v in versions},
+        "tournament": tournament.id,
+        "games": ids,
+    }
+
+
+def sign_in(client: Any, token: str) -> Any:
+    """Sign in through the form of a Starlette test client, CSRF token and all."""
+    page = client.get("/signin")
+    csrf = page.cookies.get("arena_csrf") or client.cookies.get("arena_csrf")
+    return client.post("/signin", data={"token": token, "csrf_token": csrf})
+
+
+def bot_zip(folder: Path = ROOT / "client_sdk" / "examples" / "course_greedy") -> bytes:
+    """A course-style bot package as a student zips it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*.py")):
+            archive.write(path, f"agent/{path.relative_to(folder)}")
+    return buffer.getvalue()
