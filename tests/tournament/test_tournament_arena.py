@@ -12,18 +12,30 @@ from pathlib import Path
 
 import grpc
 import pytest
-from tournament_helpers import COURSE_RANDOM, GREEDY, PYTHON, RANDOM, ROOT, make_tournament
+from tournament_helpers import (
+    COURSE_RANDOM,
+    GREEDY,
+    PYTHON,
+    RANDOM,
+    ROOT,
+    make_tournament,
+    unix_address,
+)
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.records import read_record, replay
-from referee.server import RefereeServer
+from referee.server.app import RefereeServer
+from referee.server.arena import ArenaService
+from referee.server.auth import LaunchTokens
+from referee.server.live import LiveHub
 from referee.storage import Repository, SourceKind, TournamentFormat, Verdict
 from referee.storage.auth import StoredTokenAuth
-from referee.tournament.arena import ArenaService
 from referee.tournament.bots import register_remote
-from referee.tournament.live import LiveHub
-from referee.tournament.runner import LaunchTokens, RunSummary, TournamentRunner
+from referee.tournament.runner import RunSummary, TournamentRunner
+
+# Every test here starts processes (bots, the CLI, fresh interpreters).
+pytestmark = pytest.mark.slow
 
 
 def _server(repo: Repository, hub: LiveHub) -> RefereeServer:
@@ -43,7 +55,7 @@ def test_arena_serves_tables_games_records_and_a_live_move_stream(tmp_path: Path
     async def main() -> dict[str, object]:
         hub = LiveHub()
         server = _server(repo, hub)
-        address = await server.start("127.0.0.1:0")
+        address = await server.start("127.0.0.1:0", also=[unix_address()])
         runner = asyncio.create_task(
             TournamentRunner(repo, t.id, hub=hub, server=server, concurrency=1).run()
         )
@@ -150,7 +162,7 @@ def test_registered_remote_bots_play_with_their_stored_tokens(tmp_path: Path) ->
 
     async def main() -> tuple[RunSummary, int]:
         server = _server(repo, LiveHub())
-        address = await server.start("127.0.0.1:0")
+        address = await server.start("127.0.0.1:0", also=[unix_address()])
         try:
             connect(address, tokens["alice"], "alice-bot", RANDOM)
             connect(address, tokens["bob"], "bob-bot", GREEDY)
@@ -203,7 +215,7 @@ def test_serve_db_takes_stored_tokens_stores_casual_games_and_serves_the_arena(
         [
             PYTHON,
             "-m",
-            "referee.cli",
+            "referee.commands.main",
             "serve",
             "--db",
             str(db),
@@ -257,8 +269,8 @@ def test_serve_db_takes_stored_tokens_stores_casual_games_and_serves_the_arena(
     carol, erin = repo.get_player("carol").id, repo.get_player("erin").id
     assert sorted(owners[s.bot_version_id] or 0 for s in game.seats) == sorted([carol, erin])
     assert {v.label for v in repo.list_bot_versions() if v.source_kind is SourceKind.REMOTE} == {
-        "carol-bot@1",
-        "erin-bot@1",
+        "carol/carol-bot@1",
+        "erin/erin-bot@1",
     }
     ladder = repo.latest_ratings("openskill", ladder="main")
     assert ladder is not None and ladder.games_counted == 1
@@ -274,9 +286,9 @@ def test_a_remote_bot_that_never_connects_forfeits_by_disconnect(tmp_path: Path)
 
     async def main() -> RunSummary:
         server = _server(repo, LiveHub())
-        await server.start("127.0.0.1:0")
+        await server.start("127.0.0.1:0", also=[unix_address()])
         try:
-            return await TournamentRunner(repo, t.id, server=server, remote_timeout=1.0).run()
+            return await TournamentRunner(repo, t.id, server=server, remote_timeout=8.0).run()
         finally:
             await server.stop(0.5)
 

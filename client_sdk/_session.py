@@ -1,0 +1,500 @@
+"""The network side of the SDK: one long-lived bidirectional gRPC stream to the referee.
+
+:func:`run` connects, says hello, then plays every game the referee starts over that one stream
+(one after another), answering move requests with the agent's moves plus the measured think
+time and peak memory. The connection is kept alive with HTTP/2 pings; when it drops the SDK
+reconnects with exponential back-off and asks to resume its session.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import grpc
+
+from client_sdk._admission import (
+    ADMISSION_BACKOFF,
+    BUSY_STATUS,
+    HANDSHAKE_TIMEOUT_S,
+    HandshakeWatch,
+    Refused,
+    refusal,
+)
+from client_sdk._agent import Agent, Clocks, GameResult
+from client_sdk._challenge import ChallengePolicy, ChallengeSide
+from client_sdk._driver import GameDriver
+from client_sdk._link import KEEPALIVE_OPTIONS, Backoff, Dropped, Outbox, SessionError
+from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
+from client_sdk._messages import (
+    game_info_of,
+    protocol_mismatch,
+    result_of,
+)
+from client_sdk._messages import (
+    remaining as _remaining,
+)
+from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
+from client_sdk.proto import referee_pb2 as pb
+from client_sdk.proto import referee_pb2_grpc as pb_grpc
+from engine.adjudication.verdicts import Verdict
+from engine.game import Game
+from engine.registry import load_game
+
+_FATAL_CODES = {
+    pb.ERROR_CODE_UNAUTHENTICATED,
+    pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+    pb.ERROR_CODE_NO_GAMES,
+}
+_RETRY_STATUS = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+#: How long a client that has never reached its referee keeps trying before it says so.
+DEFAULT_WAIT_FOR_SERVER_S = 2.0
+_FIRST_CONNECT_RETRY_S = 0.25
+
+
+def run(
+    agent: Agent | type[Agent] | Callable[..., Any] | str,
+    server: str,
+    token: str = "",
+    *,
+    name: str | None = None,
+    version: str = "",
+    games: int | None = None,
+    game_names: Sequence[str] = (),
+    credentials: grpc.ChannelCredentials | None = None,
+    reconnect: bool = True,
+    backoff: Backoff | None = None,
+    log: Callable[[str], None] | None = None,
+    wait_for_server: float = DEFAULT_WAIT_FOR_SERVER_S,
+    channel: str = "",
+    challenge: str = "",
+    accept_challenges: ChallengePolicy | str = "all",
+) -> list[GameResult]:
+    """Connect ``agent`` to the referee at ``server`` (``host:port`` or ``unix:path``) and play.
+
+    ``agent`` is an :class:`Agent` instance (kept for every game), an :class:`Agent` subclass
+    or a course ``Agent`` class (a fresh instance per game), a function
+    ``fn(state, clocks) -> move``, or a BOT string as taken by ``python -m client_sdk``.
+    Plays until the referee says goodbye, or until ``games`` games are over. Returns the
+    results in the order the games ended. ``credentials`` switches to TLS. A referee that
+    cannot be reached within ``wait_for_server`` seconds of the start is a
+    :class:`SessionError` at once; reconnection (with ``backoff``) is for connections that
+    were up. ``challenge`` and ``accept_challenges``: see :mod:`client_sdk._challenge`.
+    """
+    factory = load_bot(agent) if isinstance(agent, str) else factory_for(agent)
+    session = Session(
+        factory,
+        server,
+        token,
+        name=name or bot_name(agent),
+        version=version,
+        games=games,
+        game_names=game_names or games_of(factory),
+        wanted_games=game_names,
+        credentials=credentials,
+        log=log or _stderr,
+        channel=channel,
+        challenge=challenge,
+        accept_challenges=accept_challenges,
+    )
+    return session.run(
+        reconnect=reconnect, backoff=backoff or Backoff(), wait_for_server=wait_for_server
+    )
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def _stderr(line: str) -> None:
+    print(f"[client_sdk] {line}", file=sys.stderr, flush=True)
+
+
+class Session(ChallengeSide):
+    """One bot's session with a referee, across reconnections."""
+
+    def __init__(
+        self,
+        factory: AgentFactory,
+        server: str,
+        token: str,
+        *,
+        name: str | None = None,
+        version: str = "",
+        games: int | None = None,
+        game_names: Sequence[str] = (),
+        wanted_games: Sequence[str] = (),
+        credentials: grpc.ChannelCredentials | None = None,
+        log: Callable[[str], None] = _stderr,
+        channel: str = "",
+        challenge: str = "",
+        accept_challenges: ChallengePolicy | str = "all",
+    ) -> None:
+        self.factory = factory
+        self._init_challenges(challenge, accept_challenges)
+        self.server = server
+        self.token = token
+        self.version = version
+        self.max_games = games
+        self.game_names = tuple(game_names)
+        #: The games asked for in casual play (empty: the server's default game).
+        self.wanted_games = tuple(wanted_games)
+        #: The named channel to be paired in (empty: the open pool).
+        self.channel = channel
+        self.credentials = credentials
+        self.log = log
+        self.name = name or "bot"
+        self.session_id = ""
+        self.results: list[GameResult] = []
+        self._drivers: dict[str, GameDriver] = {}
+        #: Per game: the ply and text of the move this bot sent last (accepted if the game goes
+        #: on; the referee announces only the opponent's reply as ``last_move``).
+        self._answered: dict[str, tuple[int, str]] = {}
+        self._games: dict[tuple[str, tuple[tuple[str, int], ...]], Game[Any]] = {}
+        self._started = 0
+        self._welcomed = False
+        #: Welcomed on the current stream (a refusal before it is a handshake refusal).
+        self._link_welcomed = False
+        #: Seconds to wait for the Welcome before trying again.
+        self.handshake_timeout = HANDSHAKE_TIMEOUT_S
+        self._said_goodbye = False
+        self._done = False
+        self._outbox: Outbox | None = None
+        self._lock = threading.Lock()
+
+    # -- connection ---------------------------------------------------------------------------
+
+    def run(
+        self,
+        reconnect: bool = True,
+        backoff: Backoff | None = None,
+        wait_for_server: float = DEFAULT_WAIT_FOR_SERVER_S,
+    ) -> list[GameResult]:
+        backoff = backoff or Backoff()
+        admission = Backoff(*ADMISSION_BACKOFF)
+        first_deadline = time.monotonic() + wait_for_server
+        while True:
+            try:
+                self._connect_once(backoff)
+                return self.results
+            except (grpc.RpcError, Dropped, Refused) as exc:
+                code = exc.code() if hasattr(exc, "code") else None
+                detail = (exc.details() if hasattr(exc, "details") else str(exc)) or ""
+                if self._done:
+                    return self.results
+                if not self._link_welcomed and (isinstance(exc, Refused) or code in BUSY_STATUS):
+                    # The referee was reached and turned the stream away for now (busy, full,
+                    # restarting): say why and try again, patiently.
+                    self._retry_admission(admission, detail)
+                    continue
+                if not self._welcomed:
+                    # Retries are for connections that were up: a referee that was never
+                    # reached is most likely not running, or the address is wrong. It gets
+                    # ``wait_for_server`` seconds (a server that is just starting), no more.
+                    if code in _RETRY_STATUS and time.monotonic() < first_deadline:
+                        time.sleep(_FIRST_CONNECT_RETRY_S)
+                        continue
+                    raise SessionError(
+                        f"cannot reach a referee at {self.server}: "
+                        f"{code.name if code else '?'}: {_first_line(detail)} "
+                        "(is referee serve running there, and is the port right?)"
+                    ) from None
+                self._retry_link(reconnect, backoff, code, detail)
+
+    def _retry_admission(self, admission: Backoff, why: str) -> None:
+        delay = admission.next_delay()
+        if delay is None:
+            raise SessionError(f"gave up joining the referee at {self.server}: {why}") from None
+        self.log(f"not admitted: {why}; retrying in {delay:.1f} s")
+        time.sleep(delay)
+
+    def _retry_link(
+        self, reconnect: bool, backoff: Backoff, code: grpc.StatusCode | None, detail: str
+    ) -> None:
+        if not reconnect or code not in _RETRY_STATUS:
+            raise SessionError(f"connection to {self.server} failed: {code} {detail}") from None
+        delay = backoff.next_delay()
+        if delay is None:
+            raise SessionError(f"gave up reconnecting to {self.server}: {code} {detail}") from None
+        self.log(
+            f"connection lost ({code.name if code else '?'}: {detail}); retrying in {delay:.1f} s"
+        )
+        time.sleep(delay)
+
+    def _channel(self) -> grpc.Channel:
+        if self.credentials is not None:
+            return grpc.secure_channel(self.server, self.credentials, options=KEEPALIVE_OPTIONS)
+        return grpc.insecure_channel(self.server, options=KEEPALIVE_OPTIONS)
+
+    def _connect_once(self, backoff: Backoff) -> None:
+        self._said_goodbye = False
+        self._link_welcomed = False
+        outbox = Outbox()
+        self._outbox = outbox
+        outbox.send(pb.BotMessage(hello=self._hello()))
+        with self._channel() as channel:
+            stub = pb_grpc.RefereeStub(channel)
+            responses = stub.Play(iter(outbox))
+            watch = HandshakeWatch(responses.cancel, self.handshake_timeout)
+            try:
+                for message in responses:
+                    kind = message.WhichOneof("kind")
+                    if kind == "welcome":
+                        watch.welcomed()
+                        backoff.reset()
+                        self._welcomed = self._link_welcomed = True
+                    self._handle(kind, message)
+                    if self._done:
+                        break
+            except grpc.RpcError:
+                if watch.fired:
+                    raise watch.refused() from None
+                raise
+            finally:
+                watch.stop()
+                outbox.close()
+                responses.cancel()  # a no-op on a call that is already over
+                # Finalise the call now, on this thread, while gRPC's threads run. Left to the
+                # collection at interpreter exit (a refusal's traceback keeps this frame), its
+                # finaliser can wait forever for a lock that a gRPC thread, frozen at exit,
+                # still holds: a refused bot that never exits.
+                del watch, responses
+        if not self._done:
+            # The referee closed the stream without a goodbye: treat as a drop.
+            raise Dropped()
+
+    def _hello(self) -> pb.Hello:
+        return pb.Hello(
+            bot_name=self.name,
+            bot_version=self.version,
+            token=self.token,
+            sdk_version=f"{SDK_VERSION} python/{platform.python_version()}",
+            games=list(self.game_names),
+            wanted_games=list(self.wanted_games),
+            channel=self.channel,
+            challenge=self.challenge,
+            protocol_version=PROTOCOL_VERSION,
+            max_games=1,
+            resume_session_id=self.session_id,
+        )
+
+    def _send(self, **kind: Any) -> None:
+        assert self._outbox is not None
+        self._outbox.send(pb.BotMessage(**kind))
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def _handle(self, kind: str | None, message: pb.RefereeMessage) -> None:
+        if kind == "welcome":
+            w = message.welcome
+            if w.protocol_version != PROTOCOL_VERSION:
+                self._done = True
+                raise SessionError(protocol_mismatch(w.protocol_version, w.server_version))
+            if self.session_id and w.session_id != self.session_id:
+                self._abandon_games()
+            self.session_id = w.session_id
+            if self.max_games is not None and self._started >= self.max_games:
+                # Said on a connection that dropped: say it again on this one.
+                self._goodbye("played the requested number of games")
+            self.log(
+                f"connected to {self.server} as {w.bot_name or self.name} "
+                f"({w.server_version}); {w.message}".rstrip("; ")
+            )
+        elif kind == "game_start":
+            self._game_start(message.game_start)
+        elif kind == "move_request":
+            self._move_request(message.move_request)
+        elif kind == "move_played":
+            mp = message.move_played
+            driver = self._drivers.get(mp.game_id)
+            if driver is not None:
+                self._note_clocks(driver, mp.clocks)
+                driver.accepted(mp.seat, mp.action, mp.position or None)
+        elif kind == "game_over":
+            self._game_over(message.game_over)
+        elif kind == "error":
+            err = message.error
+            name = pb.ErrorCode.Name(err.code)
+            where = f" (game {err.game_id})" if err.game_id else ""
+            if not self._link_welcomed:
+                refused = refusal(err)
+                if refused is not None:
+                    raise refused
+            self.log(f"referee error {name}{where}: {err.message}")
+            if err.code in _FATAL_CODES or (err.fatal and not self._drivers):
+                self._done = True
+                if err.code in _FATAL_CODES:
+                    raise SessionError(f"the referee refused the session: {name}: {err.message}")
+        elif kind == "goodbye":
+            self.log(f"the referee said goodbye: {message.goodbye.reason}")
+            self._done = True
+            self._refused()
+        elif kind in ("challenge_offer", "notice"):
+            self._side_message(message)
+
+    def _game(self, spec: pb.GameSpec) -> Game[Any]:
+        key = (spec.name, tuple(sorted(spec.params.items())))
+        game = self._games.get(key)
+        if game is None:
+            game = self._games[key] = load_game(spec.name, **dict(spec.params))
+        return game
+
+    def _game_start(self, start: pb.GameStart) -> GameDriver:
+        existing = self._drivers.get(start.game_id)
+        if existing is not None:
+            # A resumed session: the referee re-announces games already running, with every
+            # move so far; tell the agent the ones it has not seen, in order (a course bot
+            # rebuilds its own board from these updates).
+            self._catch_up(existing, start.moves, start.position)
+            return existing
+        self._announce(start.info)
+        driver = self._new_driver(start.game_id, start.info)
+        error = driver.start()
+        if error is not None:
+            self._runtime_error(start.game_id, error)
+        # A game this process did not know yet (it restarted and resumed): the moves so far.
+        self._catch_up(driver, start.moves, start.position)
+        if self.max_games is not None and self._started >= self.max_games:
+            self._goodbye("played the requested number of games")
+        return driver
+
+    def _new_driver(self, game_id: str, info: pb.GameInfo) -> GameDriver:
+        game = self._game(info.game)
+        state = game.state_from_string(info.initial_position)
+        game_info = game_info_of(game_id, info, game)
+        driver = GameDriver(self.factory(), game_info, game, state)
+        self._drivers[game_id] = driver
+        self._started += 1
+        self.log(
+            f"game {game_id}: {info.game.name}, playing {game_info.seat_name}"
+            + (f" against {game_info.opponent}" if game_info.opponent else "")
+        )
+        return driver
+
+    @staticmethod
+    def _catch_up(driver: GameDriver, moves: Sequence[str], position: str) -> None:
+        for text in moves[driver.seen :]:
+            driver.accepted(driver.state.to_move, text, None)
+        if position:
+            driver.resync(position)
+
+    def _move_request(self, req: pb.MoveRequest) -> None:
+        driver = self._drivers.get(req.game_id)
+        if driver is None:
+            # Every game starts with a GameStart (also on a resume): a referee bug, not ours.
+            self.log(f"ignored a move request for unknown game {req.game_id}")
+            return
+        self._hear_moves(driver, req)
+        seat = driver.info.seat
+        clocks = Clocks(
+            time_left=_remaining(req.clocks, seat),
+            opponent_time_left=_remaining(req.clocks, 1 - seat),
+            move_limit=req.move_time_limit_s if req.HasField("move_time_limit_s") else None,
+            increment=driver.info.increment,
+        )
+        reply = driver.request(clocks, req.position or None)
+        if reply.error is not None:
+            self._runtime_error(req.game_id, reply.error)
+            return
+        move = pb.Move(
+            game_id=req.game_id,
+            ply=req.ply,
+            think_time_s=reply.think_time_s,
+            peak_rss_bytes=reply.peak_rss_bytes,
+        )
+        if reply.text is None:
+            # Not a move at all (e.g. None): said so, and the referee judges an illegal move
+            # naming what was returned, as the course does.
+            returned = reply.not_a_move or "None"
+            move.not_a_move.returned = returned
+            move.not_a_move.expected = reply.expected
+            move.comment = f"not a move: the bot returned {returned}"[:256]
+        else:
+            move.action = reply.text
+            self._answered[req.game_id] = (req.ply, reply.text)
+        self._send(move=move)
+
+    def _hear_moves(self, driver: GameDriver, req: pb.MoveRequest) -> None:
+        """Tell the agent the moves accepted since its last turn: its own answer (the game
+        went on, so the referee accepted it), then the request's ``last_move``. A gap neither
+        fills is closed by the request's position (``driver.request`` resynchronises)."""
+        last = req.last_move if req.HasField("last_move") else None
+        own = self._answered.pop(req.game_id, None)
+        if own is not None and own[0] == driver.seen and (last is None or last.ply > own[0]):
+            driver.accepted(driver.info.seat, own[1], None)
+        if last is not None and last.ply == driver.seen:
+            driver.accepted(last.seat, last.action, last.position or None)
+
+    def _note_clocks(self, driver: GameDriver, clocks: Sequence[pb.Clock]) -> None:
+        seat = driver.info.seat
+        old = driver.env.clocks
+        driver.env.clocks = Clocks(
+            time_left=_remaining(clocks, seat, old.time_left),
+            opponent_time_left=_remaining(clocks, 1 - seat, old.opponent_time_left),
+            move_limit=old.move_limit,
+            increment=old.increment,
+        )
+
+    def _runtime_error(self, game_id: str, text: str) -> None:
+        self._send(
+            error=pb.Error(
+                code=pb.ERROR_CODE_BOT_RUNTIME_ERROR, message=text[-4000:], game_id=game_id
+            )
+        )
+
+    def _game_over(self, over: pb.GameOver) -> None:
+        driver = self._drivers.pop(over.game_id, None)
+        self._answered.pop(over.game_id, None)
+        if driver is None:
+            return
+        result = result_of(over, driver.info)
+        driver.finish(result, over.final_position or None)
+        self.results.append(result)
+        self.log(f"game {over.game_id} over: {over.result} {result.winner_name} ({over.reason})")
+        if self.max_games is not None and len(self.results) >= self.max_games:
+            self._done = True
+
+    def _abandon_games(self) -> None:
+        """The referee did not resume our session: the games it was running are lost to us.
+
+        They are over for the referee (a disconnect, which it scores as a loss); tell the
+        agents so and count them, so that ``games=N`` still ends.
+        """
+        for game_id, driver in list(self._drivers.items()):
+            seat = driver.info.seat
+            result = GameResult(
+                game_id=game_id,
+                seat=seat,
+                winner=1 - seat,
+                verdict=Verdict.DISCONNECT,
+                termination=Verdict.DISCONNECT,
+                reason="the connection to the referee dropped and the session was not resumed",
+                plies=driver.state.ply,
+                seat_names=driver.info.seat_names,
+            )
+            driver.finish(result)
+            self.results.append(result)
+            self.log(f"game {game_id} lost: {result.reason}")
+        self._drivers.clear()
+        self._answered.clear()
+        if self.max_games is not None and len(self.results) >= self.max_games:
+            self._goodbye("played the requested number of games")
+            self._done = True
+
+    def _goodbye(self, reason: str) -> None:
+        if not self._said_goodbye:
+            self._said_goodbye = True
+            self._send(goodbye=pb.Goodbye(reason=reason))
