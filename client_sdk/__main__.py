@@ -46,10 +46,11 @@ def _challenge_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--accept-challenges",
-        default="all",
+        default=None,
         metavar="all|none|from:A,B",
-        help="which challenges from other bots to accept: all (default), none, or only from "
-        "the owners (or owner/name bots) listed",
+        help="which challenges from other bots to accept: all, none, or only from the owners "
+        "(or owner/name bots) listed (default: the bot's accept_challenge(challenger, game) "
+        "decides; without one it accepts all)",
     )
 
 
@@ -149,10 +150,13 @@ def _token(args: argparse.Namespace) -> str:
         return handle.read().strip()
 
 
-def _policy(parser: argparse.ArgumentParser, text: str) -> ChallengePolicy:
-    """``--accept-challenges`` parsed; a usage error naming the forms otherwise."""
+def _policy(parser: argparse.ArgumentParser, text: str | None) -> ChallengePolicy | None:
+    """``--accept-challenges`` parsed (``None`` when not given: the bot decides); a usage
+    error naming the forms otherwise."""
     from client_sdk._challenge import ChallengePolicy
 
+    if text is None:
+        return None
     try:
         return ChallengePolicy.parse(text)
     except ValueError as exc:

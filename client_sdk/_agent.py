@@ -9,6 +9,9 @@ The SDK calls, for each game::
                                            opponent's ones to on_opponent_move)
     on_game_end(result, state)             once, with the verdict
 
+and, between games, ``accept_challenge(challenger, game) -> bool`` when another bot challenges
+this one and ``--accept-challenges`` was not given (the default accepts).
+
 Every ``state`` handed to an agent is its own copy: searching on it (apply/undo) is safe.
 """
 
@@ -135,6 +138,12 @@ class Agent:
 
     def on_game_end(self, result: GameResult, state: State[Any]) -> None:
         """The game is over (``state`` is the last position known to the SDK)."""
+
+    def accept_challenge(self, challenger: str, game: str) -> bool:
+        """Whether to play ``challenger`` (``owner/name``), who asks for one game of ``game``
+        (e.g. ``tetress``); asked when ``--accept-challenges`` is not given. Answer quickly:
+        no answer within the server's challenge wait is a refusal. Default: accept."""
+        return True
 
     # -- SDK plumbing (not part of the author-facing API) ------------------------------------
 

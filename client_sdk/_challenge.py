@@ -1,7 +1,9 @@
 """Challenges and notices on the client side.
 
-A bot answers challenge offers by a policy: ``all`` (the default), ``none``, or
-``from:alice,bob`` (only those owners, or ``owner/name`` bots). A challenger's session
+A bot answers challenge offers by a policy: ``all``, ``none``, or ``from:alice,bob`` (only
+those owners, or ``owner/name`` bots). Without a policy (no ``--accept-challenges``) the bot
+decides per challenge: its :meth:`Agent.accept_challenge`, which accepts every challenge unless
+the author overrides it (course-style bots have no such hook: they accept). A challenger's session
 (``--challenge OWNER/NAME``) ends after its one game; when the referee refuses the challenge
 the client raises :class:`ChallengeRefused` with the referee's sentence.
 """
@@ -12,8 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from client_sdk._agent import Agent
 from client_sdk._link import SessionError
 from client_sdk.proto import referee_pb2 as pb
+
+#: The bot's own say on a challenge: ``(challenger, game) -> accept?``.
+Decide = Callable[[str, str], bool]
 
 
 class ChallengeRefused(SessionError):
@@ -27,9 +33,16 @@ class ChallengePolicy:
     accept: bool = True
     #: When set: only challengers named here (an owner, or an exact ``owner/name``).
     only: frozenset[str] | None = None
+    #: When set: asked last, per challenge (the bot's ``accept_challenge``).
+    decide: Decide | None = None
 
     @classmethod
-    def of(cls, policy: ChallengePolicy | str) -> ChallengePolicy:
+    def of(
+        cls, policy: ChallengePolicy | str | None, factory: Callable[[], Any] | None = None
+    ) -> ChallengePolicy:
+        """``policy`` as given; with none, the bot's own ``accept_challenge`` decides."""
+        if policy is None:
+            return cls(decide=agent_decides(factory) if factory is not None else None)
         return policy if isinstance(policy, ChallengePolicy) else cls.parse(policy)
 
     @classmethod
@@ -59,7 +72,40 @@ class ChallengePolicy:
                 accept=False,
                 reason=f"it accepts challenges only from {', '.join(sorted(self.only))}",
             )
+        if self.decide is not None:
+            return self._ask(offer)
         return pb.ChallengeAnswer(challenge_id=offer.challenge_id, accept=True)
+
+    def _ask(self, offer: pb.ChallengeOffer) -> pb.ChallengeAnswer:
+        assert self.decide is not None
+        try:
+            accept = bool(self.decide(offer.challenger, offer.game))
+        except Exception as exc:  # the author's code: a failure declines, the session goes on
+            why = f"its accept_challenge raised {type(exc).__name__}"
+            return pb.ChallengeAnswer(challenge_id=offer.challenge_id, accept=False, reason=why)
+        why = "" if accept else "its accept_challenge said no"
+        return pb.ChallengeAnswer(challenge_id=offer.challenge_id, accept=accept, reason=why)
+
+
+def agent_decides(factory: Callable[[], Any]) -> Decide | None:
+    """The bot's :meth:`Agent.accept_challenge`, asked on one instance kept for answering
+    (the instance itself for a bot given as an instance); ``None`` when the bot does not
+    override it (every challenge is accepted, as ``all``)."""
+    if isinstance(factory, type) and getattr(factory, "accept_challenge", None) is (
+        Agent.accept_challenge
+    ):
+        return None
+    if hasattr(factory, "agent_class"):
+        return None  # a course-style bot: no hook in the course's interface
+    agent: list[Any] = []
+
+    def decide(challenger: str, game: str) -> bool:
+        if not agent:
+            agent.append(factory())
+        hook = getattr(agent[0], "accept_challenge", None)
+        return True if hook is None else bool(hook(challenger, game))
+
+    return decide
 
 
 def offer_line(offer: pb.ChallengeOffer, answer: pb.ChallengeAnswer) -> str:
@@ -93,10 +139,15 @@ class ChallengeSide:
     log: Callable[[str], None]
     _send: Callable[..., Any]
 
-    def _init_challenges(self, challenge: str, accept: ChallengePolicy | str) -> None:
+    def _init_challenges(
+        self,
+        challenge: str,
+        accept: ChallengePolicy | str | None,
+        factory: Callable[[], Any] | None = None,
+    ) -> None:
         #: The bot (``owner/name``) this session challenges; empty: casual play.
         self.challenge = challenge.strip()
-        self.policy = ChallengePolicy.of(accept)
+        self.policy = ChallengePolicy.of(accept, factory)
         self._refusal = ""
 
     def _side_message(self, message: pb.RefereeMessage) -> None:

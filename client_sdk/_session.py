@@ -30,14 +30,8 @@ from client_sdk._challenge import ChallengePolicy, ChallengeSide
 from client_sdk._driver import GameDriver
 from client_sdk._link import KEEPALIVE_OPTIONS, Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
-from client_sdk._messages import (
-    game_info_of,
-    protocol_mismatch,
-    result_of,
-)
-from client_sdk._messages import (
-    remaining as _remaining,
-)
+from client_sdk._messages import game_info_of, protocol_mismatch, result_of
+from client_sdk._messages import remaining as _remaining
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import referee_pb2_grpc as pb_grpc
@@ -81,7 +75,7 @@ def run(
     wait_for_server: float = DEFAULT_WAIT_FOR_SERVER_S,
     channel: str = "",
     challenge: str = "",
-    accept_challenges: ChallengePolicy | str = "all",
+    accept_challenges: ChallengePolicy | str | None = None,
 ) -> list[GameResult]:
     """Connect ``agent`` to the referee at ``server`` (``host:port`` or ``unix:path``) and play.
 
@@ -141,10 +135,10 @@ class Session(ChallengeSide):
         log: Callable[[str], None] = _stderr,
         channel: str = "",
         challenge: str = "",
-        accept_challenges: ChallengePolicy | str = "all",
+        accept_challenges: ChallengePolicy | str | None = None,
     ) -> None:
         self.factory = factory
-        self._init_challenges(challenge, accept_challenges)
+        self._init_challenges(challenge, accept_challenges, factory)
         self.server = server
         self.token = token
         self.version = version

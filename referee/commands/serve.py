@@ -95,6 +95,7 @@ def _add_serving_options(parser: argparse.ArgumentParser) -> None:
         help="auto: pair free bots and play; none: only accept sessions (default %(default)s)",
     )
     parser.add_argument("--records", metavar="DIR", help="write every game's record here")
+    _add_challenge_options(parser)
     _add_tournament_options(parser)
     parser.add_argument(
         "--address-file",
@@ -141,6 +142,49 @@ def _add_serving_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-web", action="store_true", help="do not serve the web front")
     add_web_security_options(parser)
+
+
+def _add_challenge_options(parser: argparse.ArgumentParser) -> None:
+    """Challenges (python -m client_sdk --challenge OWNER/NAME): how long one waits for the
+    other side, and how many one player may have open."""
+    from referee.server.challenges import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
+
+    parser.add_argument(
+        "--challenge-wait",
+        type=_positive,
+        default=DEFAULT_ANSWER_S,
+        metavar="SECONDS",
+        help="how long a challenge waits for the challenged bot to be free, and then for its "
+        "answer, before the challenger is told no (default %(default)g s)",
+    )
+    parser.add_argument(
+        "--max-challenges",
+        type=_at_least_one,
+        default=DEFAULT_MAX_CHALLENGES,
+        metavar="N",
+        help="open challenges one player may have at once; more are refused at once with a "
+        "sentence saying so (default %(default)s)",
+    )
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: give a whole number of at least 1")
+    return value
 
 
 def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
@@ -361,6 +405,8 @@ def _start_pairing(
         mode="ladder" if recorder is not None else "casual",
         # Bots a tournament run by this server needs are not paired casually.
         reserved=host.reserved if host is not None else None,
+        challenge_answer_s=args.challenge_wait,
+        max_challenges=args.max_challenges,
     )
     return matchmaker, asyncio.create_task(matchmaker.run())
 

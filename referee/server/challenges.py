@@ -30,6 +30,8 @@ log = get_logger("referee.server.challenges")
 
 #: How long the challenged bot has to answer (and, before that, to become free).
 DEFAULT_ANSWER_S = 30.0
+#: How many challenges one player may have open at once (more are refused at once).
+DEFAULT_MAX_CHALLENGES = 3
 
 
 def shown(session: BotSession) -> str:
@@ -40,6 +42,20 @@ def shown(session: BotSession) -> str:
 
 def is_challenger(session: BotSession) -> bool:
     return bool(session.hello.challenge.strip())
+
+
+def challenger_of(session: BotSession) -> str:
+    """Whose challenge a session is, for the per-player cap: its token's player (its name on
+    an open server)."""
+    return session.identity.player_id or session.name
+
+
+def too_many(open_now: int, cap: int) -> str:
+    """The challenger's sentence when the cap refuses its challenge."""
+    return (
+        f"you already have {open_now} open challenge(s), the most this server allows at once "
+        f"({cap}); wait for one to finish, then challenge again"
+    )
 
 
 async def tell(session: BotSession, kind: int, text: str, challenge_id: str = "") -> None:

@@ -22,11 +22,14 @@ from referee.match.runner import GameReport, MatchRunner
 from referee.match.verdicts import Verdict
 from referee.server.challenges import (
     DEFAULT_ANSWER_S,
+    DEFAULT_MAX_CHALLENGES,
     ChallengeDesk,
     Refused,
+    challenger_of,
     is_challenger,
     shown,
     tell,
+    too_many,
 )
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
@@ -53,6 +56,7 @@ class Matchmaker:
         mode: str = "casual",
         challenge_answer_s: float | None = None,
         reserved: Callable[[BotSession], bool] | None = None,
+        max_challenges: int = DEFAULT_MAX_CHALLENGES,
     ) -> None:
         self.lobby = lobby
         self.games = list(games)
@@ -75,8 +79,12 @@ class Matchmaker:
         self._accepting = True
         answer_s = DEFAULT_ANSWER_S if challenge_answer_s is None else challenge_answer_s
         self.desk = ChallengeDesk(lobby, answer_s, reserved=self._reserved)
-        #: Challengers already taken up, and free sessions already told they wait.
-        self._challengers: set[str] = set()
+        #: Open challenges per player at most; a flood beyond it is refused at once.
+        self.max_challenges = max_challenges
+        #: Challengers already taken up (session id -> whose challenge), and free sessions
+        #: already told they wait.
+        self._challengers: dict[str, str] = {}
+        self._capped: set[str] = set()
         self._told_waiting: set[str] = set()
         self._chores: set[asyncio.Task[None]] = set()
 
@@ -136,21 +144,34 @@ class Matchmaker:
     def _take_challenges(self) -> None:
         sessions = self.lobby.sessions()
         here = {s.session_id for s in sessions}
-        self._challengers &= here  # forget sessions that left
+        # Forget sessions that left: a challenge is open until its session ends.
+        self._challengers = {k: v for k, v in self._challengers.items() if k in here}
+        self._capped &= here
         self._told_waiting &= here
         for session in sessions:
-            if is_challenger(session) and session.session_id not in self._challengers:
-                self._challengers.add(session.session_id)
-                self._chore(self._challenge(session))
+            sid = session.session_id
+            if not is_challenger(session) or sid in self._challengers or sid in self._capped:
+                continue
+            who = challenger_of(session)
+            open_now = sum(1 for owner in self._challengers.values() if owner == who)
+            if open_now >= self.max_challenges:
+                self._capped.add(sid)
+                self._chore(self._refuse(session, too_many(open_now, self.max_challenges)))
+                continue
+            self._challengers[sid] = who
+            self._chore(self._challenge(session))
+
+    async def _refuse(self, challenger: BotSession, reason: str) -> None:
+        log.info("challenge_refused", challenger=shown(challenger), reason=reason)
+        await tell(challenger, pb.NOTICE_KIND_CHALLENGE_REFUSED, reason)
+        await challenger.goodbye(reason)
 
     async def _challenge(self, challenger: BotSession) -> None:
         """Arrange one challenge, play its game, and end the challenger's session."""
         try:
             agreed = await self.desk.arrange(challenger, self.games)
         except Refused as exc:
-            log.info("challenge_refused", challenger=shown(challenger), reason=str(exc))
-            await tell(challenger, pb.NOTICE_KIND_CHALLENGE_REFUSED, str(exc))
-            await challenger.goodbye(str(exc))
+            await self._refuse(challenger, str(exc))
             return
         target = challenger.hello.challenge.strip()
         try:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from client_sdk import Agent
 from client_sdk._challenge import ChallengePolicy, expected_line, notice_line
+from client_sdk._loader import factory_for
+from client_sdk.examples.random_bot import RandomBot
 from client_sdk.proto import referee_pb2 as pb
 
 
@@ -54,3 +59,49 @@ def test_skipped_notice_is_marked() -> None:
     assert notice_line(skipped) == "skipped: your bot was not connected"
     waiting = pb.Notice(kind=pb.NOTICE_KIND_WAITING, text="waiting: no opponent for att yet")
     assert notice_line(waiting) == "waiting: no opponent for att yet"
+
+
+class _Picky(Agent):
+    made = 0
+
+    def __init__(self) -> None:
+        type(self).made += 1
+
+    def accept_challenge(self, challenger: str, game: str) -> bool:
+        if challenger == "eve/x":
+            raise ValueError("no eve")
+        return challenger.startswith("alice/") and game == "tetress"
+
+    def choose_move(self, state: Any, clocks: Any) -> Any:
+        return next(iter(state.legal_moves))
+
+
+def test_agent_hook_decides_when_no_policy_is_given() -> None:
+    """No --accept-challenges: the Agent's accept_challenge answers each offer, on one
+    instance kept for answering; a refusal and a raising hook decline with a reason."""
+    _Picky.made = 0
+    policy = ChallengePolicy.of(None, factory_for(_Picky))
+    assert policy.answer(_offer("alice/a")).accept
+    refused = policy.answer(_offer("bob/b"))
+    assert not refused.accept and refused.reason == "its accept_challenge said no"
+    raised = policy.answer(_offer("eve/x"))
+    assert not raised.accept and raised.reason == "its accept_challenge raised ValueError"
+    assert _Picky.made == 1
+
+
+def test_an_explicit_policy_overrides_the_agent_hook() -> None:
+    """--accept-challenges all accepts bob although the bot's own hook would say no."""
+    assert ChallengePolicy.of("all", factory_for(_Picky)).answer(_offer("bob/b")).accept
+
+
+def test_bots_without_the_hook_accept_everyone() -> None:
+    """An Agent that does not override the hook, and a course-style bot, accept every offer
+    without the hook being consulted (course bots unchanged)."""
+
+    class Course:
+        def __init__(self, color: Any, **referee: Any) -> None:
+            raise AssertionError("a course bot is not built to answer challenges")
+
+    for factory in (factory_for(RandomBot), factory_for(Course)):
+        policy = ChallengePolicy.of(None, factory)
+        assert policy.decide is None and policy.answer(_offer("carl/x")).accept
