@@ -17,6 +17,7 @@ from referee.commands._common import (
     load_game_option,
     time_control,
 )
+from referee.commands._ops import add_ops_options, start_ops
 from referee.commands._uploads import add_upload_options, build_service
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
@@ -82,6 +83,8 @@ def register(subparsers: Any) -> None:
     add_limit_options(parser)
     _add_serving_options(parser)
     add_upload_options(parser)
+    # Health is answered on the gRPC port itself (--listen); only metrics need their own.
+    add_ops_options(parser, health=False)
     add_log_options(parser, "INFO")
     parser.set_defaults(func=run)
 
@@ -345,23 +348,11 @@ async def _serve(
         max_sessions=args.max_sessions,
     )
     _open_files_for(args.max_sessions)
-    try:
-        # Sandboxed tournament bots reach the server on a private Unix socket (no network).
-        private = [args.repo is not None and not args.no_sandbox] + [False] * len(args.listen)
-        addresses = [
-            await server.start(a, tls, private_socket=p)
-            for a, p in zip(args.listen, private, strict=False)
-        ]
-    except (OSError, RuntimeError) as exc:
-        print(f"referee serve: {exc}", file=sys.stderr)
+    fronts = await _start_fronts(args, services or []) if await _listen(args, server, tls) else None
+    if fronts is None:
         await server.stop(0)
         return 1
-    if args.address_file:
-        _write_atomically(args.address_file, "".join(f"{a}\n" for a in addresses))
-    web = await _start_web(args, services or [])
-    if web is False:
-        await server.stop(0)
-        return 1
+    web, ops = fronts
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -376,7 +367,42 @@ async def _serve(
         if web:
             await web.stop()
         await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting)
+        await ops.stop()
     return 0
+
+
+async def _listen(args: argparse.Namespace, server: RefereeServer, tls: Any) -> bool:
+    """Listen on every ``--listen`` address (and write ``--address-file``); ``False`` when one
+    cannot be used (said on stderr)."""
+    try:
+        # Sandboxed tournament bots reach the server on a private Unix socket (no network).
+        private = [args.repo is not None and not args.no_sandbox] + [False] * len(args.listen)
+        addresses = [
+            await server.start(a, tls, private_socket=p)
+            for a, p in zip(args.listen, private, strict=False)
+        ]
+    except (OSError, RuntimeError) as exc:
+        print(f"referee serve: {exc}", file=sys.stderr)
+        return False
+    if args.address_file:
+        _write_atomically(args.address_file, "".join(f"{a}\n" for a in addresses))
+    return True
+
+
+async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[Any, Any] | None:
+    """The web front and the operations endpoints (``--metrics-listen``); ``None``, with
+    whatever had started stopped, when one of them cannot start (said on stderr)."""
+    web = await _start_web(args, services)
+    if web is False:
+        return None
+    try:
+        ops = await start_ops(args)
+    except (OSError, ValueError) as exc:
+        print(f"referee serve: --metrics-listen: {exc}", file=sys.stderr)
+        if web:
+            await web.stop()
+        return None
+    return web, ops
 
 
 def _start_pairing(
@@ -434,6 +460,7 @@ async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
     if args.no_web:
         return None
     from referee.commands.web import web_settings
+    from referee.telemetry.endpoints import metrics_route
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
     from referee.web.server import WebServer, parse_address
@@ -443,6 +470,8 @@ async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
         host, port = parse_address(args.web or DEFAULT_WEB)
         uploads = next((s.submissions for s in services if hasattr(s, "submissions")), None)
         app = create_app(args.repo, args.live_hub, web_settings(args), submissions=uploads)
+        # The same /metrics as --metrics-listen, for a scraper that reaches the web port.
+        app.router.routes.append(metrics_route())
         web = WebServer(app, host, port, proxy_headers=args.web_proxy_headers)
         await web.start()
     except (OSError, ValueError) as exc:

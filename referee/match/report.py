@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from engine.game import Game, State
 from referee.match.clock import SeatClock, TimeControl
 from referee.match.verdicts import GameEnd
+from referee.telemetry.metrics import game_unplayed
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +185,9 @@ def unplayed_report(
     memory_limit_bytes: int = 0,
     labels: dict[str, str] | None = None,
 ) -> GameReport:
-    """The report of a game that never started (a seat missing): no moves, ended by ``end``."""
+    """The report of a game that never started (a seat missing): no moves, ended by ``end``
+    (counted in the verdict metrics like a played game's)."""
+    game_unplayed(game.name, end.verdict)
     names = game.seat_names
     position = game.new_state().to_string()
     return GameReport(

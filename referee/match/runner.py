@@ -49,6 +49,7 @@ from referee.match.verdicts import GameEnd, Verdict
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
+from referee.telemetry.metrics import GameMeter
 
 # Names the rest of the referee imports from here.
 __all__ = [
@@ -183,9 +184,10 @@ class MatchRunner:
 
     async def run(self) -> GameReport:
         """Play the game to its end and announce the result to both bots."""
+        meter = GameMeter(self.game.name)
         with structlog.contextvars.bound_contextvars(game_id=self.game_id, seat=None, ply=None):
             try:
-                self._task = asyncio.create_task(self._play())
+                self._task = asyncio.create_task(self._play(meter))
                 if self._abort_reason is not None:
                     self._task.cancel()
                 try:
@@ -204,11 +206,13 @@ class MatchRunner:
                     end = verdicts.aborted("the referee failed (internal error)")
                 await self._finish(end)
             finally:
+                end_now = self.report.end
+                meter.finished(end_now.verdict if end_now is not None else Verdict.ABORTED)
                 for session in self.sessions:
                     session.detach(self.game_id)
         return self.report
 
-    async def _play(self) -> GameEnd:
+    async def _play(self, meter: GameMeter) -> GameEnd:
         # A seat learns of accepted moves from its next request (the newest as ``last_move``,
         # its own from its answer) or from GameOver; no message of its own is sent per move:
         # an awaited gRPC write is slow to complete, and it would wake the bot that is not
@@ -229,11 +233,13 @@ class MatchRunner:
                 )
                 self._pending = (turn.seat, request)
                 sent = await self._send_request(turn, request)
-                if self.overheads is not None and received is not None:
-                    self.overheads.append(sent - received)
+                overhead = None if received is None else sent - received
+                if self.overheads is not None and overhead is not None:
+                    self.overheads.append(overhead)
                 event = await self._await_move(turn, sent)
                 received = event.received
                 last = await self._judge(turn, event, sent)
+                meter.move(overhead)
         except _Ended as ended:
             return ended.end
 

@@ -40,6 +40,7 @@ from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.jail import DEFAULT_SCRATCH_MB, Jail, build_jail
 from referee.telemetry.logs import get_logger
+from referee.telemetry.metrics import launch_timer
 
 log = get_logger("referee.sandbox.launch")
 
@@ -224,21 +225,46 @@ async def launch(
     folders in ``exclude``, e.g. the opponent's) and it gets ``scratch_mb`` of scratch space.
     """
     isolation = choose() if isolation is None else isolation
-    if isolation is Isolation.BWRAP:
-        return await _launch_jailed(
+    with launch_timer(isolation.value):
+        if isolation is Isolation.BWRAP:
+            return await _launch_jailed(
+                spec,
+                server,
+                token,
+                memory_mb,
+                poll_interval,
+                output_limit,
+                max_tasks,
+                scratch_mb,
+                exclude,
+                extra_env or {},
+            )
+        return await _launch_plain(
             spec,
             server,
             token,
             memory_mb,
+            cwd,
             poll_interval,
             output_limit,
             max_tasks,
-            scratch_mb,
-            exclude,
             extra_env or {},
         )
+
+
+async def _launch_plain(
+    spec: BotSpec,
+    server: str,
+    token: str,
+    memory_mb: float | None,
+    cwd: str | None,
+    poll_interval: float,
+    output_limit: int,
+    max_tasks: int | None,
+    extra_env: dict[str, str],
+) -> LaunchedBot:
     env, token_dir = _plain_environment(token, server, memory_mb)
-    env.update(extra_env or {})
+    env.update(extra_env)
     argv = spec.argv(server, token, token_file=f"{token_dir}/token")
     try:
         proc = await BotProcess.start(

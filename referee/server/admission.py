@@ -11,7 +11,9 @@ either admitted or told why not, never silently dropped. Two places can drop a s
   from the session capacity, so a burst the server can hold is queued, not refused.
 * The handshake itself: no Hello in time, a bad token, no common game, a full server. Each is
   answered with an :class:`~tetromino.referee.v1.Error` that says why, logged, and counted
-  here by :class:`Refusal` in :class:`HandshakeCounts`, which a metrics endpoint reads.
+  here by :class:`Refusal` in :class:`HandshakeCounts`, which also feeds the Prometheus
+  counters ``tetromino_handshakes_refused_total{reason}`` and
+  ``tetromino_handshakes_admitted_total{kind}`` (:mod:`referee.telemetry.metrics`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from client_sdk.proto import referee_pb2 as pb
 from referee.server.auth import Authenticator, AuthError
 from referee.server.session import Identity, Malformed, PlayContext, handshake_queue
+from referee.telemetry import metrics
 
 #: Sessions one server holds by default (an idle session costs about 46 KB; see
 #: docs/referee.md). Past it new sessions are refused with ``ERROR_CODE_RESOURCE_EXHAUSTED``
@@ -55,6 +58,7 @@ class Refusal(enum.Enum):
 _RETRYABLE = frozenset(
     {Refusal.SHUTTING_DOWN, Refusal.FULL, Refusal.HELLO_TIMEOUT, Refusal.AUTH_TIMEOUT}
 )
+metrics.declare_refusal_reasons(why.value for why in Refusal)
 
 
 class Refused(Exception):
@@ -80,6 +84,14 @@ class HandshakeCounts:
 
     def refuse(self, why: Refusal) -> None:
         self.refused[why] += 1
+        metrics.handshake_refused(why.value)
+
+    def admit(self, resumed: bool) -> None:
+        if resumed:
+            self.resumed += 1
+        else:
+            self.admitted += 1
+        metrics.handshake_admitted(resumed)
 
     @property
     def timed_out(self) -> int:

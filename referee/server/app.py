@@ -330,10 +330,7 @@ class RefereeServer:
             return None
         finally:
             counts.in_progress -= 1
-        if session.resumes:
-            counts.resumed += 1
-        else:
-            counts.admitted += 1
+        counts.admit(resumed=session.resumes > 0)
         return session
 
     def _check_room(self, hello: pb.Hello) -> None:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 
 from referee.server.session import BotSession
+from referee.telemetry import metrics
 
 
 class Lobby:
@@ -29,11 +30,14 @@ class Lobby:
         return self._sessions.get(session_id)
 
     async def add(self, session: BotSession) -> None:
+        if session.session_id not in self._sessions:
+            metrics.session_opened()
         self._sessions[session.session_id] = session
         await self.notify()
 
     async def remove(self, session: BotSession) -> None:
-        self._sessions.pop(session.session_id, None)
+        if self._sessions.pop(session.session_id, None) is not None:
+            metrics.session_closed()
         await self.notify()
 
     async def notify(self) -> None:

@@ -1,10 +1,12 @@
 """structlog set-up: JSON lines for machines, a readable console format for people.
 
-Every JSON line carries ``game_id``, ``seat`` and ``ply`` (``null`` when they do not apply), so
-the log of one game, one bot or one move can be filtered out of a busy server's output; the
-console format, read by people, shows only those that apply. Match
-runners bind them with :func:`structlog.contextvars.bound_contextvars`, which follows each
-asyncio task.
+Every JSON line carries ``job_id``, ``game_id``, ``seat`` and ``ply`` (``null`` when they do
+not apply), so the log of one job, one game, one bot or one move can be filtered out of a busy
+server's or worker's output; the console format, read by people, shows only those that apply.
+The match runner binds ``game_id`` for a whole game and ``seat``/``ply`` when it logs about a
+move; a worker binds ``job_id`` around each job it runs with :func:`bound_job` (every line of
+that game then carries both). Both use :mod:`structlog.contextvars`, which follows each
+asyncio task (a task started inside inherits the ids).
 """
 
 from __future__ import annotations
@@ -12,13 +14,17 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import MutableMapping
+from contextlib import AbstractContextManager
 from typing import Any, Literal, TextIO, cast
 
 import structlog
 
 LogFormat = Literal["json", "console"]
 
-_ALWAYS = ("game_id", "seat", "ply")
+#: The context keys every JSON line carries. ``job_id`` is the job queue's id of the job a
+#: worker is running (see :func:`bound_job`).
+JOB_ID = "job_id"
+_ALWAYS = (JOB_ID, "game_id", "seat", "ply")
 _debug = False
 
 
@@ -95,6 +101,12 @@ def configure(
 
 def _identity(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     return event
+
+
+def bound_job(job_id: object) -> AbstractContextManager[None]:
+    """Bind ``job_id`` to every log line of the current task (and the tasks it starts) for the
+    duration of the ``with`` block: ``with bound_job(job.id): await play(job)``."""
+    return structlog.contextvars.bound_contextvars(**{JOB_ID: str(job_id)})
 
 
 def get_logger(name: str) -> Any:

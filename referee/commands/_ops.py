@@ -1,0 +1,68 @@
+"""``--metrics-listen`` and ``--health-listen``: the operations endpoints of a long-running
+command (``referee serve``, ``referee worker``), started on its event loop and stopped with it."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+
+def add_ops_options(parser: argparse.ArgumentParser, *, health: bool = True) -> None:
+    """``--metrics-listen`` (and, with ``health``, ``--health-listen``; ``referee serve``
+    answers health on its own gRPC port already)."""
+    group = parser.add_argument_group("operations")
+    group.add_argument(
+        "--metrics-listen",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off; port 0 "
+        "picks one, logged as metrics_listening); see docs/operations.md",
+    )
+    if health:
+        group.add_argument(
+            "--health-listen",
+            metavar="HOST:PORT",
+            help="serve the standard gRPC health service (grpc.health.v1.Health) here "
+            "(default: off)",
+        )
+
+
+@dataclass
+class OpsEndpoints:
+    """The endpoints a command started (``None``: not asked for)."""
+
+    metrics: Any = None
+    health: Any = None
+
+    @property
+    def metrics_url(self) -> str | None:
+        return None if self.metrics is None else f"{self.metrics.url}/metrics"
+
+    async def stop(self) -> None:
+        if self.health is not None:
+            await self.health.stop(0.5)
+        if self.metrics is not None:
+            with contextlib.suppress(Exception):
+                await self.metrics.stop()
+
+
+async def start_ops(args: argparse.Namespace) -> OpsEndpoints:
+    """Start what ``args`` asks for on this loop, logging each bound address; ``OSError`` or
+    ``ValueError`` (with what was started already stopped) when an address cannot be used."""
+    from referee.telemetry.endpoints import serve_health, serve_metrics
+    from referee.telemetry.logs import get_logger
+
+    log = get_logger("referee.ops")
+    ops = OpsEndpoints()
+    try:
+        if getattr(args, "metrics_listen", None):
+            ops.metrics = await serve_metrics(args.metrics_listen)
+            log.info("metrics_listening", url=ops.metrics_url)
+        if getattr(args, "health_listen", None):
+            ops.health = await serve_health(args.health_listen)
+            log.info("health_listening", address=ops.health.address)
+    except BaseException:
+        await ops.stop()
+        raise
+    return ops
