@@ -261,10 +261,8 @@ class Session(ChallengeSide):
                 watch.stop()
                 outbox.close()
                 responses.cancel()  # a no-op on a call that is already over
-                # Finalise the call now, on this thread, while gRPC's threads run. Left to the
-                # collection at interpreter exit (a refusal's traceback keeps this frame), its
-                # finaliser can wait forever for a lock that a gRPC thread, frozen at exit,
-                # still holds: a refused bot that never exits.
+                # Free the call now, while gRPC's threads run: finalised at interpreter exit, it
+                # could wait forever on a lock held by a frozen gRPC thread (a bot that hangs).
                 del watch, responses
         if not self._done:
             # The referee closed the stream without a goodbye: treat as a drop.
