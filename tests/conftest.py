@@ -55,6 +55,19 @@ def throwaway_postgres() -> Callable[[], AbstractContextManager[str]]:
     return _throwaway_database
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _token_keys_in_a_test_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The token key of a non-file database (PostgreSQL) lives under ``$XDG_CONFIG_HOME``
+    (referee/storage/secret.py): point it at a folder of this run, never the user's home."""
+    before = os.environ.get("XDG_CONFIG_HOME")
+    os.environ["XDG_CONFIG_HOME"] = str(tmp_path_factory.mktemp("config"))
+    yield
+    if before is None:
+        os.environ.pop("XDG_CONFIG_HOME", None)
+    else:
+        os.environ["XDG_CONFIG_HOME"] = before
+
+
 # -- the `slow` marker: every test that starts a process carries it --------------------------
 #
 # `pytest -m "not slow"` is the quick loop (CONTRIBUTING.md). Starting processes (bots, the

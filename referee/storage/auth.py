@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from client_sdk.proto import referee_pb2 as pb
 from referee.server.auth import AuthError
 from referee.server.session import Identity
-from referee.storage.players import PlayerInfo
+from referee.storage.players import PlayerInfo, TokenRejected
 from referee.storage.repository import Repository
 from referee.storage.tokens import TokenFormatError, split_token
 
@@ -61,7 +61,7 @@ class StoredTokenAuth:
         key_id = self._verified.get(digest)
         if key_id is not None:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, self._repo.active_key_owner, key_id)
+            return await loop.run_in_executor(self._pool, self._known_owner, key_id)
         check = self._pending.get(digest)
         if check is None:
             # A task of its own: a handshake that gives up waiting does not cancel the hash,
@@ -80,6 +80,12 @@ class StoredTokenAuth:
             return player
         finally:
             self._pending.pop(digest, None)
+
+    def _known_owner(self, key_id: str) -> PlayerInfo | None:
+        try:
+            return self._repo.token_owner_by_id(key_id).player
+        except TokenRejected:
+            return None
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 ENV_VAR = "ARENA_DATABASE_URL"
 #: The newest revision in ``migrations/versions`` (a test checks). Opening a database already
 #: at this revision skips Alembic entirely: importing it costs more than the rest of a CLI call.
-SCHEMA_HEAD = "0002"
+SCHEMA_HEAD = "0003"
 DEFAULT_SQLITE_FILE = "arena.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
@@ -61,10 +61,25 @@ class Database:
     engine: Engine
     _reader: sessionmaker[Session] = field(repr=False)
     _writer: sessionmaker[Session] = field(repr=False)
+    _token_key: bytes | None = field(default=None, repr=False)
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def token_key(self) -> bytes:
+        """The key stored token hashes are made with (:mod:`referee.storage.secret` says where
+        it comes from), read or created on first use."""
+        if self._token_key is None:
+            from referee.storage.secret import load_token_key
+
+            self._token_key = load_token_key(self.url)
+        return self._token_key
+
+    def use_token_key(self, key: bytes) -> None:
+        """Use ``key`` instead of the configured token key (e.g. one a test made)."""
+        self._token_key = key
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -78,3 +78,27 @@ class SubmissionStatus(enum.StrEnum):
     VALIDATING = "validating"
     ACCEPTED = "accepted"
     REJECTED = "rejected"
+
+
+class Role(enum.StrEnum):
+    """What a token lets its holder do; each role includes the ones below it.
+
+    ``student`` plays, submits and sees their own private data; ``instructor`` also creates
+    and runs tournaments and sees every player's private data; ``admin`` (the operator) also
+    sees the admin views. Callers with no token see the public data only (no role).
+    """
+
+    STUDENT = "student"
+    INSTRUCTOR = "instructor"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        return _ROLE_RANK[self]
+
+    def allows(self, needed: Role) -> bool:
+        """Whether this role may do what ``needed`` may (admin > instructor > student)."""
+        return self.rank >= needed.rank
+
+
+_ROLE_RANK = {Role.STUDENT: 1, Role.INSTRUCTOR: 2, Role.ADMIN: 3}

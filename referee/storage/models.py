@@ -38,6 +38,7 @@ from referee.storage.enums import (
     MemoryMeasure,
     PairingStatus,
     PlayerKind,
+    Role,
     SourceKind,
     SubmissionStatus,
     TournamentFormat,
@@ -115,9 +116,11 @@ class Player(Base):
 
 
 class Token(Base):
-    """An API token: only its salted hash is kept; ``key_id`` is the public half for look-up."""
+    """An API token: only its keyed hash is kept; ``key_id`` is the public half for look-up.
+    ``role`` is what it may do; it stops working once revoked or past ``expires_at``."""
 
     __tablename__ = "tokens"
+    __table_args__ = (CheckConstraint(_in("role", Role), name="role"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id", ondelete="CASCADE"), index=True)
@@ -129,6 +132,10 @@ class Token(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+    role: Mapped[str] = mapped_column(
+        String(16), default=Role.STUDENT.value, server_default=Role.STUDENT.value
+    )
+    expires_at: Mapped[datetime | None]
 
     player: Mapped[Player] = relationship(back_populates="tokens")
 

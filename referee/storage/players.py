@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from referee.storage import tokens
 from referee.storage.base import AreaRepository, rowcount
-from referee.storage.enums import PlayerKind
+from referee.storage.enums import PlayerKind, Role
 from referee.storage.errors import ConflictError, NotFoundError
 from referee.storage.models import Player, Token, utcnow
 
@@ -35,6 +35,42 @@ class TokenInfo:
     created_at: datetime
     last_used_at: datetime | None
     revoked_at: datetime | None
+    role: Role = Role.STUDENT
+    expires_at: datetime | None = None
+
+    def state(self, now: datetime | None = None) -> str:
+        """``active``, ``revoked`` or ``expired``."""
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= (now or utcnow()):
+            return "expired"
+        return "active"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenOwner:
+    """Who a verified token speaks for: its player (or team), its role and its key id."""
+
+    player: PlayerInfo
+    role: Role
+    key_id: str
+    expires_at: datetime | None
+
+
+class TokenRejected(Exception):
+    """A token that does not open anything; the message says why and may be shown to its
+    presenter (it names no secret). ``key_id`` is the token's public part, if it has one;
+    ``secret_ok`` is true when the secret was right (a revoked or expired token)."""
+
+    def __init__(self, message: str, key_id: str = "", *, secret_ok: bool = False) -> None:
+        super().__init__(message)
+        self.key_id = key_id
+        self.secret_ok = secret_ok
+
+
+#: ``last_used_at`` is written at most this often per token, so that checking a token on
+#: every Arena call does not make every call a database write.
+_NOTE_USE_EVERY = timedelta(seconds=60)
 
 
 class PlayerRepository(AreaRepository):
@@ -61,10 +97,18 @@ class PlayerRepository(AreaRepository):
         with self.db.read() as s:
             return [player_info(p) for p in s.scalars(select(Player).order_by(Player.name))]
 
-    def issue_token(self, player: str | int, *, label: str | None = None) -> str:
-        """A new token for ``player``. The returned text is the only copy: only its hash is
-        stored, so it cannot be shown again."""
-        new = tokens.generate_token()
+    def issue_token(
+        self,
+        player: str | int,
+        *,
+        label: str | None = None,
+        role: Role = Role.STUDENT,
+        expires_at: datetime | None = None,
+    ) -> str:
+        """A new token for ``player`` with ``role``, valid until ``expires_at`` (``None``:
+        until revoked). The returned text is the only copy: only its keyed hash is stored,
+        so it cannot be shown again."""
+        new = tokens.generate_token(self.db.token_key)
         with self.db.write() as s:
             owner = find_player(s, player)
             s.add(
@@ -75,59 +119,94 @@ class PlayerRepository(AreaRepository):
                     salt=new.hashed.salt,
                     digest=new.hashed.digest,
                     label=label,
+                    role=Role(role).value,
+                    expires_at=expires_at,
                 )
             )
         return new.clear
 
-    def authenticate(self, token: str) -> PlayerInfo | None:
-        """The player owning ``token``, or ``None`` for an unknown, wrong, malformed or
-        revoked token."""
+    def check_token(self, token: str, *, now: datetime | None = None) -> TokenOwner:
+        """Who ``token`` speaks for, or :class:`TokenRejected` saying why not (malformed,
+        unknown, wrong secret, revoked, expired).
+
+        The secret is checked in constant time against the keyed hash. A token stored with
+        the old scrypt hash is verified with it and then re-hashed with the HMAC, so it
+        costs one slow check in its life. Every server view that needs to know who calls
+        (the Play handshake, the Arena and Submissions services) goes through this, usually
+        via :class:`referee.server.access.Gate`, which adds a cache and throttling.
+        """
         try:
             key_id, secret = tokens.split_token(token)
-        except tokens.TokenFormatError:
-            return None
+        except tokens.TokenFormatError as exc:
+            raise TokenRejected(str(exc), tokens.public_key_id(token)) from None
+        key = self.db.token_key
         with self.db.read() as s:
             row = s.scalars(
                 select(Token).where(Token.key_id == key_id).options(selectinload(Token.player))
             ).one_or_none()
             if row is None:
-                tokens.burn_verification()
-                return None
+                tokens.burn_verification(key)
+                raise TokenRejected("unknown token", key_id)
             stored = tokens.TokenHash(row.key_id, row.algorithm, row.salt, row.digest)
-            if not tokens.verify_secret(secret, stored) or row.revoked_at is not None:
-                return None
-            player = player_info(row.player)
-        self._note_use(key_id)
-        return player
+            try:
+                right = tokens.verify_secret(secret, stored, key)
+            except tokens.WrongTokenKey as exc:
+                raise TokenRejected(f"unknown token ({exc})", key_id) from None
+            if not right:
+                raise TokenRejected("unknown token", key_id)
+            owner = _owner(row, now or utcnow())
+            stale = (
+                row.last_used_at is None or (now or utcnow()) - row.last_used_at > _NOTE_USE_EVERY
+            )
+        rehash = tokens.hash_secret(key_id, secret, key) if tokens.is_legacy(stored) else None
+        if stale or rehash is not None:
+            self._note_use(key_id, rehash)
+        return owner
 
-    def active_key_owner(self, key_id: str) -> PlayerInfo | None:
-        """The owner of token ``key_id`` while it is not revoked. No secret is checked: for a
-        caller that verified this token's secret before (the server's verified-token memory),
-        so that revocation still takes effect at the next handshake."""
+    def resolve_token(self, token: str) -> TokenOwner | None:
+        """``(player, role)`` behind ``token`` as a :class:`TokenOwner`, or ``None`` when it
+        opens nothing (see :meth:`check_token`, which also says why)."""
+        try:
+            return self.check_token(token)
+        except TokenRejected:
+            return None
+
+    def authenticate(self, token: str) -> PlayerInfo | None:
+        """The player owning ``token``, or ``None`` for an unknown, wrong, malformed,
+        revoked or expired token."""
+        owner = self.resolve_token(token)
+        return owner.player if owner is not None else None
+
+    def token_owner_by_id(self, key_id: str) -> TokenOwner:
+        """The owner of token ``key_id`` while it is neither revoked nor expired
+        (:class:`TokenRejected` otherwise). No secret is checked: for a caller that verified
+        this token's secret before (the server's verified-token memory), so that revocation
+        and expiry still take effect at the next use."""
         with self.db.read() as s:
             row = s.scalars(
                 select(Token).where(Token.key_id == key_id).options(selectinload(Token.player))
             ).one_or_none()
-            if row is None or row.revoked_at is not None:
-                return None
-            player = player_info(row.player)
-        self._note_use(key_id)
-        return player
+            if row is None:
+                raise TokenRejected("unknown token", key_id)
+            now = utcnow()
+            owner = _owner(row, now)
+            stale = row.last_used_at is None or now - row.last_used_at > _NOTE_USE_EVERY
+        if stale:
+            self._note_use(key_id, None)
+        return owner
 
-    def _note_use(self, key_id: str) -> None:
+    def _note_use(self, key_id: str, rehash: tokens.TokenHash | None) -> None:
+        values: dict[str, object] = {"last_used_at": utcnow()}
+        if rehash is not None:
+            values.update(algorithm=rehash.algorithm, salt=rehash.salt, digest=rehash.digest)
         with self.db.write() as s:
-            s.execute(update(Token).where(Token.key_id == key_id).values(last_used_at=utcnow()))
+            s.execute(update(Token).where(Token.key_id == key_id).values(**values))
 
     def list_tokens(self, player: str | int) -> list[TokenInfo]:
         with self.db.read() as s:
             owner = find_player(s, player)
             rows = s.scalars(select(Token).where(Token.player_id == owner.id).order_by(Token.id))
-            return [
-                TokenInfo(
-                    r.key_id, r.player_id, r.label, r.created_at, r.last_used_at, r.revoked_at
-                )
-                for r in rows
-            ]
+            return [token_info(r) for r in rows]
 
     def revoke_token(self, key_id: str) -> bool:
         """Revoke one token by its public key id; ``False`` if unknown or already revoked."""
@@ -148,6 +227,30 @@ def find_player(s: Session, name_or_id: str | int) -> Player:
     if row is None:
         raise NotFoundError(f"no player {name_or_id!r}")
     return row
+
+
+def token_info(r: Token) -> TokenInfo:
+    return TokenInfo(
+        r.key_id,
+        r.player_id,
+        r.label,
+        r.created_at,
+        r.last_used_at,
+        r.revoked_at,
+        Role(r.role),
+        r.expires_at,
+    )
+
+
+def _owner(row: Token, now: datetime) -> TokenOwner:
+    """The row's owner, or :class:`TokenRejected` if it is revoked or expired (only said to
+    someone who presented the right secret or whose secret was verified before)."""
+    if row.revoked_at is not None:
+        raise TokenRejected("revoked token", row.key_id, secret_ok=True)
+    if row.expires_at is not None and row.expires_at <= now:
+        stamp = row.expires_at.isoformat(timespec="seconds").replace("+00:00", "Z")
+        raise TokenRejected(f"expired token (expired at {stamp})", row.key_id, secret_ok=True)
+    return TokenOwner(player_info(row.player), Role(row.role), row.key_id, row.expires_at)
 
 
 def player_info(row: Player) -> PlayerInfo:

@@ -43,8 +43,8 @@ def test_wrong_tokens_fail(repo: Repository) -> None:
 
 
 def test_token_is_never_stored_in_clear(db: Database, repo: Repository) -> None:
-    """No column of the token row holds the secret; what is stored is a salted hash that
-    differs for two tokens even when derived from one secret."""
+    """No column of the token row holds the secret; what is stored is a keyed hash that
+    another key does not reproduce."""
     repo.create_player("ann")
     token = repo.issue_token("ann")
     key_id, secret = tk.split_token(token)
@@ -52,15 +52,15 @@ def test_token_is_never_stored_in_clear(db: Database, repo: Repository) -> None:
         row = s.scalars(select(Token)).one()
         stored = [row.key_id, row.algorithm, row.salt, row.digest, row.label]
         algorithm, salt, digest = row.algorithm, row.salt, row.digest
-    assert algorithm.startswith("scrypt:")
+    assert algorithm == tk.hmac_algorithm(db.token_key)
     for value in stored:
         raw = value if isinstance(value, bytes) else str(value).encode()
         assert secret.encode() not in raw
         assert token.encode() not in raw
-    # Salted: the same secret under another salt hashes differently.
-    resalted = tk.TokenHash(key_id, algorithm, b"another salt....", digest)
-    assert tk.verify_secret(secret, tk.TokenHash(key_id, algorithm, salt, digest))
-    assert not tk.verify_secret(secret, resalted)
+    assert tk.verify_secret(secret, tk.TokenHash(key_id, algorithm, salt, digest), db.token_key)
+    # Keyed: the same secret under another key hashes differently.
+    other = tk.hash_secret(key_id, secret, b"k" * 32)
+    assert other.digest != digest
 
 
 def test_sqlite_file_holds_no_clear_token(tmp_path: Path) -> None:
@@ -101,11 +101,14 @@ def test_player_names_are_unique(repo: Repository) -> None:
 
 def test_hash_verification_is_exact() -> None:
     """The pure helpers: a generated token verifies against its own hash and no other."""
-    first, second = tk.generate_token(), tk.generate_token()
+    key = b"k" * 32
+    first, second = tk.generate_token(key), tk.generate_token(key)
     assert first.clear != second.clear
-    assert first.hashed.salt != second.hashed.salt
+    assert first.hashed.digest != second.hashed.digest
     _, secret = tk.split_token(first.clear)
-    assert tk.verify_secret(secret, first.hashed)
-    assert not tk.verify_secret(secret, second.hashed)
+    assert tk.verify_secret(secret, first.hashed, key)
+    assert not tk.verify_secret(secret, second.hashed, key)
+    with pytest.raises(tk.WrongTokenKey):
+        tk.verify_secret(secret, first.hashed, b"j" * 32)
     with pytest.raises(tk.TokenFormatError):
         tk.split_token("not a token")
