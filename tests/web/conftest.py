@@ -29,6 +29,8 @@ def site(site_template: tuple[Path, dict[str, Any]], tmp_path: Path) -> tuple[Pa
     path, ids = site_template
     copy = tmp_path / "site.db"
     shutil.copy(path, copy)
+    # The token key beside the database goes with it (tokens are hashed under it).
+    shutil.copy(path.with_name("site.db.token-key"), tmp_path / "site.db.token-key")
     return copy, ids
 
 
