@@ -2,7 +2,8 @@
 # Everything a fresh Debian machine needs to run and test the platform, in one command:
 # the system packages (bubblewrap and libseccomp2 for the bot sandbox, Chromium for the
 # browser tests),
-# a virtualenv in ./.venv, and the project with its development extras.
+# a virtualenv in ./.venv, and the project with its development extras (which include the
+# validators deploy/check.py uses for the container and Kubernetes files: all from PyPI).
 # Run from the repository root: `bash deploy/install.sh`. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
