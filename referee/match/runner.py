@@ -46,6 +46,7 @@ from referee.match.report import (
     now_text,
 )
 from referee.match.verdicts import GameEnd, Verdict
+from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
@@ -65,7 +66,7 @@ __all__ = [
 log = get_logger("referee.match.runner")
 
 #: How much of a bot's comment is kept.
-MAX_TEXT = 256
+MAX_TEXT = bounds.MAX_COMMENT_CHARS
 #: How long a message outside the clocks (game start, game over) may take to be written.
 SEND_TIMEOUT = 10.0
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
@@ -366,9 +367,17 @@ class MatchRunner:
         seat_report = self.report.seats[seat]
         seat_report.peak_rss_bytes = max(seat_report.peak_rss_bytes, move.peak_rss_bytes)
         answer: Answer
-        if move.HasField("not_a_move"):
+        too_long = bounds.action_problem(move.action)
+        if too_long is not None:
+            answer = ProtocolViolation(too_long)
+        elif move.HasField("not_a_move"):
             nam = move.not_a_move
-            answer = NotAMove(nam.returned, nam.expected, elapsed, move.peak_rss_bytes)
+            answer = NotAMove(
+                bounds.clean_note(nam.returned),
+                bounds.clean_note(nam.expected),
+                elapsed,
+                move.peak_rss_bytes,
+            )
         else:
             answer = MoveAnswer(move.action, elapsed, move.peak_rss_bytes)
         accepted = await self._decide(seat, answer)
@@ -381,7 +390,7 @@ class MatchRunner:
             think_time_s=max(0.0, move.think_time_s),
             peak_rss_bytes=move.peak_rss_bytes,
             clock_after_s=accepted.clock_after_s,
-            comment=move.comment[:MAX_TEXT],
+            comment=bounds.clean_note(move.comment, MAX_TEXT),
         )
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.server import bounds
 from referee.server.auth import Authenticator, AuthError
 from referee.server.session import Identity, Malformed, PlayContext, handshake_queue
+from referee.storage.names import as_name
 from referee.telemetry import metrics
 
 #: Sessions one server holds by default (an idle session costs about 46 KB; see
@@ -110,7 +112,8 @@ class HandshakeCounts:
 
 
 async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
-    """The stream's first message, which must be a Hello within ``timeout`` seconds."""
+    """The stream's first message, which must be a Hello within ``timeout`` seconds and within
+    the bounds of :func:`referee.server.bounds.check_hello`; its name and version cleaned."""
     first_q: asyncio.Queue[pb.BotMessage | Malformed | None] = asyncio.Queue()
     # The first read gets its own task so that its timeout lands on the queue; a stream
     # that says nothing in time is dropped anyway, so cancelling that read is harmless.
@@ -133,6 +136,14 @@ async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
             Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, "the first message must be a Hello"
         )
     hello: pb.Hello = first.hello
+    try:
+        bounds.check_hello(hello)
+    except bounds.BadField as exc:
+        raise Refused(Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, str(exc)) from None
+    # The bot's own name and version are shown in tables and stored as its registration:
+    # from here on they are names (referee.storage.names), whatever the bot sent.
+    hello.bot_name = as_name(hello.bot_name)
+    hello.bot_version = as_name(hello.bot_version, "") if hello.bot_version else ""
     return hello
 
 

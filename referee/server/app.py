@@ -32,6 +32,7 @@ from referee.server.admission import (
     first_hello,
 )
 from referee.server.auth import Authenticator, OpenAuth
+from referee.server.guard import ErrorGuard
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession, Identity, Malformed, PlayContext
 from referee.server.transport import (
@@ -175,7 +176,8 @@ class RefereeServer:
             self._socket_folder = tempfile.mkdtemp(prefix="arena-server-")
             also = [*also, f"unix:{self._socket_folder}/referee.sock"]
         if self._server is None:
-            self._server = grpc.aio.server(options=self._options)
+            # Every service on the port is guarded: no Python exception reaches a client.
+            self._server = grpc.aio.server(options=self._options, interceptors=[ErrorGuard()])
             handler = grpc.method_handlers_generic_handler(
                 SERVICE,
                 {

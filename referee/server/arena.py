@@ -19,6 +19,7 @@ import grpc
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import load_game
+from referee.server import bounds
 from referee.server.live import LiveEnd, LiveGame, LiveHub
 from referee.storage import (
     GameDetail,
@@ -77,7 +78,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         raise AssertionError("context.abort() returned")  # it always raises
 
     def _tournament(self, text: str) -> TournamentInfo:
-        return self.repo.get_tournament(int(text) if text.isdigit() else text)
+        return self.repo.get_tournament(bounds.reference(text, "tournament"))
 
     def _label(self, version_id: int) -> str:
         if version_id not in self._labels:
@@ -190,13 +191,16 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
     ) -> apb.Leaderboard:
         def build() -> apb.Leaderboard:
-            t = self._tournament(request.tournament) if request.tournament else None
-            st = standings(
-                self.repo,
-                t.id if t else None,
-                anchor=request.anchor or None,
-                anchor_rating=request.anchor_rating or 1500.0,
+            anchor = bounds.bounded(request.anchor, "anchor", bounds.MAX_REF_CHARS) or None
+            rating = bounds.finite(
+                request.anchor_rating or 1500.0, "anchor_rating", bounds.MAX_ANCHOR_RATING
             )
+            t = self._tournament(request.tournament) if request.tournament else None
+            try:
+                st = standings(self.repo, t.id if t else None, anchor=anchor, anchor_rating=rating)
+            except KeyError:  # the rating fit's word for an anchor not in the table
+                missing = bounds.shown(request.anchor)
+                raise NotFoundError(f"anchor: no bot {missing} in this table") from None
             board = st.board
             rows = [
                 apb.LeaderboardRow(
@@ -247,8 +251,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     ) -> apb.Ladder:
         def build() -> apb.Ladder:
             standing = compute_ladder(self.repo)
+            ladder = bounds.bounded(request.ladder, "ladder", bounds.MAX_REF_CHARS)
             return apb.Ladder(
-                ladder=request.ladder or DEFAULT_LADDER,
+                ladder=ladder or DEFAULT_LADDER,
                 games=standing.games,
                 rows=[
                     apb.LadderRow(
@@ -272,23 +277,21 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         context: grpc.aio.ServicerContext[apb.ListGamesRequest, apb.ListGamesResponse],
     ) -> apb.ListGamesResponse:
         def build() -> apb.ListGamesResponse:
+            limit, offset = bounds.page(request.limit, request.offset)
             t_id = self._tournament(request.tournament).id if request.tournament else None
             version_id = None
-            if request.bot:
+            if bounds.bounded(request.bot, "bot", bounds.MAX_REF_CHARS):
                 name, sep, version = request.bot.partition("@")
                 version_id = self.repo.find_bot_version(name, version if sep else None).id
             games = self.repo.list_games(
-                tournament_id=t_id,
-                bot_version_id=version_id,
-                limit=request.limit or 100,
-                offset=request.offset,
+                tournament_id=t_id, bot_version_id=version_id, limit=limit, offset=offset
             )
             return apb.ListGamesResponse(games=[self._summary(g) for g in games])
 
         return await self._call(context, build)
 
-    def _detail(self, text: str) -> GameDetail:
-        return self.repo.get_game(int(text) if text.isdigit() else text)
+    def _detail(self, text: str, field: str = "game") -> GameDetail:
+        return self.repo.get_game(bounds.reference(text, field))
 
     async def GetGame(
         self,
@@ -322,7 +325,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             async for event in live_events(live):
                 yield event
             return
-        detail: GameDetail = await self._call(context, self._detail, request.uid)
+        detail: GameDetail = await self._call(context, self._detail, request.uid, "uid")
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
+from referee.server import bounds
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
@@ -124,7 +125,8 @@ class ChallengeDesk:
             raise
         if not answer.accept:
             self.held.discard(opponent.session_id)
-            why = f": {answer.reason.strip()[:200]}" if answer.reason.strip() else ""
+            reason = bounds.clean_note(answer.reason).strip()
+            why = f": {reason}" if reason else ""
             raise Refused(f"{target} declined your challenge{why}")
         log.info("challenge_accepted", challenger=shown(challenger), opponent=target)
         return Agreed(challenge_id, opponent, game)

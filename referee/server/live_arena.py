@@ -10,6 +10,7 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
+from referee.server import bounds
 from referee.server.arena import SERVICE_NAME, _live, live_events
 from referee.server.live import LiveHub
 
@@ -86,11 +87,15 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.WatchGameRequest,
         context: grpc.aio.ServicerContext[apb.WatchGameRequest, apb.GameEvent],
     ) -> AsyncIterator[apb.GameEvent]:
-        live = self.hub.get(request.uid)
+        try:
+            uid = bounds.bounded(request.uid, "uid", bounds.MAX_REF_CHARS)
+        except bounds.BadField as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        live = self.hub.get(uid)
         if live is None:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND,
-                f"no live game {request.uid} (finished games are kept only with --db)",
+                f"no live game {uid!r} (finished games are kept only with --db)",
             )
             return
         async for event in live_events(live):

@@ -433,7 +433,7 @@ class BotSession:
                 log.info("bot_error", session=self.session_id, message=err.message[:500])
         elif kind == "goodbye":
             self.draining = True
-            log.info("bot_goodbye", session=self.session_id, reason=message.goodbye.reason)
+            log.info("bot_goodbye", session=self.session_id, reason=message.goodbye.reason[:200])
             if not self._routes:
                 self.close("the bot said goodbye")
         elif kind == "challenge_answer":

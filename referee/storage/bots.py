@@ -13,6 +13,7 @@ from referee.storage.base import AreaRepository
 from referee.storage.enums import SourceKind
 from referee.storage.errors import ConflictError, NotFoundError
 from referee.storage.models import Bot, BotVersion
+from referee.storage.names import check_bot_name, check_version
 from referee.storage.players import find_player
 
 
@@ -77,7 +78,7 @@ class BotRepository(AreaRepository):
                     return version_info(existing, bot)
                 row = BotVersion(
                     bot_id=bot.id,
-                    version=version,
+                    version=check_version(version),
                     source_kind=kind.value,
                     location=location,
                     content_hash=content_hash,
@@ -126,7 +127,7 @@ def _bot_for(s: Session, bot_name: str, owner_id: int | None) -> Bot:
     with an owner stays that player's; an ownerless one is claimed by the first owner given."""
     bot = s.scalars(select(Bot).where(Bot.name == bot_name)).one_or_none()
     if bot is None:
-        bot = Bot(name=bot_name, owner_id=owner_id)
+        bot = Bot(name=check_bot_name(bot_name), owner_id=owner_id)
         s.add(bot)
         s.flush()
     elif owner_id is not None and bot.owner_id not in (None, owner_id):

@@ -14,6 +14,7 @@ from referee.storage.base import AreaRepository, rowcount
 from referee.storage.enums import PlayerKind, Role
 from referee.storage.errors import ConflictError, NotFoundError
 from referee.storage.models import Player, Token, utcnow
+from referee.storage.names import check_player_name, display
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +80,13 @@ class PlayerRepository(AreaRepository):
     def create_player(
         self, name: str, *, kind: PlayerKind = PlayerKind.PLAYER, display_name: str | None = None
     ) -> PlayerInfo:
-        """A new player or team; :class:`ConflictError` if the name is taken."""
+        """A new player or team; :class:`ConflictError` if the name is taken or not allowed
+        (:mod:`referee.storage.names`). The display name is kept cleaned for display."""
+        check_player_name(name)
+        shown = display(display_name) if display_name else None
         try:
             with self.db.write() as s:
-                player = Player(name=name, kind=PlayerKind(kind).value, display_name=display_name)
+                player = Player(name=name, kind=PlayerKind(kind).value, display_name=shown or None)
                 s.add(player)
                 s.flush()
                 return player_info(player)

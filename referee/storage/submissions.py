@@ -27,6 +27,7 @@ from referee.storage.models import (
     TournamentEntry,
     utcnow,
 )
+from referee.storage.names import check_bot_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,7 @@ def record_submission(db: Database, new: NewVersion) -> tuple[SubmissionInfo, bo
             owner = _player(s, new.owner)
             bot = s.scalars(select(Bot).where(Bot.name == new.bot_name)).one_or_none()
             if bot is None:
-                bot = Bot(name=new.bot_name, owner_id=owner.id)
+                bot = Bot(name=check_bot_name(new.bot_name), owner_id=owner.id)
                 s.add(bot)
                 s.flush()
             elif bot.owner_id != owner.id:

@@ -22,6 +22,7 @@ from referee.storage import (
     SourceKind,
 )
 from referee.storage.content import content_hash
+from referee.storage.names import as_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def _module_origin(module: str) -> Path | None:
 
 
 def _clean(label: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label) or "bot"
+    return as_name(label, "bot")
 
 
 def register_source(

@@ -1,0 +1,164 @@
+"""The bounds of every field a client sends, in one place (docs/protocol.md lists them).
+
+The server is reachable from the internet: every request field is checked here before it
+reaches storage, the rating fit or a game. A value out of bounds raises :class:`BadField`
+(a ``ValueError``), whose message starts with the field's name; the services turn it into
+``INVALID_ARGUMENT`` (Arena, Submissions) or a fatal ``ERROR_CODE_BAD_MESSAGE`` (a Hello).
+Values are refused rather than silently clamped, so a client never reads a shortened answer as
+the whole one. Only a Move's comment is cut (it is free text kept for people, documented as
+cut at :data:`MAX_COMMENT_CHARS`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from client_sdk.proto import referee_pb2 as pb
+
+#: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
+MAX_ID = 2**63 - 1
+#: A reference to a tournament, game, bot or ladder (a name, a uid or a decimal id).
+MAX_REF_CHARS = 200
+#: ``ListGames``: no limit means this many; more than :data:`MAX_LIST_LIMIT` is refused.
+DEFAULT_LIST_LIMIT = 100
+MAX_LIST_LIMIT = 1000
+#: ``GetLeaderboard.anchor_rating``: a finite number of at most this size.
+MAX_ANCHOR_RATING = 100_000.0
+
+# -- Hello ------------------------------------------------------------------------------------
+#: The bot's own name as sent; the name the referee uses is then cleaned and cut to 64
+#: characters (see referee.storage.names).
+MAX_HELLO_NAME_CHARS = 256
+MAX_HELLO_VERSION_CHARS = 64
+#: Stored tokens are about 90 characters; anything much longer is not a token.
+MAX_TOKEN_CHARS = 512
+MAX_SDK_VERSION_CHARS = 200
+MAX_SESSION_ID_CHARS = 64
+#: ``games`` and ``wanted_games``: how many names, and how long each.
+MAX_GAME_NAMES = 16
+MAX_GAME_NAME_CHARS = 32
+#: ``metadata``: entries, and the length of each key and value.
+MAX_METADATA_ENTRIES = 32
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_VALUE_CHARS = 1024
+#: ``max_games``: games one session may play at once.
+MAX_GAMES_PER_SESSION = 64
+#: A channel name: letters, digits, ``-_.``.
+MAX_CHANNEL_CHARS = 64
+#: A challenge names ``owner/name`` (or ``name`` on an open server).
+MAX_CHALLENGE_CHARS = 256
+
+# -- Move and other bot messages ----------------------------------------------------------------
+#: A move's text (Tetress and ATT moves are under 60 characters); longer is a protocol error.
+MAX_ACTION_CHARS = 256
+#: A move's comment is cut to this many characters (and control characters are removed).
+MAX_COMMENT_CHARS = 256
+#: ``NotAMove.returned``/``expected``, a ChallengeAnswer's reason, a Goodbye's reason: cut.
+MAX_NOTE_CHARS = 200
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
+
+
+class BadField(ValueError):
+    """A request field out of bounds; the message names the field and says what is allowed."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+
+
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for an error message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _length(value: str, field: str, max_chars: int) -> None:
+    if len(value) > max_chars:
+        raise BadField(field, f"{len(value)} characters, at most {max_chars} are allowed")
+
+
+def bounded(value: str, field: str, max_chars: int) -> str:
+    """``value`` if it has at most ``max_chars`` characters and no control character."""
+    _length(value, field, max_chars)
+    if _CONTROL.search(value):
+        raise BadField(field, f"{shown(value)} contains a control character")
+    return value
+
+
+def reference(value: str, field: str) -> int | str:
+    """A name or a decimal id (ASCII digits only): the id as an ``int`` within the database's
+    range, else the name, bounded."""
+    bounded(value, field, MAX_REF_CHARS)
+    if value.isascii() and value.isdigit():
+        number = int(value)
+        if number > MAX_ID:
+            raise BadField(field, f"id {shown(value)} is out of range (at most {MAX_ID})")
+        return number
+    return value
+
+
+def page(limit: int, offset: int) -> tuple[int, int]:
+    """``(limit, offset)`` of a listing: a limit of 0 means :data:`DEFAULT_LIST_LIMIT`."""
+    if limit < 0 or limit > MAX_LIST_LIMIT:
+        raise BadField("limit", f"{limit} is out of range (0 to {MAX_LIST_LIMIT}; 0: default)")
+    if offset < 0:
+        raise BadField("offset", f"{offset} is negative")
+    return limit or DEFAULT_LIST_LIMIT, offset
+
+
+def finite(value: float, field: str, magnitude: float) -> float:
+    """``value`` if it is a finite number of at most ``magnitude`` either way."""
+    if not math.isfinite(value) or abs(value) > magnitude:
+        raise BadField(field, f"{value!r} is out of range (a finite number within ±{magnitude:g})")
+    return value
+
+
+def _names(values: list[str] | tuple[str, ...], field: str) -> None:
+    if len(values) > MAX_GAME_NAMES:
+        raise BadField(field, f"{len(values)} entries, at most {MAX_GAME_NAMES} are allowed")
+    for value in values:
+        bounded(value, field, MAX_GAME_NAME_CHARS)
+
+
+def check_hello(hello: pb.Hello) -> None:
+    """Refuse a Hello with a field out of bounds (:class:`BadField` naming it). Free text
+    (the bot's name, its SDK version, metadata) is only bounded in length: it is cleaned where
+    it is shown, and logs escape it."""
+    _length(hello.bot_name, "Hello.bot_name", MAX_HELLO_NAME_CHARS)
+    bounded(hello.bot_version, "Hello.bot_version", MAX_HELLO_VERSION_CHARS)
+    _length(hello.token, "Hello.token", MAX_TOKEN_CHARS)
+    _length(hello.sdk_version, "Hello.sdk_version", MAX_SDK_VERSION_CHARS)
+    bounded(hello.resume_session_id, "Hello.resume_session_id", MAX_SESSION_ID_CHARS)
+    _names(list(hello.games), "Hello.games")
+    _names(list(hello.wanted_games), "Hello.wanted_games")
+    if hello.max_games > MAX_GAMES_PER_SESSION:
+        raise BadField(
+            "Hello.max_games", f"{hello.max_games}, at most {MAX_GAMES_PER_SESSION} are allowed"
+        )
+    if len(hello.metadata) > MAX_METADATA_ENTRIES:
+        raise BadField(
+            "Hello.metadata",
+            f"{len(hello.metadata)} entries, at most {MAX_METADATA_ENTRIES} are allowed",
+        )
+    for key, value in hello.metadata.items():
+        bounded(key, "Hello.metadata key", MAX_METADATA_KEY_CHARS)
+        _length(value, f"Hello.metadata[{shown(key)}]", MAX_METADATA_VALUE_CHARS)
+    channel = bounded(hello.channel.strip(), "Hello.channel", MAX_CHANNEL_CHARS)
+    if not _CHANNEL.fullmatch(channel):
+        raise BadField("Hello.channel", f"{shown(channel)}: use letters, digits, '-', '_', '.'")
+    bounded(hello.challenge, "Hello.challenge", MAX_CHALLENGE_CHARS)
+
+
+def clean_note(text: str, max_chars: int = MAX_NOTE_CHARS) -> str:
+    """Free text from a bot kept for people (a comment, a reason): control characters
+    replaced by spaces, cut to ``max_chars``."""
+    return _CONTROL.sub(" ", text[:max_chars])
+
+
+def action_problem(action: str) -> str | None:
+    """Why a move's text is refused before it is parsed (``None``: it is not)."""
+    if len(action) > MAX_ACTION_CHARS:
+        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
+    return None
