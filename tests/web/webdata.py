@@ -9,9 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import update
+
 from engine.records import RecordBuilder, record_to_json, write_record
 from engine.registry import load_game
 from referee.storage import (
+    BotVersionInfo,
     FinishedGame,
     Repository,
     SeatResult,
@@ -20,9 +23,11 @@ from referee.storage import (
     TournamentSettings,
     Verdict,
 )
+from referee.storage.models import Bot
 
 ROOT = Path(__file__).resolve().parents[2]
-#: A bot name with markup in it: every page must show it as text.
+#: A bot name with markup in it (stored before the name rules refused it): every page must show
+#: it as text.
 HOSTILE = '<script>alert("x")</script>'
 
 
@@ -73,6 +78,17 @@ def play(game_name: str, seed: int, players: tuple[str, str]) -> dict[str, Any]:
     }
 
 
+def _stored_before_the_name_rules(repo: Repository, owner: str, name: str) -> BotVersionInfo:
+    """A bot whose name registration would refuse today (a database from before the name
+    rules): the pages must still show it as text."""
+    version = repo.add_bot_version(
+        "renamed", "v1", source_kind=SourceKind.REMOTE, location="-", owner=owner
+    )
+    with repo.db.write() as s:
+        s.execute(update(Bot).where(Bot.name == "renamed").values(name=name))
+    return repo.get_bot_version(version.id)
+
+
 def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
     """A SQLite file with two players, four bots (one with a hostile name), a tournament and
     ``games`` Tetress games plus two ATT games. Returns the ids the tests use."""
@@ -87,9 +103,7 @@ def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
         repo.add_bot_version(
             "beta", "v1", source_kind=SourceKind.REMOTE, location="-", owner="bob"
         ),
-        repo.add_bot_version(
-            HOSTILE, "v1", source_kind=SourceKind.REMOTE, location="-", owner="bob"
-        ),
+        _stored_before_the_name_rules(repo, "bob", HOSTILE),
         repo.add_bot_version(
             "alpha", "v2", source_kind=SourceKind.REMOTE, location="-", owner="alice"
         ),
