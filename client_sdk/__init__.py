@@ -5,6 +5,13 @@ Write a bot by subclassing :class:`Agent` (or with a plain function), try it loc
 ``python -m client_sdk --server HOST:PORT --token T BOT``. See ``docs/sdk.md``.
 """
 
+import os
+
+# gRPC core prints its own INFO lines (a failed TLS handshake, in OpenSSL's words) on stderr
+# unless told otherwise, before any channel exists; the SDK says why a connection failed in
+# one sentence of its own. Set before gRPC is first imported; a user's own setting wins.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 from client_sdk._agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
 from client_sdk._link import Backoff, SessionError
 from client_sdk._session import run

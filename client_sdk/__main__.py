@@ -18,9 +18,10 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import grpc
+from client_sdk._tls import TlsSetupError, tls_of, tls_options
 
 if TYPE_CHECKING:
+    from client_sdk._agent import GameResult
     from client_sdk._challenge import ChallengePolicy
 
 
@@ -90,8 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         "open pool; its games are not rated unless the server rates channels",
     )
     _challenge_options(parser)
-    parser.add_argument("--tls", action="store_true", help="connect with TLS")
-    parser.add_argument("--ca", help="CA certificate file for --tls (default: system roots)")
+    tls_options(parser)
     parser.add_argument(
         "--no-reconnect", action="store_true", help="exit instead of reconnecting on a drop"
     )
@@ -129,17 +129,6 @@ def _check(bot: str) -> int:
         return 2
     print(f"python -m client_sdk: {bot} loads", file=sys.stderr)
     return 0
-
-
-def _credentials(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
-    """TLS credentials for ``--tls`` (with ``--ca``'s roots, else the system's)."""
-    if not args.tls:
-        return None
-    root = None
-    if args.ca:
-        with open(args.ca, "rb") as handle:
-            root = handle.read()
-    return grpc.ssl_channel_credentials(root_certificates=root)
 
 
 def _token(args: argparse.Namespace) -> str:
@@ -189,7 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m client_sdk: cannot read the token file: {exc}", file=sys.stderr)
         return 2
     policy = _policy(parser, args.accept_challenges)
-    credentials = _credentials(args)
+    try:
+        credentials = tls_of(args)
+    except TlsSetupError as exc:
+        print(f"python -m client_sdk: {exc}", file=sys.stderr)
+        return 2
     try:
         results = run(
             args.bot,
@@ -214,14 +207,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    print(f"[client_sdk] {tally(results)}", file=sys.stderr)
+    return 0
+
+
+def tally(results: Sequence[GameResult]) -> str:
+    """The closing line's count: ``N game(s): W won, D drawn, L lost``."""
     won = sum(r.won for r in results)
     drawn = sum(r.drawn for r in results)
-    print(
-        f"[client_sdk] {len(results)} game(s): {won} won, {drawn} drawn, "
-        f"{len(results) - won - drawn} lost",
-        file=sys.stderr,
-    )
-    return 0
+    return f"{len(results)} game(s): {won} won, {drawn} drawn, {len(results) - won - drawn} lost"
 
 
 if __name__ == "__main__":

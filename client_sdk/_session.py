@@ -11,27 +11,21 @@ from __future__ import annotations
 import platform
 import sys
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
 
-from client_sdk._admission import (
-    ADMISSION_BACKOFF,
-    BUSY_STATUS,
-    HANDSHAKE_TIMEOUT_S,
-    HandshakeWatch,
-    Refused,
-    refusal,
-)
+from client_sdk._admission import HANDSHAKE_TIMEOUT_S, HandshakeWatch, refusal
 from client_sdk._agent import Agent, Clocks, GameResult
 from client_sdk._challenge import ChallengePolicy, ChallengeSide
+from client_sdk._connect import DEFAULT_WAIT_FOR_SERVER_S, Connector
 from client_sdk._driver import GameDriver
-from client_sdk._link import KEEPALIVE_OPTIONS, Backoff, Dropped, Outbox, SessionError
+from client_sdk._link import Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
 from client_sdk._messages import game_info_of, protocol_mismatch, result_of
 from client_sdk._messages import remaining as _remaining
+from client_sdk._tls import Tls
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import referee_pb2_grpc as pb_grpc
@@ -44,19 +38,6 @@ _FATAL_CODES = {
     pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
     pb.ERROR_CODE_NO_GAMES,
 }
-_RETRY_STATUS = {
-    grpc.StatusCode.UNAVAILABLE,
-    grpc.StatusCode.INTERNAL,
-    grpc.StatusCode.UNKNOWN,
-    grpc.StatusCode.DEADLINE_EXCEEDED,
-    grpc.StatusCode.ABORTED,
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
-}
-
-
-#: How long a client that has never reached its referee keeps trying before it says so.
-DEFAULT_WAIT_FOR_SERVER_S = 2.0
-_FIRST_CONNECT_RETRY_S = 0.25
 
 
 def run(
@@ -68,7 +49,7 @@ def run(
     version: str = "",
     games: int | None = None,
     game_names: Sequence[str] = (),
-    credentials: grpc.ChannelCredentials | None = None,
+    credentials: grpc.ChannelCredentials | Tls | None = None,
     reconnect: bool = True,
     backoff: Backoff | None = None,
     log: Callable[[str], None] | None = None,
@@ -83,7 +64,9 @@ def run(
     or a course ``Agent`` class (a fresh instance per game), a function
     ``fn(state, clocks) -> move``, or a BOT string as taken by ``python -m client_sdk``.
     Plays until the referee says goodbye, or until ``games`` games are over. Returns the
-    results in the order the games ended. ``credentials`` switches to TLS. A referee that
+    results in the order the games ended. ``credentials`` switches to TLS: gRPC channel
+    credentials, or a :class:`client_sdk._tls.Tls` (CA, client certificate and key files),
+    with which a failed handshake is a :class:`SessionError` saying why. A referee that
     cannot be reached within ``wait_for_server`` seconds of the start is a
     :class:`SessionError` at once; reconnection (with ``backoff``) is for connections that
     were up. ``challenge`` and ``accept_challenges``: see :mod:`client_sdk._challenge`.
@@ -109,15 +92,15 @@ def run(
     )
 
 
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+def _plain(credentials: grpc.ChannelCredentials | Tls | None) -> grpc.ChannelCredentials | None:
+    return None if isinstance(credentials, Tls) else credentials
 
 
 def _stderr(line: str) -> None:
     print(f"[client_sdk] {line}", file=sys.stderr, flush=True)
 
 
-class Session(ChallengeSide):
+class Session(ChallengeSide, Connector):
     """One bot's session with a referee, across reconnections."""
 
     def __init__(
@@ -131,7 +114,7 @@ class Session(ChallengeSide):
         games: int | None = None,
         game_names: Sequence[str] = (),
         wanted_games: Sequence[str] = (),
-        credentials: grpc.ChannelCredentials | None = None,
+        credentials: grpc.ChannelCredentials | Tls | None = None,
         log: Callable[[str], None] = _stderr,
         channel: str = "",
         challenge: str = "",
@@ -148,7 +131,9 @@ class Session(ChallengeSide):
         self.wanted_games = tuple(wanted_games)
         #: The named channel to be paired in (empty: the open pool).
         self.channel = channel
-        self.credentials = credentials
+        #: The TLS files, kept to explain a failed handshake (see :mod:`client_sdk._tls`).
+        self.tls = credentials if isinstance(credentials, Tls) else None
+        self.credentials = self.tls.credentials() if self.tls else _plain(credentials)
         self.log = log
         self.name = name or "bot"
         self.session_id = ""
@@ -169,69 +154,7 @@ class Session(ChallengeSide):
         self._outbox: Outbox | None = None
         self._lock = threading.Lock()
 
-    # -- connection ---------------------------------------------------------------------------
-
-    def run(
-        self,
-        reconnect: bool = True,
-        backoff: Backoff | None = None,
-        wait_for_server: float = DEFAULT_WAIT_FOR_SERVER_S,
-    ) -> list[GameResult]:
-        backoff = backoff or Backoff()
-        admission = Backoff(*ADMISSION_BACKOFF)
-        first_deadline = time.monotonic() + wait_for_server
-        while True:
-            try:
-                self._connect_once(backoff)
-                return self.results
-            except (grpc.RpcError, Dropped, Refused) as exc:
-                code = exc.code() if hasattr(exc, "code") else None
-                detail = (exc.details() if hasattr(exc, "details") else str(exc)) or ""
-                if self._done:
-                    return self.results
-                if not self._link_welcomed and (isinstance(exc, Refused) or code in BUSY_STATUS):
-                    # The referee was reached and turned the stream away for now (busy, full,
-                    # restarting): say why and try again, patiently.
-                    self._retry_admission(admission, detail)
-                    continue
-                if not self._welcomed:
-                    # Retries are for connections that were up: a referee that was never
-                    # reached is most likely not running, or the address is wrong. It gets
-                    # ``wait_for_server`` seconds (a server that is just starting), no more.
-                    if code in _RETRY_STATUS and time.monotonic() < first_deadline:
-                        time.sleep(_FIRST_CONNECT_RETRY_S)
-                        continue
-                    raise SessionError(
-                        f"cannot reach a referee at {self.server}: "
-                        f"{code.name if code else '?'}: {_first_line(detail)} "
-                        "(is referee serve running there, and is the port right?)"
-                    ) from None
-                self._retry_link(reconnect, backoff, code, detail)
-
-    def _retry_admission(self, admission: Backoff, why: str) -> None:
-        delay = admission.next_delay()
-        if delay is None:
-            raise SessionError(f"gave up joining the referee at {self.server}: {why}") from None
-        self.log(f"not admitted: {why}; retrying in {delay:.1f} s")
-        time.sleep(delay)
-
-    def _retry_link(
-        self, reconnect: bool, backoff: Backoff, code: grpc.StatusCode | None, detail: str
-    ) -> None:
-        if not reconnect or code not in _RETRY_STATUS:
-            raise SessionError(f"connection to {self.server} failed: {code} {detail}") from None
-        delay = backoff.next_delay()
-        if delay is None:
-            raise SessionError(f"gave up reconnecting to {self.server}: {code} {detail}") from None
-        self.log(
-            f"connection lost ({code.name if code else '?'}: {detail}); retrying in {delay:.1f} s"
-        )
-        time.sleep(delay)
-
-    def _channel(self) -> grpc.Channel:
-        if self.credentials is not None:
-            return grpc.secure_channel(self.server, self.credentials, options=KEEPALIVE_OPTIONS)
-        return grpc.insecure_channel(self.server, options=KEEPALIVE_OPTIONS)
+    # -- connection (the retry loop is :class:`Connector`'s) ------------------------------
 
     def _connect_once(self, backoff: Backoff) -> None:
         self._said_goodbye = False

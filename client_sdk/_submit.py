@@ -28,6 +28,8 @@ from typing import Any
 
 import grpc
 
+from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
+
 CHUNK = 256 * 1024
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
@@ -110,10 +112,19 @@ def _files(item: Path) -> Iterator[tuple[Path, str]]:
 
 
 def _channel(args: argparse.Namespace) -> grpc.Channel:
-    if args.tls:
-        root = Path(args.ca).read_bytes() if args.ca else None
-        return grpc.secure_channel(args.server, grpc.ssl_channel_credentials(root))
+    tls = tls_of(args)
+    if tls is not None:
+        return grpc.secure_channel(args.server, tls.credentials())
     return grpc.insecure_channel(args.server)
+
+
+def _reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
+    """Why a call failed: the referee's words, or why the TLS handshake failed."""
+    if exc.code() == grpc.StatusCode.UNAVAILABLE and args.tls:
+        why = handshake_failure(tls_of(args), args.server)
+        if why is not None:
+            return why
+    return str(exc.details() or exc.code())
 
 
 def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
@@ -172,8 +183,10 @@ def submit_main(argv: Sequence[str]) -> int:
                 channel, args.token, package.data, name=args.name, wait=not args.no_wait
             ):
                 result.update(_event(args, event))
+    except TlsSetupError as exc:
+        return _finish(args, {**result, "reason": str(exc)}, 2)
     except grpc.RpcError as exc:
-        return _finish(args, {**result, "reason": exc.details() or str(exc.code())}, 1)
+        return _finish(args, {**result, "reason": _reason(args, exc)}, 1)
     return _finish(args, result, 0 if result["status"] != "rejected" else 1)
 
 
@@ -217,8 +230,7 @@ def _common_parser(command: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--server", required=True, help="HOST:PORT of the referee")
     parser.add_argument("--token", required=True, help="your player token")
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    parser.add_argument("--tls", action="store_true", help="connect with TLS")
-    parser.add_argument("--ca", help="CA certificate file for --tls (default: system roots)")
+    tls_options(parser)
     return parser
 
 
@@ -241,8 +253,11 @@ def mine_main(argv: Sequence[str]) -> int:
                 data: Any = out
             else:
                 data = stub.ListMine(spb.ListMineRequest(), metadata=_metadata(args))
+    except TlsSetupError as exc:
+        print(f"python -m client_sdk mine: {exc}", file=sys.stderr)
+        return 2
     except grpc.RpcError as exc:
-        print(f"python -m client_sdk mine: {exc.details() or exc.code()}", file=sys.stderr)
+        print(f"python -m client_sdk mine: {_reason(args, exc)}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(MessageToDict(data, preserving_proto_field_name=True)))

@@ -48,8 +48,7 @@ def register(subparsers: Any) -> None:
         help="HOST:PORT, HOST (port 50051) or unix:PATH (repeatable; default 127.0.0.1:50051; "
         "port 0 picks one)",
     )
-    parser.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain for TLS")
-    parser.add_argument("--tls-key", metavar="FILE", help="PEM private key for TLS")
+    _tls_options(parser)
     parser.add_argument(
         "--tokens",
         metavar="FILE",
@@ -226,12 +225,37 @@ def _open_files_for(max_sessions: int) -> None:
         log.warning("open_files_limit", message=warning)
 
 
+def _tls_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain for TLS")
+    parser.add_argument("--tls-key", metavar="FILE", help="PEM private key for TLS")
+    parser.add_argument(
+        "--tls-client-ca",
+        metavar="FILE",
+        help="mutual TLS: accept only clients whose certificate this CA (PEM) signed",
+    )
+
+
+def _tls(args: argparse.Namespace) -> Any:
+    """The listener's TLS files, read once now so a bad file stops ``serve`` before it
+    listens (``None``: plain text)."""
+    from referee.server.app import TlsFiles
+
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise ValueError("--tls-cert and --tls-key go together")
+    if args.tls_client_ca and not args.tls_cert:
+        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+    if not args.tls_cert:
+        return None
+    tls = TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca)
+    tls.credentials()
+    return tls
+
+
 def run(args: argparse.Namespace) -> int:
     from engine.errors import UnknownGameError
     from engine.registry import game_names
     from referee.commands._dbopen import DatabaseUnavailable, open_repository
     from referee.server.address import DEFAULT_ADDRESS, with_port
-    from referee.server.app import TlsFiles
     from referee.server.auth import OpenAuth, TokenTable, read_token_file
     from referee.server.live import LiveHub
     from referee.telemetry import logs as referee_logging
@@ -244,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
         games = [load_game_option(name, params if args.game else {}) for name in names]
         control = time_control(args)
         args.default_game = _default_game(args.default_game, [g.name for g in games])
+        tls = _tls(args)
         auth: Any = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
         services: list[Any] = []
         recorder: Any = None
@@ -277,10 +302,6 @@ def run(args: argparse.Namespace) -> int:
     except (UnknownGameError, ValueError, TypeError, OSError, DatabaseUnavailable) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
-    if bool(args.tls_cert) != bool(args.tls_key):
-        print("referee serve: --tls-cert and --tls-key go together", file=sys.stderr)
-        return 2
-    tls = TlsFiles(args.tls_cert, args.tls_key) if args.tls_cert else None
     memory = int(args.memory * 1024 * 1024)
     args.repo = repo
     return asyncio.run(_serve(args, games, control, auth, tls, memory, services, recorder))

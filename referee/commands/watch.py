@@ -31,7 +31,23 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--wait", type=float, default=60.0, metavar="S", help="how long to wait for a live game"
     )
+    from client_sdk._tls import tls_options
+
+    tls_options(parser)
     parser.set_defaults(func=run)
+
+
+def _channel(args: argparse.Namespace) -> Any:
+    """A channel to the server: TLS (verified, optionally with a client certificate) with
+    ``--tls``; a file that cannot be read is a ``TlsSetupError`` naming it."""
+    import grpc
+
+    from client_sdk._tls import tls_of
+
+    tls = tls_of(args)
+    if tls is None:
+        return grpc.insecure_channel(args.server)
+    return grpc.secure_channel(args.server, tls.credentials())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,12 +55,17 @@ def run(args: argparse.Namespace) -> int:
 
     import grpc
 
+    from client_sdk._tls import TlsSetupError
     from client_sdk.proto import arena_pb2 as apb
     from client_sdk.proto import arena_pb2_grpc
     from referee.commands._arena import console
 
     out = console()
-    with grpc.insecure_channel(args.server) as channel:
+    try:
+        channel = _channel(args)
+    except TlsSetupError as exc:
+        return fail("watch", str(exc), 2)
+    with channel:
         arena = arena_pb2_grpc.ArenaStub(channel)
         uid = args.game
         try:
@@ -59,36 +80,45 @@ def run(args: argparse.Namespace) -> int:
                     return fail("watch", f"no live game on {args.server} within {args.wait:g} s", 1)
                 else:
                     time.sleep(0.1)
-            game: Any = None
-            seat_names: list[str] = []
-            for event in arena.WatchGame(apb.WatchGameRequest(uid=uid)):
-                kind = event.WhichOneof("kind")
-                if kind == "start":
-                    seat_names = list(event.start.seat_names)
-                    players = "  ".join(
-                        f"{s}: {p}" for s, p in zip(seat_names, event.start.players, strict=False)
-                    )
-                    out.print(f"[bold]{event.start.game}[/bold] game {event.start.uid}  {players}")
-                    if args.board:
-                        from engine.registry import load_game
-
-                        game = load_game(event.start.game)
-                elif kind == "move":
-                    m = event.move
-                    who = seat_names[m.seat] if m.seat < len(seat_names) else str(m.seat)
-                    out.print(f"{m.ply + 1:>4}. {who:<8} {m.action}  [dim]{m.time_s:.3f} s[/dim]")
-                    if game is not None:
-                        from rich.text import Text
-
-                        state = game.state_from_string(m.position)
-                        out.print(Text.from_ansi(state.render(color=out.is_terminal)))
-                elif kind == "end":
-                    e = event.end
-                    label = verdict_label(e.verdict, e.termination)
-                    out.print(f"[bold]{e.result}[/bold] ({label}) {e.reason}")
+            _follow(out, arena.WatchGame(apb.WatchGameRequest(uid=uid)), args.board)
         except grpc.RpcError as exc:
-            return fail("watch", f"{exc.code().name}: {exc.details()}", 1)
+            from client_sdk._tls import handshake_failure, tls_of
+
+            unavailable = exc.code() == grpc.StatusCode.UNAVAILABLE
+            why = handshake_failure(tls_of(args), args.server) if unavailable else None
+            return fail("watch", why or f"{exc.code().name}: {exc.details()}", 1)
     return 0
+
+
+def _follow(out: Any, events: Any, board: bool) -> None:
+    """Print a watched game's events as they come: its start, each move, its end."""
+    game: Any = None
+    seat_names: list[str] = []
+    for event in events:
+        kind = event.WhichOneof("kind")
+        if kind == "start":
+            seat_names = list(event.start.seat_names)
+            players = "  ".join(
+                f"{s}: {p}" for s, p in zip(seat_names, event.start.players, strict=False)
+            )
+            out.print(f"[bold]{event.start.game}[/bold] game {event.start.uid}  {players}")
+            if board:
+                from engine.registry import load_game
+
+                game = load_game(event.start.game)
+        elif kind == "move":
+            m = event.move
+            who = seat_names[m.seat] if m.seat < len(seat_names) else str(m.seat)
+            out.print(f"{m.ply + 1:>4}. {who:<8} {m.action}  [dim]{m.time_s:.3f} s[/dim]")
+            if game is not None:
+                from rich.text import Text
+
+                state = game.state_from_string(m.position)
+                out.print(Text.from_ansi(state.render(color=out.is_terminal)))
+        elif kind == "end":
+            e = event.end
+            label = verdict_label(e.verdict, e.termination)
+            out.print(f"[bold]{e.result}[/bold] ({label}) {e.reason}")
 
 
 def _list(out: Any, live: Any) -> int:

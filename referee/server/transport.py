@@ -43,11 +43,34 @@ SERVER_OPTIONS = server_options()
 
 @dataclass(frozen=True, slots=True)
 class TlsFiles:
-    """PEM files for a TLS listener."""
+    """PEM files for a TLS listener. With ``client_ca`` the listener is mutual TLS: every
+    client must present a certificate that CA signed, or its handshake fails."""
 
     cert: str
     key: str
+    client_ca: str | None = None
 
     def credentials(self) -> grpc.ServerCredentials:
-        with open(self.key, "rb") as key, open(self.cert, "rb") as cert:
-            return grpc.ssl_server_credentials([(key.read(), cert.read())])
+        """The listener's credentials; an unreadable file or one that is not PEM is a
+        :class:`ValueError` naming it (gRPC itself would only fail later, on the first
+        handshake, with no word on which file)."""
+        key, cert = _pem(self.key, "PRIVATE KEY"), _pem(self.cert, "CERTIFICATE")
+        if self.client_ca is None:
+            return grpc.ssl_server_credentials([(key, cert)])
+        roots = _pem(self.client_ca, "CERTIFICATE")
+        return grpc.ssl_server_credentials(
+            [(key, cert)], root_certificates=roots, require_client_auth=True
+        )
+
+
+def _pem(path: str, kind: str) -> bytes:
+    """The bytes of a PEM file holding a ``kind`` block (``PRIVATE KEY`` also matches ``EC
+    PRIVATE KEY`` and ``RSA PRIVATE KEY``)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    if kind.encode() + b"-----" not in data:
+        raise ValueError(f"{path} holds no PEM {kind}")
+    return data
