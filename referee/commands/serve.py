@@ -18,6 +18,7 @@ from referee.commands._common import (
     time_control,
 )
 from referee.commands._ops import add_ops_options, start_ops
+from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
 from referee.commands._uploads import add_upload_options, build_service
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
@@ -48,7 +49,7 @@ def register(subparsers: Any) -> None:
         help="HOST:PORT, HOST (port 50051) or unix:PATH (repeatable; default 127.0.0.1:50051; "
         "port 0 picks one)",
     )
-    _tls_options(parser)
+    add_tls_options(parser)
     parser.add_argument(
         "--tokens",
         metavar="FILE",
@@ -97,7 +98,7 @@ def _add_serving_options(parser: argparse.ArgumentParser) -> None:
         help="auto: pair free bots and play; none: only accept sessions (default %(default)s)",
     )
     parser.add_argument("--records", metavar="DIR", help="write every game's record here")
-    _add_challenge_options(parser)
+    add_challenge_options(parser)
     _add_tournament_options(parser)
     parser.add_argument(
         "--address-file",
@@ -146,49 +147,6 @@ def _add_serving_options(parser: argparse.ArgumentParser) -> None:
     add_web_security_options(parser)
 
 
-def _add_challenge_options(parser: argparse.ArgumentParser) -> None:
-    """Challenges (python -m client_sdk --challenge OWNER/NAME): how long one waits for the
-    other side, and how many one player may have open."""
-    from referee.server.challenges import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
-
-    parser.add_argument(
-        "--challenge-wait",
-        type=_positive,
-        default=DEFAULT_ANSWER_S,
-        metavar="SECONDS",
-        help="how long a challenge waits for the challenged bot to be free, and then for its "
-        "answer, before the challenger is told no (default %(default)g s)",
-    )
-    parser.add_argument(
-        "--max-challenges",
-        type=_at_least_one,
-        default=DEFAULT_MAX_CHALLENGES,
-        metavar="N",
-        help="open challenges one player may have at once; more are refused at once with a "
-        "sentence saying so (default %(default)s)",
-    )
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: give a whole number of at least 1")
-    return value
-
-
 def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
     """How the tournaments this server runs (with --db) treat their bots."""
     parser.add_argument(
@@ -225,32 +183,6 @@ def _open_files_for(max_sessions: int) -> None:
         log.warning("open_files_limit", message=warning)
 
 
-def _tls_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain for TLS")
-    parser.add_argument("--tls-key", metavar="FILE", help="PEM private key for TLS")
-    parser.add_argument(
-        "--tls-client-ca",
-        metavar="FILE",
-        help="mutual TLS: accept only clients whose certificate this CA (PEM) signed",
-    )
-
-
-def _tls(args: argparse.Namespace) -> Any:
-    """The listener's TLS files, read once now so a bad file stops ``serve`` before it
-    listens (``None``: plain text)."""
-    from referee.server.app import TlsFiles
-
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise ValueError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
-    if not args.tls_cert:
-        return None
-    tls = TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca)
-    tls.credentials()
-    return tls
-
-
 def run(args: argparse.Namespace) -> int:
     from engine.errors import UnknownGameError
     from engine.registry import game_names
@@ -268,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         games = [load_game_option(name, params if args.game else {}) for name in names]
         control = time_control(args)
         args.default_game = _default_game(args.default_game, [g.name for g in games])
-        tls = _tls(args)
+        tls = tls_files(args)
         auth: Any = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
         services: list[Any] = []
         recorder: Any = None
