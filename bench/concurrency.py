@@ -173,7 +173,9 @@ async def _client(
     )
     for channel in channels:
         await channel.close()
+    times = os.times()
     report = {
+        "cpu_s": times.user + times.system,
         "handshake_s": tally.handshake_s,
         "refusals": dict(tally.refusals),
         "retries": tally.retries,
@@ -228,10 +230,12 @@ class Meter:
 
 
 class GcPauses:
-    """The garbage collector's pauses in this process (they stall the event loop)."""
+    """The garbage collector's pauses in this process (they stall the event loop), with the
+    generation each one collected."""
 
     def __init__(self) -> None:
         self.pauses: list[float] = []
+        self.by_generation: list[list[float]] = [[], [], []]
         self._started = 0.0
         gc.callbacks.append(self._note)
 
@@ -239,7 +243,18 @@ class GcPauses:
         if phase == "start":
             self._started = time.perf_counter()
         else:
-            self.pauses.append(time.perf_counter() - self._started)
+            pause = time.perf_counter() - self._started
+            self.pauses.append(pause)
+            self.by_generation[info["generation"]].append(pause)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "gc_pauses": len(self.pauses),
+            "gc_max_pause_ms": round(max(self.pauses, default=0.0) * 1e3, 2),
+            "gc_total_ms": round(sum(self.pauses) * 1e3, 1),
+            "gc_full_collections": len(self.by_generation[2]),
+            "gc_full_max_ms": round(max(self.by_generation[2], default=0.0) * 1e3, 2),
+        }
 
     def close(self) -> None:
         gc.callbacks.remove(self._note)
@@ -342,9 +357,11 @@ def _client_reports(path: str) -> dict[str, Any]:
     handshakes: list[float] = []
     refusals: Counter[str] = Counter()
     retries = failed = 0
+    cpu_s = 0.0
     errors: list[str] = []
     for report_path in Path(path).parent.glob(Path(path).name + ".*.json"):
         report = json.loads(report_path.read_text())
+        cpu_s += report["cpu_s"]
         handshakes += report["handshake_s"]
         refusals.update(report["refusals"])
         retries += report["retries"]
@@ -358,17 +375,21 @@ def _client_reports(path: str) -> dict[str, Any]:
         "client_retries": retries,
         "client_gave_up": failed,
         "client_errors": errors[:3],
+        "client_cpu_s": round(cpu_s, 2),
     }
 
 
 async def _run(
-    games: int, clients: int, scripts: list[list[str]], path: str, think: str
+    games: int, clients: int, scripts: list[list[str]], path: str, think: str, tune_gc: bool
 ) -> dict[str, Any]:
     from referee.server.app import RefereeServer
+    from referee.server.collector import tune_for_serving
 
     meter = Meter()
     server = RefereeServer(games=["tetress"])
     address = await server.start("127.0.0.1:0")
+    if tune_gc:
+        tune_for_serving()  # as ``referee serve`` does once started
     rss_base = meter.rss()
     sampler = asyncio.create_task(meter.sample())
     cpu_start = meter.cpu_s()
@@ -399,6 +420,7 @@ async def _run(
                 proc.kill()
         sampler.cancel()
         await server.stop(0)
+    clients = _client_reports(path)
     verdicts = Counter(str(r.end.verdict) for r in reports if r.end is not None)
     moves = sum(r.plies for r in reports)
     cuts = statistics.quantiles(overheads, n=100) if len(overheads) > 1 else [0.0] * 99
@@ -417,16 +439,18 @@ async def _run(
         "sessions_wanted": 2 * games,
         "connected": connected,
         "connect_s": round(connect_s, 2),
-        **_client_reports(path),
+        **clients,
         "server_refused": {k: v for k, v in server.handshakes.snapshot()["refused"].items() if v},
         "machine_lag_p99_ms": round(statistics.quantiles(machine_lag, n=100)[98], 2),
-        "gc_pauses": len(pauses.pauses),
-        "gc_max_pause_ms": round(max(pauses.pauses, default=0.0) * 1e3, 2),
+        **pauses.summary(),
+        "gc_threshold": list(gc.get_threshold()),
+        "gc_frozen": gc.get_freeze_count(),
         "server_rss_mb": round(meter.peak_rss / 2**20, 1),
         "idle_session_bytes": round((rss_idle - rss_base) / max(1, connected)),
         "server_cpu_connect_s": round(cpu_connected - cpu_start, 2),
         "server_cpu_play_s": round(cpu_played - cpu_connected, 2),
         "server_cpu_ms_per_move": round((cpu_played - cpu_connected) * 1e3 / max(1, moves), 4),
+        "client_cpu_ms_per_move": round(clients["client_cpu_s"] * 1e3 / max(1, moves), 4),
         "think_ms": think,
         "client_processes": len(procs),
         "cpus": os.cpu_count(),
@@ -450,6 +474,13 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--gc",
+        choices=("serve", "default"),
+        default="serve",
+        help="serve: the garbage collector settings referee serve uses once started (freeze, "
+        "a higher first threshold); default: CPython's (default %(default)s)",
+    )
+    parser.add_argument(
         "--think-ms",
         default="0-0",
         metavar="MIN-MAX",
@@ -470,7 +501,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scripts.json")
         Path(path).write_text(json.dumps(scripts))
-        result = asyncio.run(_run(args.games, args.clients, scripts, path, args.think_ms))
+        result = asyncio.run(
+            _run(args.games, args.clients, scripts, path, args.think_ms, args.gc == "serve")
+        )
     if args.json:
         print(json.dumps(result), flush=True)
     else:

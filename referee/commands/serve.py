@@ -22,6 +22,7 @@ from referee.commands._serve_options import add_challenge_options, add_tls_optio
 from referee.commands._uploads import add_upload_options, build_service
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
+from referee.server.collector import tune_for_serving
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
@@ -343,8 +344,9 @@ async def _listen(args: argparse.Namespace, server: RefereeServer, tls: Any) -> 
 
 
 async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[Any, Any] | None:
-    """The web front and the operations endpoints (``--metrics-listen``); ``None``, with
-    whatever had started stopped, when one of them cannot start (said on stderr)."""
+    """The web front and the operations endpoints (``--metrics-listen``), the last of start-up
+    (then the garbage collector is tuned for serving); ``None``, with whatever had started
+    stopped, when one of them cannot start (said on stderr)."""
     web = await _start_web(args, services)
     if web is False:
         return None
@@ -355,6 +357,8 @@ async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[
         if web:
             await web.stop()
         return None
+    # Start-up is done: what is alive now lives as long as the server (see collector.py).
+    tune_for_serving()
     return web, ops
 
 
