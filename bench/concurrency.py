@@ -1,12 +1,15 @@
 """Many games at once on one referee server, played by scripted bots.
 
     python bench/concurrency.py [--json] [--games N] [--clients K] [--think-ms MIN-MAX]
+                                [--gc serve|default]
 
 N games start at the same moment on one server (2N bot sessions, spread over K client
-processes, each session a long-lived stream playing a precomputed game; with ``--think-ms``
-each bot waits a random time in that range before each move, like real ones, else it answers
-at once and saturates the server). Bench bots retry a refused handshake with back-off, as the
-SDK does. Prints a table (or, with ``--json``, one JSON object as the last line) with:
+processes (``bench/concurrency_bots.py``), each session a long-lived stream playing a
+precomputed game; with ``--think-ms`` each bot waits a random time in that range before each
+move, like real ones, else it answers at once and saturates the server). Bench bots retry a
+refused handshake with back-off, as the SDK does. The server runs with the garbage collector
+settings of ``referee serve`` (``--gc default``: CPython's, for comparison). Prints a table
+(or, with ``--json``, one JSON object as the last line) with:
 
 * ``connected`` (of ``sessions_wanted``), ``handshake_p99_ms`` (Hello to Welcome, at the
   bots), refusals seen by the bots and counted by the server;
@@ -16,11 +19,13 @@ SDK does. Prints a table (or, with ``--json``, one JSON object as the last line)
   reader task stamped a move's arrival to the moment the next request was handed to the
   transport (validation, bookkeeping, scheduling delay on the busy event loop); beside it the
   baselines of the same run: ``machine_lag_p99_ms`` (how late an idle event loop in a process
-  of its own wakes from 5 ms sleeps: the machine's scheduling noise) and ``gc_max_pause_ms``;
+  of its own wakes from 5 ms sleeps: the machine's scheduling noise) and the collector's
+  pauses (``gc_max_pause_ms``, ``gc_total_ms``, full collections);
 * ``timeouts``: moves that ran out of time (the limit is far above any bot's think time, so
   each one is a referee failure; target 0);
 * ``moves_per_s``, ``elapsed_s``, verdict counts, ``server_cpu_ms_per_move`` (steadier than
-  rates on a shared machine), ``server_rss_mb`` (peak) and ``idle_session_bytes``.
+  rates on a shared machine; ``client_cpu_ms_per_move``: the bench bots' share),
+  ``server_rss_mb`` (peak) and ``idle_session_bytes``.
 """
 
 from __future__ import annotations
@@ -46,146 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
-METHOD = "/tetromino.referee.v1.Referee/Play"
-STREAMS_PER_CHANNEL = 50
-
-
-def _identity(data: bytes) -> bytes:
-    return data
-
-
-# -- the client processes --------------------------------------------------------------------
-
-#: Refusals a bench bot retries with back-off, as the SDK does (the server is busy or full).
-RETRY_CODES = ("RESOURCE_EXHAUSTED", "CANCELLED", "UNAVAILABLE")
-
-
-class Tally:
-    """What one client process saw: handshake times and every refusal, by reason."""
-
-    def __init__(self) -> None:
-        self.handshake_s: list[float] = []
-        self.refusals: Counter[str] = Counter()
-        self.retries = 0
-        self.failed = 0
-
-
-async def _handshake(channel: Any, name: str, tally: Tally) -> tuple[Any, Any] | None:
-    """Open a stream and say hello until welcomed; retries refusals with back-off."""
-    import grpc
-
-    from client_sdk.proto import referee_pb2 as pb
-
-    hello = pb.Hello(
-        bot_name=name,
-        bot_version="1",
-        sdk_version="bench",
-        max_games=1,
-        protocol_version=pb.PROTOCOL_VERSION_CURRENT,
-    )
-    delay = 0.25
-    for _ in range(8):
-        started = time.monotonic()
-        call = channel.stream_stream(
-            METHOD, request_serializer=_identity, response_deserializer=_identity
-        )()
-        why = ""
-        try:
-            await call.write(pb.BotMessage(hello=hello).SerializeToString())
-            data = await call.read()
-            if data is not grpc.aio.EOF:
-                first = pb.RefereeMessage.FromString(data)
-                if first.WhichOneof("kind") == "welcome":
-                    tally.handshake_s.append(time.monotonic() - started)
-                    return call, first
-                why = pb.ErrorCode.Name(first.error.code).removeprefix("ERROR_CODE_")
-            else:
-                why = str(await call.code()).removeprefix("StatusCode.")
-        except grpc.RpcError as exc:
-            why = str(exc.code()).removeprefix("StatusCode.")
-        tally.refusals[why] += 1
-        if why not in RETRY_CODES and why != "SHUTTING_DOWN":
-            break
-        tally.retries += 1
-        call.cancel()
-        await asyncio.sleep(random.uniform(delay / 2, delay))
-        delay = min(8.0, 2 * delay)
-    tally.failed += 1
-    return None
-
-
-async def _session(
-    channel: Any,
-    name: str,
-    scripts: list[list[str]],
-    think: tuple[float, float],
-    tally: Tally,
-) -> None:
-    import grpc
-
-    from client_sdk.proto import referee_pb2 as pb
-
-    opened = await _handshake(channel, name, tally)
-    if opened is None:
-        return
-    call, _welcome = opened
-    games: dict[str, list[str]] = {}
-    while True:
-        data = await call.read()
-        if data is grpc.aio.EOF:
-            return
-        message = pb.RefereeMessage.FromString(data)
-        kind = message.WhichOneof("kind")
-        if kind == "move_request":
-            req = message.move_request
-            script = games[req.game_id]
-            if think[1] > 0:
-                await asyncio.sleep(random.uniform(*think))
-            move = pb.Move(game_id=req.game_id, ply=req.ply, action=script[req.ply])
-            await call.write(pb.BotMessage(move=move).SerializeToString())
-        elif kind == "game_start":
-            start = message.game_start
-            games[start.game_id] = scripts[int(start.info.labels["script"])]
-        elif kind == "game_over":
-            games.pop(message.game_over.game_id, None)
-        elif kind == "goodbye" or (kind == "error" and message.error.fatal):
-            await call.done_writing()
-            return
-
-
-async def _client(
-    address: str, first: int, count: int, script_path: str, think: tuple[float, float]
-) -> None:
-    import grpc
-
-    scripts = json.loads(Path(script_path).read_text())
-    channels = [
-        grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
-        for _ in range((count + STREAMS_PER_CHANNEL - 1) // STREAMS_PER_CHANNEL)
-    ]
-    tally = Tally()
-    outcomes = await asyncio.gather(
-        *(
-            _session(channels[i // STREAMS_PER_CHANNEL], f"b{first + i}", scripts, think, tally)
-            for i in range(count)
-        ),
-        return_exceptions=True,
-    )
-    for channel in channels:
-        await channel.close()
-    times = os.times()
-    report = {
-        "cpu_s": times.user + times.system,
-        "handshake_s": tally.handshake_s,
-        "refusals": dict(tally.refusals),
-        "retries": tally.retries,
-        "failed": tally.failed,
-        "errors": [repr(o)[:200] for o in outcomes if isinstance(o, BaseException)][:5],
-    }
-    Path(f"{script_path}.{first}.json").write_text(json.dumps(report))
-
-
-# -- the server side ------------------------------------------------------------------------
+#: The client processes' program (the bench bots).
+BOTS = str(ROOT / "bench" / "concurrency_bots.py")
 
 
 def _scripts(count: int, seed: int) -> list[list[str]]:
@@ -277,7 +144,7 @@ def _spawn(address: str, games: int, clients: int, path: str, think: str) -> lis
     per = -(-sessions_wanted // clients)
     return [
         subprocess.Popen(
-            [sys.executable, __file__, "--client", address, str(i * per), str(n), path, think],
+            [sys.executable, BOTS, address, str(i * per), str(n), path, think],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -353,32 +220,6 @@ async def _play(server: Any, games: int, scripts: list[list[str]]) -> tuple[list
     return list(reports), overheads
 
 
-def _client_reports(path: str) -> dict[str, Any]:
-    handshakes: list[float] = []
-    refusals: Counter[str] = Counter()
-    retries = failed = 0
-    cpu_s = 0.0
-    errors: list[str] = []
-    for report_path in Path(path).parent.glob(Path(path).name + ".*.json"):
-        report = json.loads(report_path.read_text())
-        cpu_s += report["cpu_s"]
-        handshakes += report["handshake_s"]
-        refusals.update(report["refusals"])
-        retries += report["retries"]
-        failed += report["failed"]
-        errors += report["errors"]
-    cut = statistics.quantiles(handshakes, n=100)[98] if len(handshakes) > 1 else 0.0
-    return {
-        "handshake_p50_ms": round(statistics.median(handshakes) * 1e3, 1) if handshakes else 0,
-        "handshake_p99_ms": round(cut * 1e3, 1),
-        "client_refusals": dict(refusals),
-        "client_retries": retries,
-        "client_gave_up": failed,
-        "client_errors": errors[:3],
-        "client_cpu_s": round(cpu_s, 2),
-    }
-
-
 async def _run(
     games: int, clients: int, scripts: list[list[str]], path: str, think: str, tune_gc: bool
 ) -> dict[str, Any]:
@@ -420,7 +261,9 @@ async def _run(
                 proc.kill()
         sampler.cancel()
         await server.stop(0)
-    clients = _client_reports(path)
+    from bench.concurrency_bots import client_reports
+
+    clients = client_reports(path)
     verdicts = Counter(str(r.end.verdict) for r in reports if r.end is not None)
     moves = sum(r.plies for r in reports)
     cuts = statistics.quantiles(overheads, n=100) if len(overheads) > 1 else [0.0] * 99
@@ -461,12 +304,6 @@ async def _run(
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--probe":
         asyncio.run(_probe(float(sys.argv[2])))
-        return 0
-    if len(sys.argv) > 1 and sys.argv[1] == "--client":
-        low, high = (float(v) / 1e3 for v in sys.argv[6].split("-"))
-        asyncio.run(
-            _client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], (low, high))
-        )
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
