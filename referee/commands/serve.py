@@ -19,6 +19,7 @@ from referee.commands._common import (
 )
 from referee.commands._ops import add_ops_options, start_ops
 from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
+from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._uploads import add_upload_options, build_service
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
@@ -159,6 +160,7 @@ def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
         "remote bot that is not connected before it forfeits (default %(default)g s)",
     )
     _common.add_sandbox_option(parser)
+    add_queue_option(parser)
 
 
 def _default_game(asked: str | None, offered: list[str]) -> str:
@@ -408,7 +410,17 @@ def _start_hosting(args: argparse.Namespace, server: RefereeServer) -> tuple[Any
         remote_timeout=args.remote_timeout or None,
         no_sandbox=_common.announced_no_sandbox(args, "referee serve"),
     )
-    return host, asyncio.create_task(host.run())
+    return host, asyncio.create_task(_host(args, host))
+
+
+async def _host(args: argparse.Namespace, host: Any) -> None:
+    """Run ``host``; on PostgreSQL its games of launched bots go to the job queue."""
+    from referee.telemetry.logs import get_logger
+
+    log = get_logger("referee.serve")
+    async with queue_for(args, args.repo, args.live_hub, lambda line: log.info(line)) as queue:
+        host.queue = queue
+        await host.run()
 
 
 async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:

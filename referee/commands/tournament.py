@@ -11,6 +11,7 @@ from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
 from referee.commands._common import add_game_options, add_limit_options, add_log_options
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
+from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._tools_options import add_openings_option, register_export, store_openings
 from referee.commands.web import maybe_web, stop_serving
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
@@ -162,6 +163,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ladder", default="main", help="live ladder to update (default main)")
     parser.add_argument("--no-ladder", action="store_true", help="do not update a ladder")
     _common.add_sandbox_option(parser)
+    add_queue_option(parser)
     if not any(a.dest == "log_format" for a in parser._actions):
         add_log_options(parser, "WARNING")
 
@@ -314,26 +316,28 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         server = await _maybe_server(args, repo, t, hub)
         display = None if args.no_progress else ProgressDisplay(err, t.name)
         try:
-            runner = TournamentRunner(
-                repo,
-                t.id,
-                concurrency=args.run_concurrency,
-                hub=hub,
-                server=server,
-                progress=display,
-                ladder=None if args.no_ladder else args.ladder,
-                remote_timeout=args.remote_timeout,
-                no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
-            )
-            watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
-            try:
-                if display is not None:
-                    with display:
-                        return await runner.run()
-                return await runner.run()
-            finally:
-                if watcher is not None:
-                    watcher.cancel()
+            async with queue_for(args, repo, hub, err.print) as queue:
+                runner = TournamentRunner(
+                    repo,
+                    t.id,
+                    concurrency=args.run_concurrency,
+                    hub=hub,
+                    server=server,
+                    progress=display,
+                    ladder=None if args.no_ladder else args.ladder,
+                    remote_timeout=args.remote_timeout,
+                    no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
+                    queue=queue,
+                )
+                watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+                try:
+                    if display is not None:
+                        with display:
+                            return await runner.run()
+                    return await runner.run()
+                finally:
+                    if watcher is not None:
+                        watcher.cancel()
         finally:
             await stop_serving(server, web)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,9 @@ class FinishedGame:
     game_index: int = 0
     #: The game id used on the wire; a new UUID when not given.
     uid: str | None = None
+    #: An ``aborted`` game that holds its slot anyway: given up on after repeated failures
+    #: (recorded void with the reason, never replayed, so the tournament can finish).
+    given_up: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +134,9 @@ class GameDetail:
 class GameRepository(AreaRepository):
     """Storing finished games and reading them back (whole, listed, counted, as results)."""
 
-    def record_game(self, game: FinishedGame) -> GameSummary:
+    def record_game(
+        self, game: FinishedGame, guard: Callable[[Session], None] | None = None
+    ) -> GameSummary:
         """Store a finished game, its seats, moves, record and its pairing's new status in one
         transaction: after an error nothing of it is stored.
 
@@ -146,8 +151,12 @@ class GameRepository(AreaRepository):
             raise ValueError(f"winner seat {game.winner_seat} out of range")
         if aborted and game.winner_seat is not None:
             raise ValueError("an aborted game has no winner")
+        if game.given_up and not aborted:
+            raise ValueError("only an aborted game is given up")
         try:
             with self.db.write() as s:
+                if guard is not None:
+                    guard(s)
                 pairing: Pairing | None = None
                 if game.pairing_id is not None:
                     pairing = lock_pairing(s, game.pairing_id)
@@ -163,7 +172,8 @@ class GameRepository(AreaRepository):
                 s.refresh(row, ["seats"])
                 return game_summary(row)
         except IntegrityError as exc:
-            if game.pairing_id is not None and not aborted and self._slot_taken(game):
+            holds_slot = not aborted or game.given_up
+            if game.pairing_id is not None and holds_slot and self._slot_taken(game):
                 raise DuplicateGameError(game.pairing_id, game.game_index) from exc
             raise ConflictError(f"game not stored: {exc.orig}") from exc
 
@@ -328,8 +338,8 @@ def _game_row(s: Session, game: FinishedGame, verdict: Verdict, pairing: Pairing
         tournament_id=tournament_id,
         pairing_id=game.pairing_id,
         game_index=game.game_index,
-        # An aborted game holds no slot: it is replayed.
-        slot=None if aborted or pairing is None else game.game_index,
+        # An aborted game holds no slot: it is replayed (unless given up on).
+        slot=None if (aborted and not game.given_up) or pairing is None else game.game_index,
         game=game.game,
         game_params=dict(game.game_params),
         verdict=verdict.value,

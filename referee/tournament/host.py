@@ -32,7 +32,7 @@ from referee.storage import Repository, SourceKind, TournamentInfo, TournamentSt
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 from referee.tournament.presence import watch_presence
-from referee.tournament.runner import TournamentRunner
+from referee.tournament.runner import GameQueue, TournamentRunner
 
 log = get_logger("referee.tournament.host")
 
@@ -87,6 +87,8 @@ class TournamentHost:
         #: (owner, hello name) of every remote entry of a tournament being run.
         self.entries: dict[int, set[tuple[str, str]]] = {}
         self._failed: dict[int, float] = {}
+        #: Where games of launched bots go (PostgreSQL: ``referee worker`` processes).
+        self.queue: GameQueue | None = None
 
     def reserved(self, session: BotSession) -> bool:
         """Whether casual pairing must leave ``session`` to a tournament: a launched bot, or a
@@ -181,6 +183,7 @@ class TournamentHost:
             ladder=self.ladder,
             remote_timeout=self.remote_timeout,
             no_sandbox=self.no_sandbox,
+            queue=self.queue,
         )
         # The owners of remote entries (normally done in run(); needed here for reserved()).
         runner.find_owners()

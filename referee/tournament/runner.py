@@ -24,6 +24,9 @@ and resuming are the same thing::
   ``server`` (:mod:`.seats`). A game with a remote seat is played on ``server``; a launched
   bot in such a game connects to it with a one-game token
   (:class:`referee.server.auth.LaunchTokens`).
+* Workers: with a ``queue`` (PostgreSQL, :mod:`referee.workers`) every game of launched bots
+  is a job that a ``referee worker`` process plays and records; this runner only waits for
+  the stored result. Games with a remote seat are still played here.
 """
 
 from __future__ import annotations
@@ -38,9 +41,6 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from engine.game import Game
-from engine.registry import load_game
-from referee.analysis.openings import book_from_json, opening_labels
-from referee.match.clock import TimeControl
 from referee.match.runner import new_game_id
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
@@ -62,8 +62,15 @@ from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
 from referee.tournament.entries import settle_entries
 from referee.tournament.gamerows import finished_game
+from referee.tournament.gamespec import (
+    game_terms,
+    slot_labels,
+    slot_seats,
+    tournament_book,
+    tournament_game,
+)
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
-from referee.tournament.play import GamePlayer, GameTerms, Played
+from referee.tournament.play import GamePlayer, Played
 from referee.tournament.standings import save_tournament_ratings
 
 log = get_logger("referee.tournament")
@@ -75,6 +82,16 @@ class Progress(Protocol):
     def started(self, total: int, done: int) -> None: ...
 
     def game_done(self, summary: GameSummary, label: str) -> None: ...
+
+
+class GameQueue(Protocol):
+    """Where games of launched bots are played instead of here (:mod:`referee.workers`)."""
+
+    async def play(
+        self, tournament_id: int, pairing_id: int, game_index: int
+    ) -> GameSummary | None:
+        """Have the game played and recorded elsewhere; its stored game (``None``: given up)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -115,6 +132,7 @@ class TournamentRunner:
         on_game: Callable[[GameSummary], None] | None = None,
         isolation: Isolation | None = None,
         no_sandbox: bool = False,
+        queue: GameQueue | None = None,
     ) -> None:
         self.repo = repo
         #: ``no_sandbox`` (``--no-sandbox``) also allows launching other owners' bots
@@ -129,20 +147,13 @@ class TournamentRunner:
         self.ladder = ladder if s.options.get("ladder", True) is not False else None
         self.max_attempts = max(1, max_attempts)
         self.on_game = on_game
-        self.game: Game[Any] = load_game(s.game, **{k: int(v) for k, v in s.game_params.items()})
-        tc = s.time_control
-        terms = GameTerms(
-            game=self.game,
-            time_control=TimeControl(
-                game_time_s=float(tc.get("per_game", 180.0)),
-                move_time_s=float(tc.get("per_move", 0.0)),
-                increment_s=float(tc.get("increment", 0.0)),
-                grace_s=float(tc.get("grace", 0.25)),
-            ),
-            memory_mb=s.memory_limit_mb,
-            connect_timeout=float(s.options.get("connect_timeout", connect_timeout)),
-            remote_timeout=remote_timeout,
+        self.game: Game[Any] = tournament_game(self.info)
+        terms = game_terms(
+            self.info,
+            self.game,
             isolation=isolation if isolation is not None else choose(no_sandbox),
+            connect_timeout=connect_timeout,
+            remote_timeout=remote_timeout,
         )
         self.player = GamePlayer(terms, server)
         # Submitted bots: the version each plays is fixed before the first pairing.
@@ -151,9 +162,10 @@ class TournamentRunner:
         self.versions = {v.id: v for v in self.entrants}
         self._ladder_dirty: asyncio.Event | None = None  # made on the loop, in run()
         self._summary = RunSummary(self.info.id, self.info.status)
-        book = s.options.get("openings")
         #: The tournament's openings book (stored with it when created with --openings).
-        self.book = book_from_json(book, str(book.get("source") or "book")) if book else None
+        self.book = tournament_book(self.info)
+        #: Games of launched bots only go to this queue's workers (``None``: played here).
+        self.queue = queue
 
     # ---------------------------------------------------------------- the tournament
 
@@ -275,8 +287,19 @@ class TournamentRunner:
                 if not await self._play_slot(pairing, index):
                     gave_up += 1
 
+        async def queued(pairing: PairingInfo, index: int) -> None:
+            nonlocal gave_up
+            if await claim(pairing) and not await self._play_queued(pairing, index):
+                gave_up += 1
+
+        # Games of launched bots go to the workers all at once (the queue is their limit);
+        # games with a remote seat are played here, ``concurrency`` at a time.
+        sent = [(p, i) for p, i in queue if self._goes_to_queue(p, i)]
+        queue = [item for item in queue if item not in sent]
         workers = min(self.concurrency, len(queue))
         async with asyncio.TaskGroup() as tasks:
+            for pairing, index in sent:
+                tasks.create_task(queued(pairing, index))
             for _ in range(workers):
                 tasks.create_task(worker())
         self._summary.given_up += gave_up
@@ -285,9 +308,25 @@ class TournamentRunner:
     # ---------------------------------------------------------------- one game
 
     def _seats(self, pairing: PairingInfo, index: int) -> tuple[BotVersionInfo, BotVersionInfo]:
-        assert pairing.bot_b_id is not None
-        a, b = self.versions[pairing.bot_a_id], self.versions[pairing.bot_b_id]
-        return (a, b) if index % 2 == 0 else (b, a)
+        return slot_seats(self.versions, pairing, index)
+
+    def _goes_to_queue(self, pairing: PairingInfo, index: int) -> bool:
+        """Whether a worker plays this game: a queue is set and no seat is remote (a remote
+        bot's session is held by this server, so its games are played here)."""
+        if self.queue is None:
+            return False
+        return all(v.source_kind is not SourceKind.REMOTE for v in self._seats(pairing, index))
+
+    async def _play_queued(self, pairing: PairingInfo, index: int) -> bool:
+        """Game ``index`` of ``pairing`` played and stored by a worker; ``False`` if given up."""
+        assert self.queue is not None
+        summary = await self.queue.play(self.info.id, pairing.id, index)
+        if summary is None:
+            log.warning("game_given_up", pairing=pairing.id, game_index=index)
+            return False
+        self._summary.recorded += 1
+        self._after_game(summary, self._seats(pairing, index))
+        return True
 
     async def _play_slot(self, pairing: PairingInfo, index: int) -> bool:
         """Play game ``index`` of ``pairing`` until it is stored with a result; ``False`` if
@@ -295,20 +334,7 @@ class TournamentRunner:
         seats = self._seats(pairing, index)
         for attempt in range(1, self.max_attempts + 1):
             uid = new_game_id()
-            # Tag names in the record (capitalised); Round and Game are standard tags already.
-            labels = {
-                "tournament": self.info.name,
-                "tournamentRound": str(pairing.round),
-                "board": str(pairing.board + 1),
-                "leg": str(index + 1),
-            }
-            opening: tuple[str, ...] = ()
-            if self.book is not None:
-                # Both games of a pair (legs 1-2, 3-4...) start from one opening, sides swapped.
-                pairs = max(1, (self.info.settings.games_per_pairing + 1) // 2)
-                chosen = self.book.pick(pairing.id * pairs + index // 2)
-                labels.update(opening_labels(chosen, self.book))
-                opening = chosen.moves
+            labels, opening = slot_labels(self.info, self.book, pairing, index)
             started = datetime.now(UTC)
             if self.hub is not None:
                 self.hub.start(

@@ -1,0 +1,43 @@
+"""The job queue for the commands that run tournaments: on PostgreSQL, games of launched bots
+go to ``referee worker`` processes (:mod:`referee.workers`) unless ``--in-process``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+
+def add_queue_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="on PostgreSQL too, play the games here instead of enqueueing them for "
+        "`referee worker` processes",
+    )
+
+
+@contextlib.asynccontextmanager
+async def queue_for(args: argparse.Namespace, repo: Any, hub: Any, say: Any) -> AsyncIterator[Any]:
+    """The dispatcher of ``repo``'s queue (``None``: SQLite or ``--in-process``), with the
+    workers' live moves fed to ``hub``; ``say`` prints a line for the operator."""
+    from referee.workers.queue import is_postgres
+
+    if getattr(args, "in_process", False) or not is_postgres(repo.db.url):
+        yield None
+        return
+    from referee.workers.dispatch import QueueDispatcher
+    from referee.workers.live import LiveListener
+
+    listener = LiveListener(repo.db.url, hub)
+    task = asyncio.create_task(listener.run(), name="live-listener")
+    try:
+        async with QueueDispatcher(repo, repo.db.url) as queue:
+            say("games go to the job queue: start `referee worker --db URL` processes to play them")
+            yield queue
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,101 @@
+"""``referee worker``: play tournament games from the PostgreSQL job queue."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from referee.commands import _common
+from referee.commands._common import add_log_options
+
+
+def register(subparsers: Any) -> None:
+    from referee.workers import HEARTBEAT_S, STALL_TIMEOUT_S
+
+    parser = subparsers.add_parser(
+        "worker",
+        help="play tournament games from the job queue of a PostgreSQL database",
+        description=(
+            "Take game jobs that tournaments on this PostgreSQL database enqueue, play each "
+            "with both bots launched in the sandbox here, and record the result. Run as many "
+            "as you like, on as many machines (docs/scaling.md). SIGTERM lets running games "
+            "finish."
+        ),
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=os.environ.get("ARENA_DATABASE_URL"),
+        help="the PostgreSQL database URL (default: $ARENA_DATABASE_URL)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="games played at once (default: one per core)",
+    )
+    parser.add_argument(
+        "--heartbeat",
+        type=float,
+        default=HEARTBEAT_S,
+        metavar="S",
+        help="seconds between this worker's heartbeats (default %(default)g)",
+    )
+    parser.add_argument(
+        "--stall-timeout",
+        type=float,
+        default=STALL_TIMEOUT_S,
+        metavar="S",
+        help="a worker silent this long is taken for dead and its games are played again "
+        "elsewhere (default %(default)g; give every worker the same value)",
+    )
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="on SIGTERM, seconds running games may take to finish (default %(default)g)",
+    )
+    parser.add_argument("--name", default="", help="this worker's name in logs (default host-pid)")
+    _common.add_sandbox_option(parser)
+    add_log_options(parser, "INFO")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.telemetry import logs
+    from referee.workers.queue import is_postgres
+    from referee.workers.worker import WorkerOptions, run_worker
+
+    logs.configure(args.log_format, args.log_level)
+    if not is_postgres(args.db):
+        print(
+            "referee worker: --db must be a PostgreSQL URL (postgresql+psycopg://...); "
+            "SQLite is the single-machine mode, without workers",
+            file=sys.stderr,
+        )
+        return 2
+    if args.heartbeat <= 0 or args.stall_timeout <= args.heartbeat:
+        print("referee worker: --stall-timeout must exceed --heartbeat (> 0)", file=sys.stderr)
+        return 2
+    options = WorkerOptions(
+        url=args.db,
+        concurrency=args.concurrency,
+        heartbeat_s=args.heartbeat,
+        stall_timeout_s=args.stall_timeout,
+        shutdown_grace_s=args.shutdown_grace,
+        no_sandbox=_common.announced_no_sandbox(args, "referee worker"),
+        name=args.name,
+    )
+    try:
+        return asyncio.run(run_worker(options))
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        print(f"referee worker: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,129 @@
+"""The runner's side of the queue: one job per game, then wait for the stored result.
+
+:class:`QueueDispatcher` is the :class:`~referee.tournament.runner.GameQueue` a tournament
+runner is given on PostgreSQL. The stored game, not the job's status, is the truth: a slot is
+done when the games table holds a game in it. A job that ends without one (cut off by a
+worker's shutdown, say) is enqueued again; a job that *failed* with the slot still empty is
+given up on (the tournament pauses, as the in-process runner does). A slot whose job is
+already waiting or running (left by a runner that stopped) is waited for, not enqueued twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from types import TracebackType
+from typing import Any
+
+import psycopg
+
+from referee.storage import GameSummary, Repository
+from referee.telemetry.logs import get_logger
+from referee.workers import MAX_ATTEMPTS, QUEUE, TASK_NAME
+from referee.workers.queue import (
+    FINAL,
+    active_job,
+    conninfo,
+    ensure_schema,
+    job_states,
+    make_app,
+    slot_lock,
+)
+
+log = get_logger("referee.workers.dispatch")
+
+#: How often the states of the jobs waited for are read.
+POLL_S = 0.2
+
+
+class QueueDispatcher:
+    """Enqueues games of a tournament on ``url``'s queue; use as ``async with``."""
+
+    def __init__(self, repo: Repository, url: str, poll_s: float = POLL_S) -> None:
+        self.repo = repo
+        self.url = url
+        self.poll_s = poll_s
+        self.app = make_app(url, pool_size=2)
+        self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._waiting: dict[int, asyncio.Future[str]] = {}
+        self._poller: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> QueueDispatcher:
+        await ensure_schema(self.url)
+        await self.app.open_async()
+        self._conn = await psycopg.AsyncConnection.connect(conninfo(self.url), autocommit=True)
+        self._poller = asyncio.create_task(self._poll(), name="queue-poller")
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+        if self._conn is not None:
+            await self._conn.close()
+        await self.app.close_async()
+
+    async def enqueue(self, tournament_id: int, pairing_id: int, game_index: int) -> int:
+        """The id of a job for this slot: one already waiting or running, else a new one."""
+        assert self._conn is not None
+        found = await active_job(self._conn, pairing_id, game_index)
+        if found is not None:
+            return found
+        deferrer = self.app.configure_task(
+            TASK_NAME, queue=QUEUE, lock=slot_lock(pairing_id, game_index)
+        )
+        job_id = await deferrer.defer_async(
+            tournament_id=tournament_id, pairing_id=pairing_id, game_index=game_index
+        )
+        log.debug("game_enqueued", job_id=job_id, pairing_id=pairing_id, game_index=game_index)
+        return job_id
+
+    async def play(
+        self, tournament_id: int, pairing_id: int, game_index: int
+    ) -> GameSummary | None:
+        """Have the slot played by a worker; its stored game, ``None`` when given up."""
+        for _ in range(MAX_ATTEMPTS):
+            stored = await self.stored(pairing_id, game_index)
+            if stored is not None:
+                return stored
+            job_id = await self.enqueue(tournament_id, pairing_id, game_index)
+            status = await self.wait(job_id)
+            stored = await self.stored(pairing_id, game_index)
+            if stored is not None:
+                return stored
+            log.warning("job_ended_without_game", job_id=job_id, status=status)
+            if status == "failed":
+                return None
+        return None
+
+    async def stored(self, pairing_id: int, game_index: int) -> GameSummary | None:
+        games = await asyncio.to_thread(self.repo.list_games, pairing_id=pairing_id, limit=None)
+        return next((g for g in games if g.counted and g.game_index == game_index), None)
+
+    async def wait(self, job_id: int) -> str:
+        """The final status of job ``job_id`` once it has one."""
+        fut = self._waiting.get(job_id)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiting[job_id] = fut
+        return await asyncio.shield(fut)
+
+    async def _poll(self) -> None:
+        assert self._conn is not None
+        while True:
+            await asyncio.sleep(self.poll_s)
+            ids = [i for i, f in self._waiting.items() if not f.done()]
+            if not ids:
+                continue
+            try:
+                states = await job_states(self._conn, ids)
+            except psycopg.Error as exc:
+                log.warning("queue_poll_failed", reason=str(exc))
+                continue
+            for job_id in ids:
+                status = states.get(job_id, "gone")
+                if status in FINAL or status == "gone":
+                    self._waiting.pop(job_id).set_result(status)

@@ -1,0 +1,261 @@
+"""One game job on a worker: play the game with both bots launched here, record it once.
+
+The game is built from the stored tournament exactly as the in-process runner builds it
+(:mod:`referee.tournament.gamespec`) and played by the same code
+(:class:`referee.tournament.play.GamePlayer`, so :func:`referee.match.local.play_match` and
+the sandbox). The result is written by :meth:`Repository.record_game` with a *lease guard* in
+the same transaction: the job's row is locked and must still be ``doing`` on this worker. A
+worker that was declared dead (its heartbeat stopped, e.g. SIGSTOP) and wakes up therefore
+cannot write over the game another worker is replaying; together with the ``UNIQUE(pairing,
+slot)`` key this makes results exactly-once even though play is at-least-once.
+
+A game that aborts (a bot never connected...) or raises is retried by the queue; the third
+failure is recorded void with the reason instead (:func:`record_void`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+from structlog.contextvars import bound_contextvars
+
+from engine.game import Game
+from referee.analysis.openings import Book
+from referee.match.runner import new_game_id
+from referee.sandbox.isolation import Isolation, choose, require_trusted
+from referee.server.live import LiveEnd
+from referee.storage import (
+    BotVersionInfo,
+    DuplicateGameError,
+    FinishedGame,
+    GameSummary,
+    PairingInfo,
+    PairingStatus,
+    Repository,
+    SeatResult,
+    SourceKind,
+    TournamentInfo,
+    Verdict,
+)
+from referee.telemetry.logs import get_logger
+from referee.tournament.gamerows import finished_game
+from referee.tournament.gamespec import (
+    game_terms,
+    slot_labels,
+    slot_seats,
+    tournament_book,
+    tournament_game,
+)
+from referee.tournament.play import GamePlayer
+from referee.workers import MAX_ATTEMPTS
+from referee.workers.live import LivePublisher, NotifyObserver
+
+log = get_logger("referee.workers.job")
+
+
+class LeaseLost(RuntimeError):
+    """This worker no longer holds the job (it was declared dead and the game handed on)."""
+
+
+class GameFailed(RuntimeError):
+    """An attempt that did not produce a result; the queue retries the job."""
+
+
+@dataclass(slots=True)
+class TournamentPlan:
+    """What a worker needs of one tournament to play any of its games (read once)."""
+
+    info: TournamentInfo
+    game: Game[Any]
+    player: GamePlayer
+    versions: dict[int, BotVersionInfo]
+    book: Book | None
+
+
+@dataclass
+class WorkerState:
+    """What every game job on one worker process shares."""
+
+    repo: Repository
+    no_sandbox: bool = False
+    publisher: LivePublisher | None = None
+    isolation: Isolation | None = None
+    plans: dict[int, TournamentPlan] = field(default_factory=dict)
+    #: Job id -> (the worker id it was fetched by, the task playing it).
+    running: dict[int, tuple[int | None, asyncio.Task[Any]]] = field(default_factory=dict)
+    #: Set once this worker found its games handed on: it is stopping its games and exiting.
+    abandoning: bool = False
+
+    def plan(self, tournament_id: int) -> TournamentPlan:
+        found = self.plans.get(tournament_id)
+        if found is not None:
+            return found
+        if self.isolation is None:
+            self.isolation = choose(self.no_sandbox)
+        info = self.repo.get_tournament(tournament_id)
+        game = tournament_game(info)
+        terms = game_terms(info, game, isolation=self.isolation)
+        versions = {v.id: v for v in self.repo.tournament_entrants(tournament_id)}
+        for v in versions.values():
+            if v.source_kind is not SourceKind.REMOTE:
+                require_trusted(
+                    self.isolation,
+                    trusted=v.owner_id is None,
+                    what=f"{v.label} (entered by player #{v.owner_id})",
+                    allow_none=self.no_sandbox,
+                )
+        plan = TournamentPlan(info, game, GamePlayer(terms), versions, tournament_book(info))
+        self.plans[tournament_id] = plan
+        return plan
+
+
+def lease_guard(job_id: int, worker_id: int | None) -> Callable[[Session], None]:
+    """A :meth:`Repository.record_game` guard: the job is still ``doing`` on ``worker_id``
+    (its row locked until the game is committed, so a retry cannot slip in between)."""
+
+    def check(s: Session) -> None:
+        row = s.execute(
+            text(
+                "SELECT status::text, worker_id FROM procrastinate_jobs WHERE id = :id FOR UPDATE"
+            ),
+            {"id": job_id},
+        ).one_or_none()
+        if row is None or row[0] != "doing" or row[1] != worker_id:
+            raise LeaseLost(f"job {job_id} is no longer this worker's ({row})")
+
+    return check
+
+
+async def play_job(
+    state: WorkerState, job_id: int, worker_id: int | None, attempts: int, kwargs: dict[str, Any]
+) -> str:
+    """Run one game job (``attempts``: failed attempts before this one); a short outcome."""
+    t_id, p_id, index = (int(kwargs[k]) for k in ("tournament_id", "pairing_id", "game_index"))
+    with bound_contextvars(job_id=job_id, pairing_id=p_id, game_index=index):
+        pairing = await asyncio.to_thread(state.repo.get_pairing, p_id)
+        if index in pairing.finished_games or pairing.status is PairingStatus.VOID:
+            log.info("job_already_done", status=str(pairing.status))
+            return "already recorded"
+        plan = await asyncio.to_thread(state.plan, t_id)
+        attempt = attempts + 1
+        guard = lease_guard(job_id, worker_id)
+        try:
+            summary = await _play(state, plan, pairing, index, guard)
+        except (LeaseLost, asyncio.CancelledError):
+            raise
+        except DuplicateGameError:
+            log.info("job_duplicate")
+            return "already recorded"
+        except Exception as exc:
+            log.exception("game_failed", attempt=attempt)
+            reason = f"{type(exc).__name__}: {exc}"
+        else:
+            if summary.verdict is not Verdict.ABORTED:
+                return "recorded"
+            reason = summary.reason
+        if attempt < MAX_ATTEMPTS:
+            log.warning("game_retry", attempt=attempt, reason=reason)
+            raise GameFailed(reason)
+        seats = slot_seats(plan.versions, pairing, index)
+        await asyncio.to_thread(
+            record_void,
+            state.repo,
+            plan.info,
+            plan.game,
+            pairing,
+            index,
+            seats,
+            f"attempt {attempt}: {reason}",
+            guard,
+        )
+        return "void"
+
+
+async def _play(
+    state: WorkerState,
+    plan: TournamentPlan,
+    pairing: PairingInfo,
+    index: int,
+    guard: Callable[[Session], None],
+) -> GameSummary:
+    seats = slot_seats(plan.versions, pairing, index)
+    labels, opening = slot_labels(plan.info, plan.book, pairing, index)
+    uid = new_game_id()
+    with bound_contextvars(game_id=uid):
+        observer = None
+        if state.publisher is not None:
+            observer = NotifyObserver(state.publisher, uid)
+            state.publisher.start_game(
+                uid,
+                plan.game.name,
+                [s.label for s in seats],
+                plan.game.seat_names,
+                plan.game.new_state().to_string(),
+                plan.info.id,
+            )
+        started = datetime.now(UTC)
+        log.info("game_started", seats=[s.label for s in seats])
+        try:
+            played = await plan.player.play(seats, uid, labels, observer, opening)
+        finally:
+            if observer is not None and not observer.ended:
+                end = LiveEnd("*", Verdict.ABORTED, None, "not played", None)
+                observer.publisher.end_game(uid, end)
+        game = finished_game(
+            played.report,
+            plan.game,
+            seats,
+            outputs=played.outputs,
+            event=plan.info.name,
+            started=started,
+            finished=datetime.now(UTC),
+            tournament_id=plan.info.id,
+            pairing_id=pairing.id,
+            game_index=index,
+            uid=uid,
+        )
+        summary = await asyncio.to_thread(state.repo.record_game, game, guard)
+        log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
+        return summary
+
+
+def record_void(
+    repo: Repository,
+    info: TournamentInfo,
+    game: Game[Any],
+    pairing: PairingInfo,
+    index: int,
+    seats: Sequence[BotVersionInfo],
+    reason: str,
+    guard: Callable[[Session], None] | None = None,
+) -> GameSummary | None:
+    """Record game ``index`` of ``pairing`` as given up: void, holding its slot, with the
+    reason. ``None`` when the slot holds a game already (a late result won)."""
+    now = datetime.now(UTC)
+    row = FinishedGame(
+        game=game.name,
+        seats=[SeatResult(bot_version_id=v.id) for v in seats],
+        verdict=Verdict.ABORTED,
+        winner_seat=None,
+        plies=0,
+        started_at=now,
+        finished_at=now,
+        reason=f"void: given up after {MAX_ATTEMPTS} failed attempts ({reason})",
+        game_params=dict(game.params),
+        tournament_id=info.id,
+        pairing_id=pairing.id,
+        game_index=index,
+        given_up=True,
+    )
+    try:
+        summary = repo.record_game(row, guard)
+    except DuplicateGameError:
+        return None
+    log.warning("game_void", pairing_id=pairing.id, game_index=index, reason=row.reason)
+    return summary

@@ -1,0 +1,209 @@
+"""Live moves across machines: a worker ``NOTIFY``s each move, the server's hub ``LISTEN``s.
+
+A worker plays a game far from the server that spectators are connected to (gRPC
+``WatchGame``, the web front's SSE stream). Each event of the game (start, every move, end)
+goes out on the PostgreSQL channel :data:`CHANNEL` as one small JSON payload (a Tetress
+position is ~135 characters, far below ``NOTIFY``'s 8000-byte limit); the server's
+:class:`LiveListener` feeds them to its :class:`~referee.server.live.LiveHub`, which both
+spectator front ends already follow. ``NOTIFY`` keeps the order of one session's messages, and
+one worker process sends all its events on one connection, so moves arrive in order.
+
+Nothing here is needed for the result: a lost notification costs a spectator a move on the
+screen (the stored record is complete), never the game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+from engine.adjudication.verdicts import Verdict, parse_ending
+from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.telemetry.logs import get_logger
+from referee.workers.queue import conninfo
+
+if TYPE_CHECKING:
+    from engine.game import State
+    from referee.match.clock import SeatClock
+    from referee.match.runner import GameReport, MoveLog
+
+log = get_logger("referee.workers.live")
+
+CHANNEL = "arena_live"
+#: Events waiting to be sent; past this a spectator loses moves rather than a worker memory.
+BACKLOG = 10_000
+RECONNECT_S = 1.0
+
+
+class LivePublisher:
+    """Sends live events of a worker's games, in order, on one connection of its own."""
+
+    def __init__(self, url: str) -> None:
+        self.conninfo = conninfo(url)
+        self._queue: asyncio.Queue[str] = asyncio.Queue(BACKLOG)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._send_all(), name="live-publisher")
+
+    async def close(self, grace_s: float = 2.0) -> None:
+        """Send what is queued (for up to ``grace_s``), then stop."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace_s):
+                while not self._queue.empty():
+                    await asyncio.sleep(0.02)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def send(self, kind: str, uid: str, **data: Any) -> None:
+        try:
+            self._queue.put_nowait(json.dumps({"kind": kind, "uid": uid, **data}))
+        except asyncio.QueueFull:
+            log.warning("live_event_dropped", kind=kind, uid=uid)
+
+    async def _send_all(self) -> None:
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.conninfo, autocommit=True
+                ) as conn:
+                    while True:
+                        payload = await self._queue.get()
+                        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
+            except psycopg.Error as exc:
+                log.warning("live_publisher_reconnecting", reason=str(exc))
+                await asyncio.sleep(RECONNECT_S)
+
+    def start_game(
+        self,
+        uid: str,
+        game: str,
+        players: Sequence[str],
+        seat_names: Sequence[str],
+        position: str,
+        tournament_id: int | None,
+    ) -> None:
+        self.send(
+            "start",
+            uid,
+            game=game,
+            players=list(players),
+            seat_names=list(seat_names),
+            position=position,
+            tournament_id=tournament_id,
+        )
+
+    def end_game(self, uid: str, end: LiveEnd) -> None:
+        self.send(
+            "end",
+            uid,
+            result=end.result,
+            verdict=str(end.verdict),
+            termination=None if end.termination is None else str(end.termination),
+            reason=end.reason,
+            winner=end.winner_seat,
+        )
+
+
+class NotifyObserver:
+    """The match runner's observer for one game on a worker: its moves go to ``NOTIFY``."""
+
+    def __init__(self, publisher: LivePublisher, uid: str) -> None:
+        self.publisher = publisher
+        self.uid = uid
+        self.ended = False
+
+    def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None:
+        self.publisher.send(
+            "move",
+            self.uid,
+            ply=move.ply,
+            seat=move.seat,
+            action=move.action,
+            time_s=move.time_s,
+            position=state.to_string(),
+            clocks=[getattr(c, "remaining", None) for c in clocks or ()],
+        )
+
+    def on_end(self, state: State[Any], report: GameReport) -> None:
+        end = report.end
+        if end is None:
+            return
+        self.ended = True
+        self.publisher.end_game(
+            self.uid, LiveEnd(end.result(), end.verdict, end.termination, end.reason, end.winner)
+        )
+
+
+class LiveListener:
+    """Feeds ``hub`` with the games workers play (run :meth:`run` as a task; it reconnects)."""
+
+    def __init__(self, url: str, hub: LiveHub) -> None:
+        self.conninfo = conninfo(url)
+        self.hub = hub
+        #: Set once ``LISTEN`` is in place (events sent before are not seen).
+        self.listening = asyncio.Event()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self.conninfo, autocommit=True
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.listening.set()
+                    async for note in conn.notifies():
+                        self.apply(note.payload)
+            except psycopg.Error as exc:
+                self.listening.clear()
+                log.warning("live_listener_reconnecting", reason=str(exc))
+                await asyncio.sleep(RECONNECT_S)
+
+    def apply(self, payload: str) -> None:
+        """One event into the hub; a malformed one is logged and skipped."""
+        try:
+            event = json.loads(payload)
+            kind, uid = event["kind"], str(event["uid"])
+            if kind == "start":
+                self.hub.start(
+                    uid,
+                    event["game"],
+                    event["players"],
+                    event["seat_names"],
+                    event["position"],
+                    event.get("tournament_id"),
+                )
+            elif kind == "move":
+                clocks = tuple(None if c is None else float(c) for c in event.get("clocks", ()))
+                self.hub.move(
+                    uid,
+                    LiveMove(
+                        int(event["ply"]),
+                        int(event["seat"]),
+                        str(event["action"]),
+                        float(event["time_s"]),
+                        str(event["position"]),
+                        clocks,
+                    ),
+                )
+            elif kind == "end":
+                termination = event.get("termination")
+                self.hub.finish(
+                    uid,
+                    LiveEnd(
+                        str(event["result"]),
+                        Verdict(event["verdict"]),
+                        parse_ending(termination) if termination else None,
+                        str(event.get("reason", "")),
+                        event.get("winner"),
+                    ),
+                )
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("live_event_malformed", reason=str(exc))

@@ -1,0 +1,80 @@
+"""The job queue itself: a procrastinate app on the arena's PostgreSQL database.
+
+The queue's tables live in the same database as the games (procrastinate's own schema, made
+on first use by :func:`ensure_schema` under an advisory lock, so a server and many workers
+starting at once make it once). A job is one game slot: ``(tournament, pairing, game index)``,
+with the procrastinate ``lock`` :func:`slot_lock` so that two jobs of one slot never run at
+the same time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+from procrastinate import App, PsycopgConnector
+from procrastinate.schema import SchemaManager
+from sqlalchemy.engine import make_url
+
+from referee.workers import TASK_NAME
+
+#: Any constant: serialises "make the queue schema" across processes.
+_SCHEMA_LOCK = 0x7E7A_0002
+#: Job statuses after which nothing more happens to a job.
+FINAL = frozenset({"succeeded", "failed", "cancelled", "aborted"})
+
+
+def is_postgres(url: str | None) -> bool:
+    """Whether ``url`` is a PostgreSQL URL (the only database the queue runs on)."""
+    if not url or "://" not in url:
+        return False
+    return make_url(url).get_backend_name() == "postgresql"
+
+
+def conninfo(url: str) -> str:
+    """The libpq form of a SQLAlchemy URL (``postgresql+psycopg://`` -> ``postgresql://``)."""
+    if not is_postgres(url):
+        raise ValueError(f"the job queue needs a PostgreSQL database, not {url!r}")
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def make_app(url: str, *, pool_size: int = 4) -> App:
+    """A procrastinate app on ``url`` (open it with ``async with app.open_async()``)."""
+    connector = PsycopgConnector(conninfo=conninfo(url), min_size=1, max_size=pool_size)
+    return App(connector=connector)
+
+
+def slot_lock(pairing_id: int, game_index: int) -> str:
+    return f"arena-game-{pairing_id}-{game_index}"
+
+
+async def ensure_schema(url: str) -> bool:
+    """Make procrastinate's tables if the database has none yet; whether it made them."""
+    async with await psycopg.AsyncConnection.connect(conninfo(url)) as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        cur = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")
+        row = await cur.fetchone()
+        if row is not None and row[0]:
+            return False
+        await conn.execute(SchemaManager.get_schema())
+        return True
+
+
+async def job_states(conn: psycopg.AsyncConnection[Any], ids: Sequence[int]) -> dict[int, str]:
+    """The status of each job in ``ids`` (jobs no longer stored are left out)."""
+    cur = await conn.execute(
+        "SELECT id, status::text FROM procrastinate_jobs WHERE id = ANY(%s)", (list(ids),)
+    )
+    return {int(i): str(s) for i, s in await cur.fetchall()}
+
+
+async def active_job(conn: psycopg.AsyncConnection[Any], pairing_id: int, index: int) -> int | None:
+    """A job of this slot that is waiting or running (left by an earlier runner), if any."""
+    cur = await conn.execute(
+        "SELECT id FROM procrastinate_jobs WHERE task_name = %s AND lock = %s "
+        "AND status IN ('todo', 'doing') ORDER BY id LIMIT 1",
+        (TASK_NAME, slot_lock(pairing_id, index)),
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row[0])

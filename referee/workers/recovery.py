@@ -1,0 +1,160 @@
+"""Stalled games and stale workers: at-least-once play without double results.
+
+* Every worker sends a heartbeat (procrastinate's ``procrastinate_workers.last_heartbeat``).
+  :func:`recover_stalled`, run by every live worker each heartbeat, finds the running game
+  jobs of workers silent for longer than the stall timeout (killed, machine lost, stopped)
+  and puts them back in the queue, where another worker plays the game again from its start;
+  the third failed attempt is recorded void with the reason instead. An advisory lock makes
+  one worker at a time do this, so a stalled job is handed on once.
+* A worker that was only stopped (SIGSTOP, a frozen VM) wakes up believing it still plays its
+  games. :func:`watch_leases` notices within one heartbeat that its jobs were handed on, stops
+  its games (their bots die with them) and ends the process (exit code
+  :data:`LEASE_LOST_EXIT`) so that its queue library cannot mark the other worker's job done.
+  A result it reaches first is refused anyway by the lease guard (:mod:`.job`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Any
+
+import psycopg
+from procrastinate import App
+from procrastinate.jobs import Status
+
+from referee.storage import PairingInfo
+from referee.telemetry.logs import get_logger
+from referee.tournament.gamespec import slot_seats
+from referee.workers import MAX_ATTEMPTS, TASK_NAME
+from referee.workers.job import WorkerState, lease_guard, record_void
+from referee.workers.queue import conninfo
+
+log = get_logger("referee.workers.recovery")
+
+#: Any constant: one recoverer at a time.
+_RECOVERY_LOCK = 0x7E7A_0003
+#: A worker's exit code when it finds its games were handed to another worker (EX_TEMPFAIL:
+#: a supervisor restarts it).
+LEASE_LOST_EXIT = 75
+#: Seconds a worker that lost its lease gives its games to stop their bots before exiting.
+STOP_GRACE_S = 5.0
+
+
+async def recover_stalled(
+    app: App, state: WorkerState, url: str, stall_timeout_s: float
+) -> list[tuple[int, str]]:
+    """Hand on (or void, at the last attempt) the game jobs of silent workers; what was done
+    to which job. Does nothing when another worker is at it."""
+    async with await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True) as conn:
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (_RECOVERY_LOCK,))
+        row = await cur.fetchone()
+        if row is None or not row[0]:
+            return []
+        try:
+            stalled = await app.job_manager.get_stalled_jobs(
+                task_name=TASK_NAME, seconds_since_heartbeat=stall_timeout_s
+            )
+            done = []
+            for job in stalled:
+                assert job.id is not None
+                done.append((job.id, await _recover_one(app, state, job, stall_timeout_s)))
+            return done
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (_RECOVERY_LOCK,))
+
+
+async def _recover_one(app: App, state: WorkerState, job: Any, stall_timeout_s: float) -> str:
+    attempt = job.attempts + 1
+    kwargs = job.task_kwargs
+    pairing_id, index = int(kwargs["pairing_id"]), int(kwargs["game_index"])
+    reason = f"the worker playing it sent no heartbeat for {stall_timeout_s:g} s"
+    log.warning(
+        "game_stalled",
+        job_id=job.id,
+        worker=job.worker_id,
+        pairing_id=pairing_id,
+        game_index=index,
+        attempt=attempt,
+    )
+    if attempt < MAX_ATTEMPTS:
+        await app.job_manager.retry_job(job)
+        return "retried"
+    pairing = await asyncio.to_thread(state.repo.get_pairing, pairing_id)
+    await asyncio.to_thread(
+        _void,
+        state,
+        int(kwargs["tournament_id"]),
+        pairing,
+        index,
+        job,
+        f"attempt {attempt}: {reason}",
+    )
+    await app.job_manager.finish_job_by_id_async(job.id, status=Status.FAILED, delete_job=False)
+    return "void"
+
+
+def _void(
+    state: WorkerState, tournament_id: int, pairing: PairingInfo, index: int, job: Any, why: str
+) -> None:
+    plan = state.plan(tournament_id)
+    seats = slot_seats(plan.versions, pairing, index)
+    guard = lease_guard(job.id, job.worker_id)
+    record_void(state.repo, plan.info, plan.game, pairing, index, seats, why, guard)
+
+
+async def recovery_loop(
+    app: App, state: WorkerState, url: str, every_s: float, stall_timeout_s: float
+) -> None:
+    """:func:`recover_stalled` every ``every_s`` seconds until cancelled."""
+    while True:
+        try:
+            await recover_stalled(app, state, url, stall_timeout_s)
+        except (psycopg.Error, OSError) as exc:
+            log.warning("recovery_failed", reason=str(exc))
+        await asyncio.sleep(every_s)
+
+
+async def lost_jobs(conn: psycopg.AsyncConnection[Any], state: WorkerState) -> list[int]:
+    """The jobs this worker plays that are no longer ``doing`` under the worker id it took
+    them with."""
+    running = dict(state.running)
+    if not running:
+        return []
+    cur = await conn.execute(
+        "SELECT id, status::text, worker_id FROM procrastinate_jobs WHERE id = ANY(%s)",
+        (list(running),),
+    )
+    rows = {int(i): (s, w) for i, s, w in await cur.fetchall()}
+    return [
+        job_id
+        for job_id, (worker_id, _task) in running.items()
+        if rows.get(job_id, ("gone", None)) != ("doing", worker_id)
+        and job_id in state.running  # not finished meanwhile
+    ]
+
+
+async def watch_leases(state: WorkerState, url: str, every_s: float) -> None:
+    """Every ``every_s``: if a game of this worker was handed on, stop them all and exit."""
+    async with await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True) as conn:
+        while True:
+            await asyncio.sleep(every_s)
+            lost = await lost_jobs(conn, state)
+            if lost:
+                await abandon(state, f"jobs {lost} were handed to another worker")
+
+
+async def abandon(state: WorkerState, why: str) -> None:
+    """Stop every game of this worker (their bots stop with them) and end the process."""
+    if state.abandoning:
+        return
+    state.abandoning = True
+    log.error("lease_lost", reason=why, games=len(state.running))
+    tasks = [task for _worker, task in state.running.values()]
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(STOP_GRACE_S):
+            await asyncio.gather(*tasks, return_exceptions=True)
+    os._exit(LEASE_LOST_EXIT)

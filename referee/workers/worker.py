@@ -1,0 +1,126 @@
+"""``referee worker``: a process that takes game jobs from the queue and plays them.
+
+A worker plays up to ``concurrency`` games at once (default: one per core), each with both
+bots launched in the sandbox on this machine. It sends a heartbeat every ``heartbeat_s``; the
+workers together hand on the games of any worker silent for ``stall_timeout_s``
+(:mod:`.recovery`). SIGTERM/SIGINT stop taking jobs and let running games finish (for up to
+``shutdown_grace_s``; games cut off then are played again by another worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from procrastinate import App, JobContext, RetryStrategy
+from structlog.contextvars import bound_contextvars
+
+from referee.storage import Repository
+from referee.telemetry.logs import get_logger
+from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, TASK_NAME
+from referee.workers.job import LeaseLost, WorkerState, play_job
+from referee.workers.live import LivePublisher
+from referee.workers.queue import ensure_schema, make_app
+from referee.workers.recovery import abandon, recovery_loop, watch_leases
+
+log = get_logger("referee.workers.worker")
+
+
+@dataclass(slots=True)
+class WorkerOptions:
+    url: str
+    concurrency: int = 0
+    heartbeat_s: float = HEARTBEAT_S
+    stall_timeout_s: float = STALL_TIMEOUT_S
+    shutdown_grace_s: float = 60.0
+    no_sandbox: bool = False
+    name: str = ""
+    #: Publish live moves for the server's spectators.
+    live: bool = True
+
+    @property
+    def games_at_once(self) -> int:
+        return max(1, self.concurrency or os.cpu_count() or 1)
+
+
+def register_task(app: App, state: WorkerState) -> None:
+    """The game task on ``app``, playing with ``state``."""
+
+    @app.task(
+        name=TASK_NAME,
+        queue=QUEUE,
+        pass_context=True,
+        # Failures past the last attempt are recorded void by play_job, not failed here.
+        retry=RetryStrategy(max_attempts=MAX_ATTEMPTS),
+    )
+    async def play_game(context: JobContext, /, **kwargs: Any) -> str:
+        job = context.job
+        assert job.id is not None
+        # The game runs on a task of its own: a worker that lost its lease stops the game
+        # without this task ever returning, so the queue never marks a handed-on job done.
+        inner = asyncio.create_task(play_job(state, job.id, job.worker_id, job.attempts, kwargs))
+        state.running[job.id] = (job.worker_id, inner)
+        try:
+            await asyncio.wait({inner})
+        except asyncio.CancelledError:
+            inner.cancel()
+            await asyncio.wait({inner})
+            raise
+        finally:
+            state.running.pop(job.id, None)
+        if state.abandoning:
+            await asyncio.Event().wait()  # the process is exiting
+        if not inner.cancelled() and isinstance(inner.exception(), LeaseLost):
+            await abandon(state, str(inner.exception()))
+        return inner.result()
+
+
+async def run_worker(options: WorkerOptions) -> int:
+    """Take and play game jobs until SIGTERM/SIGINT; the exit code."""
+    name = options.name or f"{socket.gethostname()}-{os.getpid()}"
+    with bound_contextvars(worker=name):
+        await ensure_schema(options.url)
+        repo = await asyncio.to_thread(Repository.open, options.url)
+        publisher = LivePublisher(options.url) if options.live else None
+        state = WorkerState(repo, no_sandbox=options.no_sandbox, publisher=publisher)
+        app = make_app(options.url, pool_size=options.games_at_once + 3)
+        register_task(app, state)
+        sides: list[asyncio.Task[None]] = []
+        try:
+            if publisher is not None:
+                await publisher.start()
+            async with app.open_async():
+                every = options.heartbeat_s
+                sides.append(
+                    asyncio.create_task(
+                        recovery_loop(app, state, options.url, every, options.stall_timeout_s)
+                    )
+                )
+                sides.append(asyncio.create_task(watch_leases(state, options.url, every)))
+                log.info("worker_started", games_at_once=options.games_at_once)
+                await app.run_worker_async(
+                    queues=[QUEUE],
+                    name=name,
+                    concurrency=options.games_at_once,
+                    update_heartbeat_interval=options.heartbeat_s,
+                    stalled_worker_timeout=options.stall_timeout_s,
+                    # Jobs handed back by recovery are not announced: poll for them.
+                    fetch_job_polling_interval=min(1.0, options.heartbeat_s),
+                    shutdown_graceful_timeout=options.shutdown_grace_s,
+                    install_signal_handlers=True,
+                )
+        finally:
+            for task in sides:
+                task.cancel()
+            for task in sides:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+            if publisher is not None:
+                await publisher.close()
+            repo.close()
+        log.info("worker_stopped")
+        return 0
