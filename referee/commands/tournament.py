@@ -300,7 +300,6 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     from referee.server.live import LiveHub
     from referee.telemetry import logs as referee_logging
     from referee.tournament.presence import watch_presence
-    from referee.tournament.runner import TournamentRunner
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)
@@ -317,18 +316,7 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         display = None if args.no_progress else ProgressDisplay(err, t.name)
         try:
             async with queue_for(args, repo, hub, err.print) as queue:
-                runner = TournamentRunner(
-                    repo,
-                    t.id,
-                    concurrency=args.run_concurrency,
-                    hub=hub,
-                    server=server,
-                    progress=display,
-                    ladder=None if args.no_ladder else args.ladder,
-                    remote_timeout=args.remote_timeout,
-                    no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
-                    queue=queue,
-                )
+                runner = _runner(args, repo, t, hub, server, display, queue)
                 watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
                 try:
                     if display is not None:
@@ -353,6 +341,25 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     except ValueError as exc:
         return fail("tournament run", exc)
     return _report_run(err, summary, repo, t)
+
+
+def _runner(
+    args: argparse.Namespace, repo: Any, t: Any, hub: Any, server: Any, display: Any, queue: Any
+) -> Any:
+    from referee.tournament.runner import TournamentRunner
+
+    return TournamentRunner(
+        repo,
+        t.id,
+        concurrency=args.run_concurrency,
+        hub=hub,
+        server=server,
+        progress=display,
+        ladder=None if args.no_ladder else args.ladder,
+        remote_timeout=args.remote_timeout,
+        no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
+        queue=queue,
+    )
 
 
 def _report_run(err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo) -> int:
