@@ -18,8 +18,8 @@ from referee.commands._common import (
     time_control,
 )
 from referee.commands._ops import add_ops_options, start_ops
-from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
 from referee.commands._queued import add_queue_option, queue_for
+from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
 from referee.commands._uploads import add_upload_options, build_service
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
