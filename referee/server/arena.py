@@ -20,6 +20,7 @@ from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import load_game
 from referee.server import bounds
+from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
 from referee.storage import (
     GameDetail,
@@ -54,6 +55,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         #: Tournament id -> the presence board of its remote entries, while a referee on this
         #: server runs it (:class:`referee.tournament.presence.PresenceBoard`).
         self.presence: dict[int, Any] = {}
+        #: Who a call's token belongs to: a validation game is readable by its uploader and
+        #: the staff only.
+        self.callers = Callers(repo)
 
     def add_to(self, server: grpc.aio.Server) -> None:
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
@@ -74,6 +78,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             code, text = grpc.StatusCode.NOT_FOUND, str(exc)
         except ValueError as exc:
             code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        except PermissionError as exc:
+            code, text = grpc.StatusCode.PERMISSION_DENIED, str(exc)
         await context.abort(code, text)
         raise AssertionError("context.abort() returned")  # it always raises
 
@@ -290,16 +296,22 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
         return await self._call(context, build)
 
-    def _detail(self, text: str, field: str = "game") -> GameDetail:
-        return self.repo.get_game(bounds.reference(text, field))
+    def _detail(self, text: str, field: str = "game", caller: Caller | None = None) -> GameDetail:
+        """A stored game; ``PermissionError`` for a validation game ``caller`` may not read."""
+        detail = self.repo.get_game(bounds.reference(text, field))
+        if not may_read_game(self.repo, caller, detail.summary):
+            raise PermissionError(private_game(detail.summary.uid))
+        return detail
 
     async def GetGame(
         self,
         request: apb.GetGameRequest,
         context: grpc.aio.ServicerContext[apb.GetGameRequest, apb.GameRecord],
     ) -> apb.GameRecord:
+        caller = await self.callers.of(context)
+
         def build() -> apb.GameRecord:
-            detail = self._detail(request.game)
+            detail = self._detail(request.game, caller=caller)
             return apb.GameRecord(
                 summary=self._summary(detail.summary),
                 record_text=detail.record_text or "",
@@ -325,7 +337,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             async for event in live_events(live):
                 yield event
             return
-        detail: GameDetail = await self._call(context, self._detail, request.uid, "uid")
+        caller = await self.callers.of(context)
+        detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
 

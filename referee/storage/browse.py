@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from referee.match.verdicts import Verdict
+from referee.storage.enums import GameKind
 from referee.storage.models import Bot, BotVersion, GameRow, GameSeat, Player
 from referee.storage.repository import Repository
 
@@ -97,7 +98,8 @@ def version_names(repo: Repository) -> dict[int, VersionName]:
 
 
 def played_games(repo: Repository) -> list[PlayedGame]:
-    """Every two-seat game that was not aborted, oldest first (voided forfeits included, marked)."""
+    """Every two-seat rated game that was not aborted, oldest first (voided forfeits
+    included, marked; validation games are never rated)."""
     games = select(
         GameRow.id,
         GameRow.game,
@@ -106,11 +108,11 @@ def played_games(repo: Repository) -> list[PlayedGame]:
         GameRow.verdict,
         GameRow.voided,
         GameRow.finished_at,
-    ).where(GameRow.verdict != Verdict.ABORTED.value)
+    ).where(GameRow.verdict != Verdict.ABORTED.value, GameRow.kind == GameKind.RATED.value)
     seats = (
         select(GameSeat.game_id, GameSeat.seat, GameSeat.bot_version_id)
         .join(GameRow, GameSeat.game_id == GameRow.id)
-        .where(GameRow.verdict != Verdict.ABORTED.value)
+        .where(GameRow.verdict != Verdict.ABORTED.value, GameRow.kind == GameKind.RATED.value)
     )
     with repo.db.read() as s:
         by_game: dict[int, list[int | None]] = {}
@@ -137,7 +139,7 @@ def recent_games(
     game: str | None = None,
     limit: int = 50,
 ) -> list[GameLine]:
-    """Games newest first; of these bot versions when given."""
+    """Public (rated) games newest first; of these bot versions when given."""
     query = select(
         GameRow.id,
         GameRow.uid,
@@ -149,7 +151,7 @@ def recent_games(
         GameRow.plies,
         GameRow.voided,
         GameRow.finished_at,
-    )
+    ).where(GameRow.kind == GameKind.RATED.value)
     if version_ids:
         seated = select(GameSeat.game_id).where(GameSeat.bot_version_id.in_(list(version_ids)))
         query = query.where(GameRow.id.in_(seated))

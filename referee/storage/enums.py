@@ -102,3 +102,12 @@ class Role(enum.StrEnum):
 
 
 _ROLE_RANK = {Role.STUDENT: 1, Role.INSTRUCTOR: 2, Role.ADMIN: 3}
+
+
+class GameKind(enum.StrEnum):
+    """Why a game was played: only ``rated`` games count in tables and ladders, and only they
+    are public; a ``validation`` game (a new upload against the reference bot) is its owner's
+    and the instructor's to read."""
+
+    RATED = "rated"
+    VALIDATION = "validation"

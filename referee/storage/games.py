@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, selectinload
 from engine.adjudication.verdicts import Ending, parse_ending
 from engine.outcome import points, result_text
 from referee.storage.base import AreaRepository
-from referee.storage.enums import ForfeitPolicy, MemoryMeasure, PairingStatus, Verdict
+from referee.storage.enums import ForfeitPolicy, GameKind, MemoryMeasure, PairingStatus, Verdict
 from referee.storage.errors import (
     ConflictError,
     DuplicateGameError,
@@ -81,6 +81,8 @@ class FinishedGame:
     #: An ``aborted`` game that holds its slot anyway: given up on after repeated failures
     #: (recorded void with the reason, never replayed, so the tournament can finish).
     given_up: bool = False
+    #: ``validation`` games are never rated and never public (see :class:`GameKind`).
+    kind: GameKind = GameKind.RATED
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,8 @@ class GameSummary:
     #: The isolation its launched bots ran under (the record's ``Sandbox`` tag: ``bwrap`` or
     #: ``none``); ``None`` when the game's bots were not launched by the referee.
     sandbox: str | None = None
+    #: ``rated``, or ``validation`` (private to the uploader and the instructor, never rated).
+    kind: GameKind = GameKind.RATED
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,11 +232,15 @@ class GameRepository(AreaRepository):
         limit: int | None = 100,
         offset: int = 0,
         game: str | None = None,
+        include_validation: bool = False,
     ) -> list[GameSummary]:
         """Games, oldest first (without their records: see :meth:`get_game`); ``game``: only
-        games of that game (e.g. ``tetress``)."""
+        games of that game (e.g. ``tetress``). Validation games are private, so left out
+        unless ``include_validation`` (a student's own list, the instructor's)."""
         with self.db.read() as s:
             query = select(GameRow).options(selectinload(GameRow.seats))
+            if not include_validation:
+                query = query.where(GameRow.kind == GameKind.RATED.value)
             if game is not None:
                 query = query.where(GameRow.game == game)
             if tournament_id is not None:
@@ -250,14 +258,17 @@ class GameRepository(AreaRepository):
             return [game_summary(r) for r in s.scalars(query)]
 
     def count_games(self, *, tournament_id: int | None = None, counted_only: bool = True) -> int:
-        """How many games are stored (by default those that count: not aborted, not void)."""
+        """How many games are stored (by default those that count: not aborted, not void,
+        not validation games)."""
         with self.db.read() as s:
             query = select(func.count()).select_from(GameRow)
             if tournament_id is not None:
                 query = query.where(GameRow.tournament_id == tournament_id)
             if counted_only:
                 query = query.where(
-                    GameRow.voided.is_(False), GameRow.verdict != Verdict.ABORTED.value
+                    GameRow.voided.is_(False),
+                    GameRow.verdict != Verdict.ABORTED.value,
+                    GameRow.kind == GameKind.RATED.value,
                 )
             return int(s.scalar(query) or 0)
 
@@ -265,9 +276,10 @@ class GameRepository(AreaRepository):
         self, *, tournament_id: int | None = None, game: str | None = None
     ) -> list[GameResult]:
         """Counted two-seat games as the rating code's :class:`GameResult` (names are
-        ``bot@version`` labels), oldest first. Aborted games are left out; voided forfeits are
-        kept with ``void=True`` (they still count among the forfeiter's forfeits). ``game``:
-        only games of that game, so that a table never mixes two games' ratings."""
+        ``bot@version`` labels), oldest first. Aborted and validation games are left out;
+        voided forfeits are kept with ``void=True`` (they still count among the forfeiter's
+        forfeits). ``game``: only games of that game, so that a table never mixes two games'
+        ratings."""
         from referee.ratings.results import GameResult
 
         with self.db.read() as s:
@@ -279,7 +291,10 @@ class GameRepository(AreaRepository):
             }
             query = (
                 select(GameRow)
-                .where(GameRow.verdict != Verdict.ABORTED.value)
+                .where(
+                    GameRow.verdict != Verdict.ABORTED.value,
+                    GameRow.kind == GameKind.RATED.value,
+                )
                 .options(selectinload(GameRow.seats))
                 .order_by(GameRow.finished_at, GameRow.id)
             )
@@ -349,6 +364,7 @@ def _game_row(s: Session, game: FinishedGame, verdict: Verdict, pairing: Pairing
         winner_seat=game.winner_seat,
         offender_seat=game.offender_seat,
         voided=voided,
+        kind=GameKind(game.kind).value,
         plies=game.plies,
         moves=[dict(m) for m in game.moves],
         record_text=game.record_text,
@@ -416,6 +432,7 @@ def game_summary(row: GameRow) -> GameSummary:
             for seat in row.seats
         ),
         sandbox=_sandbox_tag(row),
+        kind=GameKind(row.kind),
     )
 
 

@@ -35,6 +35,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from referee.storage.enums import (
     ForfeitPolicy,
+    GameKind,
     MemoryMeasure,
     PairingStatus,
     PlayerKind,
@@ -266,6 +267,7 @@ class GameRow(Base):
         UniqueConstraint("pairing_id", "slot"),
         CheckConstraint(_in("verdict", Verdict), name="verdict"),
         CheckConstraint("slot IS NULL OR slot = game_index", name="slot"),
+        CheckConstraint(_in("kind", GameKind), name="kind"),
         Index(None, "tournament_id", "finished_at"),
     )
 
@@ -291,6 +293,10 @@ class GameRow(Base):
     offender_seat: Mapped[int | None]
     #: Left out of results and ratings (forfeit policy "void", or an aborted game).
     voided: Mapped[bool] = mapped_column(default=False)
+    #: ``rated`` (tables, ladders, public pages) or ``validation`` (private, never rated).
+    kind: Mapped[str] = mapped_column(
+        String(16), default=GameKind.RATED.value, server_default=GameKind.RATED.value
+    )
     plies: Mapped[int]
     #: Per ply: ``seat``, ``move``, ``measured_s``, ``reported_s``, ``memory_bytes``, ...
     moves: Mapped[list[Any]] = mapped_column(default=list)

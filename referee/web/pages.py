@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from engine.registry import game_names
 from referee.storage import GameDetail, NotFoundError, TournamentInfo
 from referee.storage.browse import VersionName, recent_games
+from referee.storage.enums import GameKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.context import Web, int_param, web_of
@@ -214,6 +215,9 @@ def load_game_view(web: Web, game_id: int) -> tuple[GameView, GameDetail]:
         detail = web.need_repo().get_game(game_id)
     except NotFoundError:
         raise HTTPException(404, f"no game {game_id}") from None
+    if detail.summary.kind is not GameKind.RATED:
+        # A validation game is private: its uploader reads it with `client_sdk mine game`.
+        raise HTTPException(404, f"no game {game_id}")
     value = (build_view(detail, snapshot(web).names), detail)
     web.views.put(game_id, value)
     return value

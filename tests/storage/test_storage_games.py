@@ -286,3 +286,23 @@ def test_a_game_id_is_stored_once(
         repo.record_game(game)
     assert _table_counts(db) == (1, 2)
     assert repo.get_game("game-42").summary.uid == "game-42"
+
+
+def test_validation_games_are_kept_but_never_rated_or_listed(
+    repo: Repository, versions: list[int], make_game: MakeGame
+) -> None:
+    """A validation game is stored with its record and seats, readable by id, but left out of
+    results, counts, public game lists and the web's tables; a rated game beside it is not."""
+    from referee.storage.browse import played_games, recent_games
+    from referee.storage.enums import GameKind
+
+    rated = repo.record_game(make_game(versions[:2], winner=0))
+    check = repo.record_game(replace(make_game(versions[:2], winner=1), kind=GameKind.VALIDATION))
+    assert check.kind is GameKind.VALIDATION and rated.kind is GameKind.RATED
+    assert repo.get_game(check.uid).record_text == make_game(versions[:2]).record_text
+    assert [g.uid for g in repo.list_games()] == [rated.uid]
+    both = repo.list_games(include_validation=True, bot_version_id=versions[0])
+    assert [g.uid for g in both] == [rated.uid, check.uid]
+    assert len(repo.game_results()) == 1 and repo.count_games() == 1
+    assert [g.id for g in played_games(repo)] == [rated.id]
+    assert [g.uid for g in recent_games(repo)] == [rated.uid]

@@ -1,0 +1,92 @@
+"""Who is calling a read service (Arena, Submissions): the player behind the call's token and
+their role, so that each view shows a caller what is theirs to see.
+
+A call carries ``authorization: Bearer <token>``. A student (or a team) sees their own
+versions, games and bot output; the instructor and an admin see everyone's; a call without a
+token is the public, who see only rated games. The token check is the stored token table's
+(:class:`~referee.storage.auth.StoredTokenAuth`: each token hashed once per server run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from referee.storage.auth import StoredTokenAuth
+from referee.storage.enums import GameKind
+from referee.storage.games import GameSummary
+from referee.storage.players import PlayerInfo
+from referee.storage.repository import Repository
+
+#: Roles that see every player's versions, validation games and bot output.
+STAFF_ROLES = frozenset({"instructor", "admin"})
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An authenticated caller: their player and role (``student``, ``instructor``, ...)."""
+
+    player: PlayerInfo
+    role: str
+
+    @property
+    def sees_all(self) -> bool:
+        """Whether this caller may read anyone's validation games and bot output."""
+        return self.role in STAFF_ROLES
+
+
+def bearer_token(context: Any) -> str:
+    """The token of a call's ``authorization: Bearer`` metadata, or ``""``."""
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer":
+                return token.strip()
+    return ""
+
+
+class Callers:
+    """Resolves a call's token to a :class:`Caller` (``None``: no token, or not a valid one)."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self._tokens = StoredTokenAuth(repo, threads=1)
+
+    async def of(self, context: Any) -> Caller | None:
+        player = await self._tokens.owner(bearer_token(context))
+        if player is None:
+            return None
+        return Caller(player, role_of(player))
+
+    def close(self) -> None:
+        self._tokens.close()
+
+
+def role_of(player: PlayerInfo) -> str:
+    """A player's role. Every stored player is a student until roles are stored."""
+    return "student"
+
+
+def own_seat(repo: Repository, player: PlayerInfo, summary: GameSummary) -> int | None:
+    """The seat ``player``'s bot held in a game (the first, if both), else ``None``."""
+    for seat in summary.seats:
+        if repo.get_bot_version(seat.bot_version_id).owner_id == player.id:
+            return seat.seat
+    return None
+
+
+def may_read_game(repo: Repository, caller: Caller | None, summary: GameSummary) -> bool:
+    """Rated games are public; a validation game is its uploader's and the staff's."""
+    if summary.kind is GameKind.RATED:
+        return True
+    if caller is None:
+        return False
+    return caller.sees_all or own_seat(repo, caller.player, summary) is not None
+
+
+def private_game(game_id: str) -> str:
+    """The sentence for a caller who may not read a private (validation) game."""
+    return (
+        f"game {game_id} is a validation game: only its uploader and the instructor may read "
+        f"it (python -m client_sdk mine game {game_id} with the uploader's token)"
+    )
