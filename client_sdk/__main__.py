@@ -2,7 +2,7 @@
 
 ``python -m client_sdk submit ... PATH`` uploads a bot's code instead, and
 ``python -m client_sdk mine ...`` lists your versions, games and bot output (see
-:mod:`client_sdk._submit`).
+:mod:`client_sdk._submit` and :mod:`client_sdk._mine`).
 
 BOT is a course-style package directory (``path/to/pkg`` or ``path/to/pkg:ClassName``), an
 SDK module (``client_sdk.examples.random_bot`` or ``module:Name``) or a Python file
@@ -156,9 +156,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     # Commands that talk to a person, not to a referee game: their stdout stays stdout.
     if words and words[0] in ("submit", "mine"):
-        from client_sdk import _submit
+        from client_sdk import _mine, _submit
 
-        return (_submit.submit_main if words[0] == "submit" else _submit.mine_main)(words[1:])
+        return (_submit.submit_main if words[0] == "submit" else _mine.mine_main)(words[1:])
     # Parsed first, so that --help (and only --help) goes to stdout.
     parser = _parser()
     args = parser.parse_args(words)

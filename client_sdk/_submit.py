@@ -1,5 +1,5 @@
-"""``python -m client_sdk submit`` and ``python -m client_sdk mine``: upload a bot's code to a
-referee, and list your own versions, games and bot output.
+"""``python -m client_sdk submit``: upload a bot's code to a referee (``mine``, which lists
+your versions, games and bot output, is :mod:`client_sdk._mine`).
 
 What is uploaded (see docs/sdk.md, "Submitting your bot"):
 
@@ -111,14 +111,14 @@ def _files(item: Path) -> Iterator[tuple[Path, str]]:
             yield file, file.relative_to(item.parent).as_posix()
 
 
-def _channel(args: argparse.Namespace) -> grpc.Channel:
+def channel(args: argparse.Namespace) -> grpc.Channel:
     tls = tls_of(args)
     if tls is not None:
         return grpc.secure_channel(args.server, tls.credentials())
     return grpc.insecure_channel(args.server)
 
 
-def _reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
+def reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
     """Why a call failed: the referee's words, or why the TLS handshake failed."""
     if exc.code() == grpc.StatusCode.UNAVAILABLE and args.tls:
         why = handshake_failure(tls_of(args), args.server)
@@ -127,11 +127,7 @@ def _reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
     return str(exc.details() or exc.code())
 
 
-def _metadata(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
-    return _bearer(args.token)
-
-
-def _bearer(token: str) -> tuple[tuple[str, str], ...]:
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
     """The call metadata that authenticates ``token``."""
     return (("authorization", f"Bearer {token}"),)
 
@@ -155,11 +151,11 @@ def upload(
             yield spb.SubmitRequest(chunk=data[offset : offset + CHUNK])
 
     stub = submissions_pb2_grpc.SubmissionsStub(channel)
-    return iter(stub.Submit(requests(), metadata=_bearer(token)))
+    return iter(stub.Submit(requests(), metadata=bearer(token)))
 
 
 def submit_main(argv: Sequence[str]) -> int:
-    parser = _common_parser("submit", "Upload a bot's code; print its version and verdict.")
+    parser = common_parser("submit", "Upload a bot's code; print its version and verdict.")
     parser.add_argument("path", metavar="PATH", help="package dir[:Class] or module.py[:Class]")
     parser.add_argument("--name", help="the bot's name in tables (default: <player>-<entry>)")
     parser.add_argument(
@@ -178,15 +174,15 @@ def submit_main(argv: Sequence[str]) -> int:
         return _finish(args, {**result, "reason": str(exc)}, 2)
     _say(args, f"uploading {package.entry} ({package.files} files, {len(package.data)} bytes)")
     try:
-        with _channel(args) as channel:
+        with channel(args) as chan:
             for event in upload(
-                channel, args.token, package.data, name=args.name, wait=not args.no_wait
+                chan, args.token, package.data, name=args.name, wait=not args.no_wait
             ):
                 result.update(_event(args, event))
     except TlsSetupError as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
     except grpc.RpcError as exc:
-        return _finish(args, {**result, "reason": _reason(args, exc)}, 1)
+        return _finish(args, {**result, "reason": reason(args, exc)}, 1)
     return _finish(args, result, 0 if result["status"] != "rejected" else 1)
 
 
@@ -223,7 +219,7 @@ def _finish(args: argparse.Namespace, result: dict[str, Any], code: int) -> int:
     return code
 
 
-def _common_parser(command: str, description: str) -> argparse.ArgumentParser:
+def common_parser(command: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python -m client_sdk {command}", description=description
     )
@@ -232,50 +228,3 @@ def _common_parser(command: str, description: str) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     tls_options(parser)
     return parser
-
-
-def mine_main(argv: Sequence[str]) -> int:
-    from google.protobuf.json_format import MessageToDict
-
-    from client_sdk.proto import submissions_pb2 as spb
-    from client_sdk.proto import submissions_pb2_grpc
-
-    parser = _common_parser("mine", "Your versions and games; --output GAME: your bot's output.")
-    parser.add_argument("--output", metavar="GAME_ID", help="print your bot's output in a game")
-    args = parser.parse_args(argv)
-    try:
-        with _channel(args) as channel:
-            stub = submissions_pb2_grpc.SubmissionsStub(channel)
-            if args.output:
-                out = stub.GetMyOutput(
-                    spb.GetMyOutputRequest(game_id=args.output), metadata=_metadata(args)
-                )
-                data: Any = out
-            else:
-                data = stub.ListMine(spb.ListMineRequest(), metadata=_metadata(args))
-    except TlsSetupError as exc:
-        print(f"python -m client_sdk mine: {exc}", file=sys.stderr)
-        return 2
-    except grpc.RpcError as exc:
-        print(f"python -m client_sdk mine: {_reason(args, exc)}", file=sys.stderr)
-        return 1
-    if args.json:
-        print(json.dumps(MessageToDict(data, preserving_proto_field_name=True)))
-    elif args.output:
-        print(f"game {data.game_id}, seat {data.seat} ({data.bot}):")
-        print(data.output.rstrip())
-    else:
-        _print_mine(data)
-    return 0
-
-
-def _print_mine(data: Any) -> None:
-    print(f"versions of {data.player}:")
-    for v in data.versions:
-        star = " *plays*" if v.playing else ""
-        print(f"  {v.bot}@{v.version}  {v.status}{star}  {v.uploaded_at}  {v.reason}")
-    print("games:")
-    for g in data.games:
-        where = f" [{g.tournament}]" if g.tournament else ""
-        seats = " vs ".join(g.seats)
-        print(f"  {g.game_id}{where}  {seats}  {g.result} ({g.verdict})  you: seat {g.my_seat}")

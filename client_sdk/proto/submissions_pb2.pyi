@@ -7,8 +7,9 @@ on the same port as the Referee and Arena services.
 
 Every call is authenticated by the player's token in the call metadata:
 `authorization: Bearer <token>` (UNAUTHENTICATED otherwise). A student sees only their own
-versions and only their own bot's output. Times are RFC 3339 UTC strings. Fields are only
-ever added.
+versions, their own games (validation games included) and only their own bot's output; the
+instructor and admins see everyone's. Times are RFC 3339 UTC strings. Fields are only ever
+added.
 """
 
 from collections import abc as _abc
@@ -193,12 +194,17 @@ Global___Validated: _TypeAlias = Validated  # noqa: Y015
 class ListMineRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    PLAYER_FIELD_NUMBER: _builtins.int
+    player: _builtins.str
+    """Another player's name (staff only); empty for the caller."""
     def __init__(
         self,
+        *,
+        player: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player", b"player"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -220,6 +226,7 @@ class SubmissionView(_message.Message):
     FILES_FIELD_NUMBER: _builtins.int
     PLAYING_FIELD_NUMBER: _builtins.int
     OUTPUT_FIELD_NUMBER: _builtins.int
+    VALIDATION_GAME_ID_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     version: _builtins.str
     digest: _builtins.str
@@ -234,6 +241,8 @@ class SubmissionView(_message.Message):
     """Whether this is the version that plays now (the bot's latest accepted one)."""
     output: _builtins.str
     """The bot's own captured output in its validation game (bounded)."""
+    validation_game_id: _builtins.str
+    """The validation game's id (its record: GetMyGame), "" when none was played."""
     def __init__(
         self,
         *,
@@ -249,10 +258,11 @@ class SubmissionView(_message.Message):
         files: _builtins.int = ...,
         playing: _builtins.bool = ...,
         output: _builtins.str = ...,
+        validation_game_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_bytes", b"archive_bytes", "bot", b"bot", "digest", b"digest", "files", b"files", "output", b"output", "playing", b"playing", "reason", b"reason", "status", b"status", "unpacked_bytes", b"unpacked_bytes", "uploaded_at", b"uploaded_at", "validated_at", b"validated_at", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_bytes", b"archive_bytes", "bot", b"bot", "digest", b"digest", "files", b"files", "output", b"output", "playing", b"playing", "reason", b"reason", "status", b"status", "unpacked_bytes", b"unpacked_bytes", "uploaded_at", b"uploaded_at", "validated_at", b"validated_at", "validation_game_id", b"validation_game_id", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -270,6 +280,8 @@ class MyGame(_message.Message):
     VERDICT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     tournament: _builtins.str
     """The tournament's name ("" for a game outside tournaments)."""
@@ -279,6 +291,12 @@ class MyGame(_message.Message):
     verdict: _builtins.str
     reason: _builtins.str
     finished_at: _builtins.str
+    game: _builtins.str
+    """The game played (`tetress`, `att`)."""
+    kind: _builtins.str
+    """`rated` (tables and ladders) or `validation` (a new version against the reference bot:
+    private, never rated).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Seat labels (`bot@version`), seat 0 first."""
@@ -294,10 +312,12 @@ class MyGame(_message.Message):
         verdict: _builtins.str = ...,
         reason: _builtins.str = ...,
         finished_at: _builtins.str = ...,
+        game: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game_id", b"game_id", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "game_id", b"game_id", "kind", b"kind", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -335,18 +355,26 @@ class GetMyOutputRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     """A stored game's id (the wire game id)."""
+    seat: _builtins.int
+    """Which seat's output (default: the caller's own bot's seat). Another player's seat is
+    PERMISSION_DENIED unless the caller is staff.
+    """
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "game_id", b"game_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___GetMyOutputRequest: _TypeAlias = GetMyOutputRequest  # noqa: Y015
 
@@ -382,3 +410,51 @@ class MyOutput(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MyOutput: _TypeAlias = MyOutput  # noqa: Y015
+
+@_typing.final
+class GetMyGameRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    """A stored game's id (the wire game id)."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMyGameRequest: _TypeAlias = GetMyGameRequest  # noqa: Y015
+
+@_typing.final
+class MyGameRecord(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_FIELD_NUMBER: _builtins.int
+    RECORD_TEXT_FIELD_NUMBER: _builtins.int
+    RECORD_JSON_FIELD_NUMBER: _builtins.int
+    record_text: _builtins.str
+    """The game's record (PGN-like)."""
+    record_json: _builtins.str
+    """The same record as JSON (docs/records.md)."""
+    @_builtins.property
+    def game(self) -> Global___MyGame: ...
+    def __init__(
+        self,
+        *,
+        game: Global___MyGame | None = ...,
+        record_text: _builtins.str = ...,
+        record_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "record_json", b"record_json", "record_text", b"record_text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MyGameRecord: _TypeAlias = MyGameRecord  # noqa: Y015

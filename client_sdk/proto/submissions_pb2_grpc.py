@@ -49,6 +49,11 @@ class SubmissionsStub:
                 request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
                 response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyOutput.FromString,
                 _registered_method=True)
+        self.GetMyGame = channel.unary_unary(
+                '/tetromino.referee.v1.Submissions/GetMyGame',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.FromString,
+                _registered_method=True)
 
 
 class SubmissionsServicer:
@@ -68,7 +73,8 @@ class SubmissionsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMine(self, request, context):
-        """The caller's own versions (newest last) and the games their versions played.
+        """The caller's own versions (newest last) and the games their versions played, validation
+        games included. The staff may name another player (PERMISSION_DENIED for a student).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -76,7 +82,16 @@ class SubmissionsServicer:
 
     def GetMyOutput(self, request, context):
         """The caller's own bot's captured output in one game. PERMISSION_DENIED if none of the
-        caller's versions played it, NOT_FOUND for an unknown game.
+        caller's versions played it (unless the caller is staff), NOT_FOUND for an unknown game.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetMyGame(self, request, context):
+        """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
+        ATT), validation games included. A rated game is anyone's to read; a validation game is
+        PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -99,6 +114,11 @@ def add_SubmissionsServicer_to_server(servicer, server):
                     servicer.GetMyOutput,
                     request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.FromString,
                     response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyOutput.SerializeToString,
+            ),
+            'GetMyGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMyGame,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -182,6 +202,33 @@ class Submissions:
             '/tetromino.referee.v1.Submissions/GetMyOutput',
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyOutput.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMyGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Submissions/GetMyGame',
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,8 +8,9 @@ on the same port as the Referee and Arena services.
 
 Every call is authenticated by the player's token in the call metadata:
 `authorization: Bearer <token>` (UNAUTHENTICATED otherwise). A student sees only their own
-versions and only their own bot's output. Times are RFC 3339 UTC strings. Fields are only
-ever added.
+versions, their own games (validation games included) and only their own bot's output; the
+instructor and admins see everyone's. Times are RFC 3339 UTC strings. Fields are only ever
+added.
 """
 
 from collections import abc as _abc
@@ -50,10 +51,17 @@ class SubmissionsStub:
     name is someone else's), with the reason as the status message; nothing of it is stored.
     """
     ListMine: _grpc.UnaryUnaryMultiCallable[_submissions_pb2.ListMineRequest, _submissions_pb2.ListMineResponse]
-    """The caller's own versions (newest last) and the games their versions played."""
+    """The caller's own versions (newest last) and the games their versions played, validation
+    games included. The staff may name another player (PERMISSION_DENIED for a student).
+    """
     GetMyOutput: _grpc.UnaryUnaryMultiCallable[_submissions_pb2.GetMyOutputRequest, _submissions_pb2.MyOutput]
     """The caller's own bot's captured output in one game. PERMISSION_DENIED if none of the
-    caller's versions played it, NOT_FOUND for an unknown game.
+    caller's versions played it (unless the caller is staff), NOT_FOUND for an unknown game.
+    """
+    GetMyGame: _grpc.UnaryUnaryMultiCallable[_submissions_pb2.GetMyGameRequest, _submissions_pb2.MyGameRecord]
+    """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
+    ATT), validation games included. A rated game is anyone's to read; a validation game is
+    PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
     """
 
 @_typing.type_check_only
@@ -69,10 +77,17 @@ class SubmissionsAsyncStub(SubmissionsStub):
     name is someone else's), with the reason as the status message; nothing of it is stored.
     """
     ListMine: _aio.UnaryUnaryMultiCallable[_submissions_pb2.ListMineRequest, _submissions_pb2.ListMineResponse]  # type: ignore[assignment]
-    """The caller's own versions (newest last) and the games their versions played."""
+    """The caller's own versions (newest last) and the games their versions played, validation
+    games included. The staff may name another player (PERMISSION_DENIED for a student).
+    """
     GetMyOutput: _aio.UnaryUnaryMultiCallable[_submissions_pb2.GetMyOutputRequest, _submissions_pb2.MyOutput]  # type: ignore[assignment]
     """The caller's own bot's captured output in one game. PERMISSION_DENIED if none of the
-    caller's versions played it, NOT_FOUND for an unknown game.
+    caller's versions played it (unless the caller is staff), NOT_FOUND for an unknown game.
+    """
+    GetMyGame: _aio.UnaryUnaryMultiCallable[_submissions_pb2.GetMyGameRequest, _submissions_pb2.MyGameRecord]  # type: ignore[assignment]
+    """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
+    ATT), validation games included. A rated game is anyone's to read; a validation game is
+    PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
     """
 
 class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
@@ -97,7 +112,9 @@ class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
         request: _submissions_pb2.ListMineRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_submissions_pb2.ListMineResponse, _abc.Awaitable[_submissions_pb2.ListMineResponse]]:
-        """The caller's own versions (newest last) and the games their versions played."""
+        """The caller's own versions (newest last) and the games their versions played, validation
+        games included. The staff may name another player (PERMISSION_DENIED for a student).
+        """
 
     @_abc_1.abstractmethod
     def GetMyOutput(
@@ -106,7 +123,18 @@ class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_submissions_pb2.MyOutput, _abc.Awaitable[_submissions_pb2.MyOutput]]:
         """The caller's own bot's captured output in one game. PERMISSION_DENIED if none of the
-        caller's versions played it, NOT_FOUND for an unknown game.
+        caller's versions played it (unless the caller is staff), NOT_FOUND for an unknown game.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMyGame(
+        self,
+        request: _submissions_pb2.GetMyGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_submissions_pb2.MyGameRecord, _abc.Awaitable[_submissions_pb2.MyGameRecord]]:
+        """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
+        ATT), validation games included. A rated game is anyone's to read; a validation game is
+        PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
         """
 
 def add_SubmissionsServicer_to_server(servicer: SubmissionsServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

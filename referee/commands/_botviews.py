@@ -45,13 +45,16 @@ def version_rows(repo: Repository, bot_name: str | None = None) -> list[dict[str
                 files=sub.files,
                 sandbox=sub.sandbox,
                 playing=playing[v.bot_id] == v.id,
+                validation_game_id=sub.validation_game_uid,
             )
         out.append(row)
     return out
 
 
 def bot_detail(repo: Repository, bot_name: str) -> dict[str, Any]:
-    """A bot's versions (with validation output) and every game each version played."""
+    """A bot's versions (with validation output) and every game each version played, its
+    validation games included (``kind``: ``rated`` or ``validation``), with each seat's
+    output."""
     versions = version_rows(repo, bot_name)
     if not versions:
         from referee.storage import NotFoundError
@@ -74,7 +77,9 @@ def bot_detail(repo: Repository, bot_name: str) -> dict[str, Any]:
                 "verdict": g.verdict.value,
                 "reason": g.reason,
                 "finished_at": _time(g.finished_at),
+                "game": g.game,
+                "kind": g.kind.value,
             }
-            for g in repo.list_games(bot_version_id=row["id"], limit=None)
+            for g in repo.list_games(bot_version_id=row["id"], limit=None, include_validation=True)
         ]
     return {"bot": bot_name, "owner": versions[-1]["owner"], "versions": versions}

@@ -133,6 +133,7 @@ def _show(args: argparse.Namespace) -> int:
                 print(f"      | {line}")
         for g in v["games"]:
             where = f" [{g['tournament']}]" if g["tournament"] else ""
+            where += " (validation)" if g["kind"] == "validation" else ""
             print(
                 f"    {g['game_id']}{where} {' vs '.join(g['seats'])}: {g['result']} {g['verdict']}"
             )

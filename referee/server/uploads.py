@@ -1,8 +1,9 @@
 """The Submissions gRPC service (``tetromino.referee.v1.Submissions``): uploads over a stream,
 and each student's own versions, games and bot output.
 
-Every call carries the player's token (``authorization: Bearer <token>``); the player it
-belongs to is the only one whose versions and output the call can see. Uploads are received
+Every call carries the player's token (``authorization: Bearer <token>``): a student sees
+their own versions, games and bot output, the instructor everyone's (the views are
+:mod:`referee.server.myviews`, the roles :mod:`referee.server.callers`). Uploads are received
 chunk by chunk and cut off as soon as they pass the archive size limit, so a client can never
 make the server buffer more than that. The work itself is :class:`Submissions`'.
 """
@@ -10,16 +11,16 @@ make the server buffer more than that. The work itself is :class:`Submissions`'.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from datetime import datetime
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, ParamSpec, TypeVar
 
 import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from referee.storage import NotFoundError, PlayerInfo
-from referee.storage import submissions as rows
+from referee.server import myviews
+from referee.server.callers import Caller, Callers
+from referee.storage import NotFoundError
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
 from referee.submissions.errors import NameTaken, QuotaExceeded, Refused
@@ -29,18 +30,8 @@ SERVICE_NAME = spb.DESCRIPTOR.services_by_name["Submissions"].full_name
 #: How long one upload may take to arrive (a stalled or trickling client is cut off).
 UPLOAD_TIMEOUT_S = 120.0
 
-
-def _time(value: datetime | None) -> str:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
-
-
-def _token(context: Any) -> str:
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str):
-            scheme, _, token = value.partition(" ")
-            if scheme.lower() == "bearer":
-                return token.strip()
-    return ""
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
@@ -63,25 +54,26 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         self.validate = validate
         self.repo = submissions.repo
         self._validations: set[asyncio.Task[Any]] = set()
+        #: The player and role behind each call's token.
+        self.callers = Callers(self.repo)
 
     def add_to(self, server: grpc.aio.Server) -> None:
         submissions_pb2_grpc.add_SubmissionsServicer_to_server(self, server)
 
-    async def _player(self, context: Any) -> PlayerInfo:
-        token = _token(context)
-        player = await asyncio.to_thread(self.repo.authenticate, token) if token else None
-        if player is None:
+    async def _caller(self, context: Any) -> Caller:
+        caller = await self.callers.of(context)
+        if caller is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "a valid player token is required (authorization: Bearer TOKEN)",
             )
-        assert player is not None
-        return player
+        assert caller is not None
+        return caller
 
     async def Submit(
         self, request_iterator: AsyncIterator[spb.SubmitRequest], context: Any
     ) -> AsyncIterator[spb.SubmitEvent]:
-        player = await self._player(context)
+        player = (await self._caller(context)).player
         if player.name in self._uploading:
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -164,70 +156,34 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         return start, b"".join(parts)
 
     async def ListMine(self, request: spb.ListMineRequest, context: Any) -> spb.ListMineResponse:
-        player = await self._player(context)
-        return await asyncio.to_thread(self._mine, player)
+        caller = await self._caller(context)
+        return await self._view(context, myviews.list_mine, self.repo, caller, request.player)
 
-    def _mine(self, player: PlayerInfo) -> spb.ListMineResponse:
-        mine = rows.list_submissions(self.repo.db, owner=player.name)
-        playing = {
-            rows.playing_version(self.repo.db, v.bot_id)
-            for v in self.repo.list_bot_versions()
-            if v.owner_id == player.id
-        }
-        reply = spb.ListMineResponse(player=player.name)
-        reply.versions.extend(_view(s, s.bot_version_id in playing) for s in mine)
-        reply.games.extend(self._my_games(player))
-        return reply
-
-    def _my_games(self, player: PlayerInfo) -> list[spb.MyGame]:
-        versions = self.repo.list_bot_versions()
-        labels = {v.id: v.label for v in versions}
-        own = {v.id for v in versions if v.owner_id == player.id}
-        tournaments = {t.id: t.name for t in self.repo.list_tournaments()}
-        games: dict[str, spb.MyGame] = {}
-        for version_id in sorted(own):
-            for g in self.repo.list_games(bot_version_id=version_id, limit=None):
-                seat = next(s.seat for s in g.seats if s.bot_version_id in own)
-                games[g.uid] = spb.MyGame(
-                    game_id=g.uid,
-                    tournament=tournaments.get(g.tournament_id or 0, ""),
-                    seats=[labels.get(s.bot_version_id, "?") for s in g.seats],
-                    my_seat=seat,
-                    result=g.result,
-                    verdict=g.verdict.value,
-                    reason=g.reason,
-                    finished_at=_time(g.finished_at),
-                )
-        return sorted(games.values(), key=lambda g: (g.finished_at, g.game_id))
+    async def GetMyGame(self, request: spb.GetMyGameRequest, context: Any) -> spb.MyGameRecord:
+        caller = await self._caller(context)
+        return await self._view(context, myviews.my_game, self.repo, caller, request.game_id)
 
     async def GetMyOutput(self, request: spb.GetMyOutputRequest, context: Any) -> spb.MyOutput:
-        player = await self._player(context)
-        try:
-            found = await asyncio.to_thread(self._output, player, request.game_id)
-        except NotFoundError as exc:
-            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
-            raise
-        if found is None:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED,
-                "none of your bots played this game: you may read only your own bot's output",
-            )
-        assert found is not None
-        return found
+        caller = await self._caller(context)
+        seat = request.seat if request.HasField("seat") else None
+        return await self._view(
+            context, myviews.my_output, self.repo, caller, request.game_id, seat
+        )
 
-    def _output(self, player: PlayerInfo, game_id: str) -> spb.MyOutput | None:
-        detail = self.repo.get_game(game_id)
-        versions = {v.id: v for v in self.repo.list_bot_versions() if v.owner_id == player.id}
-        for seat in detail.summary.seats:
-            if seat.bot_version_id in versions:
-                return spb.MyOutput(
-                    game_id=detail.summary.uid,
-                    seat=seat.seat,
-                    bot=versions[seat.bot_version_id].label,
-                    output=detail.stderr[seat.seat] or "",
-                    record=detail.record_text or "",
-                )
-        return None
+    async def _view(
+        self, context: Any, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+    ) -> _T:
+        """``fn`` in a worker thread; a refusal or a missing item ends the call with a status."""
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        except PermissionError as exc:
+            code, text = grpc.StatusCode.PERMISSION_DENIED, str(exc)
+        except NotFoundError as exc:
+            code, text = grpc.StatusCode.NOT_FOUND, str(exc)
+        except ValueError as exc:
+            code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
+        await context.abort(code, text)
+        raise AssertionError("context.abort() returned")  # it always raises
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""
@@ -249,21 +205,4 @@ def _stored(info: SubmissionInfo, new: bool) -> spb.Stored:
         files=info.files,
         new=new,
         status=info.status.value,
-    )
-
-
-def _view(info: SubmissionInfo, playing: bool) -> spb.SubmissionView:
-    return spb.SubmissionView(
-        bot=info.bot_name,
-        version=info.version,
-        digest=info.digest,
-        status=info.status.value,
-        reason=info.reason,
-        uploaded_at=_time(info.uploaded_at),
-        validated_at=_time(info.validated_at),
-        archive_bytes=info.archive_bytes,
-        unpacked_bytes=info.unpacked_bytes,
-        files=info.files,
-        playing=playing,
-        output=info.output,
     )

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from referee.sandbox.isolation import SandboxUnavailable
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
-from referee.storage.enums import SubmissionStatus
+from referee.storage.enums import GameKind, SubmissionStatus
 from referee.storage.submissions import NewVersion, SubmissionInfo
 from referee.submissions.archive import Unpacked
 from referee.submissions.errors import NameTaken, QuotaExceeded
@@ -43,6 +43,8 @@ from referee.submissions.validate import (
     play_validation,
 )
 from referee.telemetry.logs import get_logger
+from referee.tournament.bots import register_source
+from referee.tournament.gamerows import finished_game
 
 log = get_logger("referee.submissions")
 
@@ -180,6 +182,8 @@ class Submissions:
         log.info(
             "submission_validated", bot=info.label, accepted=result.accepted, reason=result.reason
         )
+        if result.report is not None:
+            result = await asyncio.to_thread(self._keep_game, info, result)
         return await asyncio.to_thread(
             rows.finish_validation,
             self.repo.db,
@@ -190,6 +194,30 @@ class Submissions:
             game_uid=result.game_uid,
             sandbox=result.sandbox,
         )
+
+    def _keep_game(self, info: SubmissionInfo, result: ValidationResult) -> ValidationResult:
+        """Store the validation game as a private, unrated game record (the version against
+        the reference bot), so its uploader can read it; a failure to store it is logged and
+        the verdict kept (without a game id)."""
+        assert result.report is not None and result.game is not None
+        try:
+            reference = register_source(self.repo, self.validation.reference)
+            seats = [self.repo.get_bot_version(info.bot_version_id), reference]
+            row = finished_game(
+                result.report,
+                result.game,
+                seats,
+                outputs=result.outputs,
+                event="validation",
+                started=_when(result.report.started_at),
+                finished=_when(result.report.finished_at),
+                uid=result.game_uid,
+            )
+            self.repo.record_game(dataclasses.replace(row, kind=GameKind.VALIDATION))
+        except Exception:
+            log.exception("validation_game_not_stored", bot=info.label)
+            return dataclasses.replace(result, game_uid=None)
+        return result
 
     async def _judge(self, info: SubmissionInfo) -> ValidationResult:
         root = self.store.path_of(info.digest)
@@ -214,6 +242,13 @@ class Submissions:
         for info in waiting:
             await self.validate(info)
         return len(waiting)
+
+
+def _when(text: str) -> datetime:
+    """A report's ISO 8601 time (now when it has none)."""
+    if not text:
+        return datetime.now(UTC)
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _bot_name(name: str | None, player: str, stored: Stored) -> str:

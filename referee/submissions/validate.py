@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.match.local import play_match
+from referee.match.report import GameReport
 from referee.match.verdicts import Verdict
 from referee.sandbox.isolation import choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec
@@ -52,6 +55,11 @@ class ValidationResult:
     output: str = ""
     game_uid: str | None = None
     sandbox: str = ""
+    #: The validation game as played (kept as a private game record), when one was played.
+    report: GameReport | None = None
+    game: Game[Any] | None = None
+    #: Both seats' captured output (the submitted bot's, then the reference bot's).
+    outputs: tuple[str, ...] = ()
 
 
 def check_imports(root: Path) -> ValidationResult | None:
@@ -85,16 +93,22 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
     output = result.output(0)[-OUTPUT_KEEP:]
     measured = result.bots[0].measurement if result.bots else ""
     sandbox = f"{isolation.value}; {measured}" if measured else isolation.value
-    uid = report.game_id
+    outputs = (result.output(0), result.output(1))
+
+    def verdict(accepted: bool, reason: str) -> ValidationResult:
+        return ValidationResult(
+            accepted, reason, output, report.game_id, sandbox, report, game, outputs
+        )
+
     if end.offender == 0 or (end.verdict is Verdict.ABORTED and end.offender is None):
-        return ValidationResult(False, _explain(end.reason, output), output, uid, sandbox)
+        return verdict(False, _explain(end.reason, output))
     if end.offender == 1:
         # The reference bot failed: not the student's fault, but nothing was shown either.
-        reason = f"the validation game could not be completed ({end.reason}); upload again"
-        return ValidationResult(False, reason, output, uid, sandbox)
+        return verdict(
+            False, f"the validation game could not be completed ({end.reason}); upload again"
+        )
     how = f"{end.result()} after {report.plies} moves: {end.reason}"
-    reason = f"the validation game ended without a fault ({how})"
-    return ValidationResult(True, reason, output, uid, sandbox)
+    return verdict(True, f"the validation game ended without a fault ({how})")
 
 
 def _explain(reason: str, output: str) -> str:

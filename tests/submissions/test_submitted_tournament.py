@@ -84,8 +84,12 @@ def test_tournament_plays_versions_accepted_before_entries_close(tmp_path: Path)
 
             alice_view = await mine(up, up.tokens["alice"])
             assert {v.bot for v in alice_view.versions} == {"ann"}
-            assert len(alice_view.games) == 2
-            game = alice_view.games[0]
+            rated = [g for g in alice_view.games if g.kind == "rated"]
+            checks = [g for g in alice_view.games if g.kind == "validation"]
+            # Both tournament games, and the validation games of both her versions.
+            assert len(rated) == 2 and len(checks) == 2
+            assert {g.tournament for g in rated} == {"cup"}
+            game = rated[0]
             out = await my_output(up, up.tokens["alice"], game.game_id)
             assert out.bot.startswith("ann@") and "alice-v1" in out.output
             assert "bob-v1" not in out.output

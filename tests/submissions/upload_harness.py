@@ -18,6 +18,7 @@ from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
 from referee.match.clock import TimeControl
 from referee.server.app import RefereeServer
+from referee.server.arena import ArenaService
 from referee.server.uploads import SubmissionService
 from referee.storage import Repository
 from referee.submissions.limits import UploadLimits
@@ -58,7 +59,8 @@ async def upload_server(
     store = SubmissionStore(tmp_path / "store")
     submissions = Submissions(repo, store, limits=limits or UploadLimits(), validation=VALIDATION)
     service = SubmissionService(submissions, upload_timeout_s=upload_timeout_s)
-    server = RefereeServer(games=["tetress"], services=[service])
+    arena = ArenaService(repo)
+    server = RefereeServer(games=["tetress"], services=[service, arena])
     address = await server.start("127.0.0.1:0")
     up = UploadServer(address, repo, store, db_path)
     for name in players:

@@ -1,0 +1,110 @@
+"""``python -m client_sdk mine``: your versions, your games and their records, and your own
+bot's captured output, from the referee's Submissions service (authenticated by your token).
+
+::
+
+    python -m client_sdk mine --server HOST:PORT --token T               # versions and games
+    python -m client_sdk mine versions ...                                # versions only
+    python -m client_sdk mine games ...                                   # games only
+    python -m client_sdk mine game GAME_ID ... [-o game.pgn]              # one game's record
+    python -m client_sdk mine output GAME_ID ... [--seat N]               # your bot's output
+
+A student sees only their own; asking for another player's output is refused with a sentence
+(exit status 1). The instructor's token sees everyone's (``--player NAME``, ``--seat N``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from client_sdk._submit import bearer, channel, common_parser, reason
+from client_sdk._tls import TlsSetupError
+
+WHAT = ("all", "versions", "games", "game", "output")
+
+
+def mine_main(argv: Sequence[str]) -> int:
+    from google.protobuf.json_format import MessageToDict
+
+    parser = common_parser("mine", "Your versions and games, a game's record, your bot's output.")
+    parser.add_argument(
+        "what",
+        nargs="?",
+        default="all",
+        choices=WHAT,
+        help="versions, games, game GAME_ID (its record), output GAME_ID (your bot's output); "
+        "default: versions and games",
+    )
+    parser.add_argument("game_id", nargs="?", metavar="GAME_ID", help="for game and output")
+    parser.add_argument("-o", "--out", metavar="FILE", help="game: write the record to FILE")
+    parser.add_argument("--seat", type=int, help="output: this seat's (default: your bot's)")
+    parser.add_argument("--player", default="", help="another player's (instructor only)")
+    args = parser.parse_args(argv)
+    if args.what in ("game", "output") and not args.game_id:
+        parser.error(f"mine {args.what} needs a GAME_ID")
+    try:
+        data = _call(args)
+    except TlsSetupError as exc:
+        print(f"python -m client_sdk mine: {exc}", file=sys.stderr)
+        return 2
+    except grpc.RpcError as exc:
+        print(f"python -m client_sdk mine: {reason(args, exc)}", file=sys.stderr)
+        return 1
+    if args.what == "game" and args.out:
+        Path(args.out).write_text(data.record_text, encoding="utf-8")
+    if args.json:
+        print(json.dumps(MessageToDict(data, preserving_proto_field_name=True)))
+    elif args.what == "game":
+        if args.out:
+            print(f"game {data.game.game_id}: record written to {args.out}")
+        else:
+            print(data.record_text.rstrip())
+    elif args.what == "output":
+        print(f"game {data.game_id}, seat {data.seat} ({data.bot}):")
+        print(data.output.rstrip())
+    else:
+        _print_mine(data, args.what)
+    return 0
+
+
+def _call(args: Any) -> Any:
+    from client_sdk.proto import submissions_pb2 as spb
+    from client_sdk.proto import submissions_pb2_grpc
+
+    metadata = bearer(args.token)
+    with channel(args) as chan:
+        stub = submissions_pb2_grpc.SubmissionsStub(chan)
+        if args.what == "game":
+            return stub.GetMyGame(spb.GetMyGameRequest(game_id=args.game_id), metadata=metadata)
+        if args.what == "output":
+            request = spb.GetMyOutputRequest(game_id=args.game_id)
+            if args.seat is not None:
+                request.seat = args.seat
+            return stub.GetMyOutput(request, metadata=metadata)
+        return stub.ListMine(spb.ListMineRequest(player=args.player), metadata=metadata)
+
+
+def _print_mine(data: Any, what: str) -> None:
+    if what in ("all", "versions"):
+        print(f"versions of {data.player}:")
+        for v in data.versions:
+            star = " *plays*" if v.playing else ""
+            print(f"  {v.bot}@{v.version}  {v.status}{star}  {v.uploaded_at}  {v.reason}")
+            if v.validation_game_id:
+                print(f"      validation game {v.validation_game_id}")
+    if what in ("all", "games"):
+        print("games (a record: mine game GAME_ID; your bot's output: mine output GAME_ID):")
+        for g in data.games:
+            where = f" [{g.tournament}]" if g.tournament else ""
+            kind = " (validation)" if g.kind == "validation" else ""
+            seats = " vs ".join(g.seats)
+            print(
+                f"  {g.game_id}{where}{kind}  {g.game}  {seats}  {g.result} ({g.verdict})  "
+                f"you: seat {g.my_seat}"
+            )
