@@ -1,38 +1,35 @@
 """Who is calling a read service (Arena, Submissions): the player behind the call's token and
-their role, so that each view shows a caller what is theirs to see.
+their token's role, so that each view shows a caller what is theirs to see.
 
 A call carries ``authorization: Bearer <token>``. A student (or a team) sees their own
 versions, games and bot output; the instructor and an admin see everyone's; a call without a
-token is the public, who see only rated games. The token check is the stored token table's
-(:class:`~referee.storage.auth.StoredTokenAuth`: each token hashed once per server run).
+token is the public, who see only rated games. The token check and the role are the stored
+token table's (:meth:`Repository.resolve_token <referee.storage.players>`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from referee.storage.auth import StoredTokenAuth
-from referee.storage.enums import GameKind
+from referee.storage.enums import GameKind, Role
 from referee.storage.games import GameSummary
 from referee.storage.players import PlayerInfo
 from referee.storage.repository import Repository
 
-#: Roles that see every player's versions, validation games and bot output.
-STAFF_ROLES = frozenset({"instructor", "admin"})
-
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """An authenticated caller: their player and role (``student``, ``instructor``, ...)."""
+    """An authenticated caller: their player and their token's role."""
 
     player: PlayerInfo
-    role: str
+    role: Role
 
     @property
     def sees_all(self) -> bool:
         """Whether this caller may read anyone's validation games and bot output."""
-        return self.role in STAFF_ROLES
+        return self.role.allows(Role.INSTRUCTOR)
 
 
 def bearer_token(context: Any) -> str:
@@ -50,21 +47,13 @@ class Callers:
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self._tokens = StoredTokenAuth(repo, threads=1)
 
     async def of(self, context: Any) -> Caller | None:
-        player = await self._tokens.owner(bearer_token(context))
-        if player is None:
+        token = bearer_token(context)
+        if not token:
             return None
-        return Caller(player, role_of(player))
-
-    def close(self) -> None:
-        self._tokens.close()
-
-
-def role_of(player: PlayerInfo) -> str:
-    """A player's role. Every stored player is a student until roles are stored."""
-    return "student"
+        owner = await asyncio.to_thread(self.repo.resolve_token, token)
+        return Caller(owner.player, owner.role) if owner is not None else None
 
 
 def own_seat(repo: Repository, player: PlayerInfo, summary: GameSummary) -> int | None:

@@ -56,10 +56,6 @@ class StoredTokenAuth:
         name = " ".join(hello.bot_name.split())[:64] or "anonymous"
         return Identity(name=name, player_id=player.name)
 
-    async def owner(self, token: str) -> PlayerInfo | None:
-        """The player ``token`` belongs to, or ``None`` (unknown, revoked, or empty)."""
-        return await self._owner(token) if token else None
-
     async def _owner(self, token: str) -> PlayerInfo | None:
         digest = hashlib.sha256(token.encode()).digest()
         key_id = self._verified.get(digest)

@@ -15,7 +15,7 @@ from upload_harness import UploadServer, cli, submit_cli, upload_server, write_t
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from referee.storage import submissions as rows
-from referee.storage.enums import GameKind
+from referee.storage.enums import GameKind, Role
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +38,8 @@ async def arena_record(up: UploadServer, game_id: str, token: str = "") -> grpc.
 def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
     """An upload's validation game is stored (private, unrated); `mine` lists it; its owner
     downloads its record and reads their bot's output; another student, and the public Arena
-    service, are refused with a sentence; a seat that is not the student's is refused too."""
+    service, are refused with a sentence; a seat that is not the student's is refused too; the
+    instructor's token reads all of it."""
     write_tree(tmp_path, {"sdkbot.py": GOOD_SDK_BOT + "\nprint('hello from alice')\n"})
 
     async def main() -> None:
@@ -77,5 +78,14 @@ def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
                 grpc.StatusCode.PERMISSION_DENIED
             )
             assert await arena_record(up, game_id, up.tokens["alice"]) == grpc.StatusCode.OK
+
+            # The instructor's token sees everyone's: the record, any seat's output, any list.
+            up.repo.create_player("prof")
+            up.tokens["prof"] = up.repo.issue_token("prof", role=Role.INSTRUCTOR)
+            assert await arena_record(up, game_id, up.tokens["prof"]) == grpc.StatusCode.OK
+            code, out, _ = await mine_cli(up, "prof", "output", game_id, "--seat", "0")
+            assert code == 0 and "hello from alice" in out
+            code, out, _ = await mine_cli(up, "prof", "games", "--player", "alice")
+            assert code == 0 and game_id in out and "(validation)" in out
 
     asyncio.run(main())
