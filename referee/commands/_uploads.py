@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
-from referee.submissions.limits import DEFAULT_LIMITS, MB
+from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB
 
 
 def add_upload_options(parser: argparse.ArgumentParser) -> None:
@@ -67,6 +68,21 @@ def add_upload_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="validation games at once (default %(default)s)",
     )
+    group.add_argument(
+        "--ladder-games-per-hour",
+        type=float,
+        default=DEFAULT_LADDER_GAMES_PER_HOUR,
+        metavar="N",
+        help="ladder games between submitted bots (latest accepted versions, launched in the "
+        "sandbox) started per hour, in the default game (default %(default)g; 0: none)",
+    )
+    group.add_argument(
+        "--ladder-concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ladder games between submitted bots at once (default %(default)s)",
+    )
 
 
 def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
@@ -125,3 +141,24 @@ def _require_sandbox(no_sandbox: bool) -> None:
             f"--submissions needs the sandbox to validate uploads ({probe().reason}); "
             "pass --no-sandbox to validate them uncontained"
         )
+
+
+def start_ladder(
+    args: argparse.Namespace, recorder: Any, games: list[Any], control: Any
+) -> tuple[Any, asyncio.Task[None]] | None:
+    """``referee serve --submissions``: submitted bots play ladder games in the default game
+    (the ladder and its task; ``None`` when off)."""
+    if not args.submissions or args.repo is None or args.ladder_games_per_hour <= 0:
+        return None
+    from referee.server.autoplay import AutoplaySettings, SubmittedLadder
+
+    settings = AutoplaySettings(
+        game=next(g for g in games if g.name == args.default_game),
+        time_control=control,
+        memory_mb=args.memory or None,
+        games_per_hour=args.ladder_games_per_hour,
+        concurrency=max(1, args.ladder_concurrency),
+        no_sandbox=bool(getattr(args, "no_sandbox", False)),
+    )
+    ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub)
+    return ladder, asyncio.create_task(ladder.run())

@@ -20,7 +20,7 @@ from referee.commands._common import (
 from referee.commands._ops import add_ops_options, start_ops
 from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
-from referee.commands._uploads import add_upload_options, build_service
+from referee.commands._uploads import add_upload_options, build_service, start_ladder
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
 from referee.server.collector import tune_for_serving
@@ -258,6 +258,7 @@ async def _shut_down(
     recorder: Any,
     resumed: asyncio.Task[int] | None = None,
     hosting: asyncio.Task[None] | None = None,
+    ladder: tuple[Any, asyncio.Task[None]] | None = None,
 ) -> None:
     """Stop taking sessions and pairing, let running games finish within the grace period,
     store the casual games still being written, then stop the server (validations still
@@ -272,6 +273,10 @@ async def _shut_down(
         pairing.cancel()
         await asyncio.gather(pairing, return_exceptions=True)
         await matchmaker.drain(args.shutdown_grace)
+    if ladder is not None:
+        ladder[1].cancel()
+        await asyncio.gather(ladder[1], return_exceptions=True)
+        await ladder[0].drain(args.shutdown_grace)
     if recorder is not None:
         await recorder.drain()
     await server.stop(1.0)
@@ -316,13 +321,14 @@ async def _serve(
     resumed = _resume_validations(services or [])
     host, hosting = _start_hosting(args, server)
     matchmaker, pairing = _start_pairing(args, server, games, control, memory, recorder, host)
+    ladder = start_ladder(args, recorder, games, control)
     try:
         await stop.wait()
     finally:
         log.info("shutting_down", grace=args.shutdown_grace)
         if web:
             await web.stop()
-        await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting)
+        await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting, ladder)
         await ops.stop()
     return 0
 

@@ -95,11 +95,12 @@ class CasualRecorder:
             )
             await asyncio.to_thread(self.repo.record_game, row)
             self.stored += 1
-            await self._refresh_ladder(game.name)
+            await self.refresh_ladder(game.name)
         except Exception:
             log.exception("casual_game_not_stored", game_id=report.game_id)
 
-    async def _refresh_ladder(self, game: str) -> None:
+    async def refresh_ladder(self, game: str) -> None:
+        """Rebuild the ladder of ``game`` (also after the server's own launched games)."""
         # Games that finish while a ladder is rebuilt are folded into one more rebuild; each
         # game has its own ladder (Tetress and ATT ratings never mix).
         self._ladder_due.add(game)

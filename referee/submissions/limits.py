@@ -36,3 +36,7 @@ class UploadLimits:
 
 
 DEFAULT_LIMITS = UploadLimits()
+
+#: ``referee serve --ladder-games-per-hour``: ladder games between submitted bots started per
+#: hour (a game every two minutes: a small share of two cores).
+DEFAULT_LADDER_GAMES_PER_HOUR = 30.0

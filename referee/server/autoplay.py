@@ -1,0 +1,190 @@
+"""The ladder plays submitted bots while their authors sleep.
+
+``referee serve --submissions`` launches, in the sandbox, the latest accepted version of each
+submitted bot against another's, at most ``--ladder-games-per-hour`` games an hour and
+``--ladder-concurrency`` at once. Each game is stored as a rated game naming the exact version
+in each seat, and the live ladder is refreshed as for the games of connected bots
+(:class:`~referee.server.casual.CasualRecorder`). A rejected or still-validating version never
+plays; a new accepted upload plays from its next game on.
+
+Pairs are chosen so that every two entrants meet about equally often: the pair with the
+fewest games between them in this server's run goes next (ties at random), seats alternating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.game import Game
+from referee.match.clock import TimeControl
+from referee.match.verdicts import Verdict
+from referee.sandbox.isolation import choose, require_trusted
+from referee.server.casual import CasualRecorder
+from referee.server.live import LiveEnd, LiveHub, LiveObserver
+from referee.storage import BotVersionInfo, Repository
+from referee.storage import submissions as rows
+from referee.storage.enums import SubmissionStatus
+from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR
+from referee.telemetry.logs import get_logger
+from referee.tournament.gamerows import finished_game
+from referee.tournament.play import GamePlayer, GameTerms
+
+log = get_logger("referee.server.autoplay")
+
+#: How often to look again when fewer than two bots have an accepted version.
+IDLE_RECHECK_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class AutoplaySettings:
+    """What the ladder's launched games are played with (``referee serve`` settings)."""
+
+    game: Game[Any]
+    time_control: TimeControl
+    memory_mb: float | None
+    games_per_hour: float = DEFAULT_LADDER_GAMES_PER_HOUR
+    concurrency: int = 1
+    no_sandbox: bool = False
+    connect_timeout_s: float = 30.0
+
+    @property
+    def interval_s(self) -> float:
+        """Seconds between two game starts."""
+        return 3600.0 / self.games_per_hour
+
+
+class SubmittedLadder:
+    """Plays ladder games between submitted bots' playing versions until cancelled."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        settings: AutoplaySettings,
+        recorder: CasualRecorder,
+        hub: LiveHub | None = None,
+    ) -> None:
+        if settings.games_per_hour <= 0 or settings.concurrency < 1:
+            raise ValueError("the ladder needs games_per_hour > 0 and concurrency >= 1")
+        self.repo = repo
+        self.settings = settings
+        self.recorder = recorder
+        self.hub = hub
+        isolation = choose(settings.no_sandbox)
+        # Uploads are untrusted: without the sandbox they play only if the operator said so.
+        require_trusted(isolation, False, "an uploaded bot", settings.no_sandbox)
+        memory = int(settings.memory_mb) if settings.memory_mb else None
+        self.player = GamePlayer(
+            GameTerms(
+                settings.game,
+                settings.time_control,
+                memory,
+                settings.connect_timeout_s,
+                None,
+                isolation,
+            )
+        )
+        self.running: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._met: Counter[frozenset[int]] = Counter()
+        #: Games stored by this ladder (for logs and tests).
+        self.stored = 0
+
+    async def run(self) -> None:
+        """Start a game every :attr:`AutoplaySettings.interval_s` while a slot is free."""
+        while True:
+            await self._slots.acquire()
+            try:
+                pair = await asyncio.to_thread(self.next_pair)
+            except Exception:
+                log.exception("ladder_pairing_failed")
+                pair = None
+            if pair is None:
+                self._slots.release()
+                await asyncio.sleep(min(self.settings.interval_s, IDLE_RECHECK_S))
+                continue
+            task = asyncio.create_task(self._play(pair))
+            self.running.add(task)
+            task.add_done_callback(self._done)
+            await asyncio.sleep(self.settings.interval_s)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self.running.discard(task)
+        self._slots.release()
+
+    def entrants(self) -> list[BotVersionInfo]:
+        """Each submitted bot's playing version (its latest accepted one)."""
+        playing: dict[str, int] = {}
+        for s in rows.list_submissions(self.repo.db):  # oldest first: the last accepted wins
+            if s.status is SubmissionStatus.ACCEPTED:
+                playing[s.bot_name] = s.bot_version_id
+        return [self.repo.get_bot_version(v) for v in sorted(playing.values())]
+
+    def next_pair(self) -> tuple[BotVersionInfo, BotVersionInfo] | None:
+        """The two entrants that met least in this run, seats alternating; ``None`` when
+        fewer than two bots have an accepted version."""
+        entrants = self.entrants()
+        pairs = [(a, b) for i, a in enumerate(entrants) for b in entrants[i + 1 :]]
+        if not pairs:
+            return None
+        fewest = min(self._met[frozenset((a.id, b.id))] for a, b in pairs)
+        a, b = random.choice(
+            [p for p in pairs if self._met[frozenset((p[0].id, p[1].id))] == fewest]
+        )
+        self._met[frozenset((a.id, b.id))] += 1
+        return (a, b) if fewest % 2 == 0 else (b, a)
+
+    async def _play(self, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
+        uid = uuid.uuid4().hex[:16]
+        game = self.settings.game
+        started = datetime.now(UTC)
+        observer = None
+        if self.hub is not None:
+            labels = [v.label for v in seats]
+            self.hub.start(
+                uid, game.name, labels, game.seat_names, game.new_state().to_string(), mode="ladder"
+            )
+            observer = LiveObserver(self.hub, uid)
+        try:
+            played = await self.player.play(list(seats), uid, {"mode": "ladder"}, observer)
+            row = finished_game(
+                played.report,
+                game,
+                list(seats),
+                outputs=played.outputs,
+                event="ladder",
+                started=started,
+                finished=datetime.now(UTC),
+                uid=uid,
+            )
+            await asyncio.to_thread(self.repo.record_game, row)
+            self.stored += 1
+            log.info("ladder_game_stored", game_id=uid, seats=[v.label for v in seats])
+            await self.recorder.refresh_ladder(game.name)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("ladder_game_failed", game_id=uid, seats=[v.label for v in seats])
+        finally:
+            if self.hub is not None:
+                # A game that never started (a bot did not connect) has no on_end.
+                self.hub.finish(
+                    uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "not played", None)
+                )
+
+    async def drain(self, grace: float) -> None:
+        """Let running games finish for ``grace`` seconds, then stop the rest (not stored)."""
+        if not self.running:
+            return
+        _, pending = await asyncio.wait(set(self.running), timeout=grace)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
