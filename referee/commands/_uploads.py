@@ -61,6 +61,12 @@ def add_upload_options(parser: argparse.ArgumentParser) -> None:
         help="the game a new version's validation plays (default %(default)s)",
     )
     _add_no_sandbox(parser, group)
+    _add_game_options(group)
+
+
+def _add_game_options(group: Any) -> None:
+    """How many validation games run at once, and how often the server's ladder plays
+    submitted bots against each other."""
     group.add_argument(
         "--validation-concurrency",
         type=int,

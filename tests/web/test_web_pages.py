@@ -11,6 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from webdata import HOSTILE
 
+from referee.storage import Repository
 from referee.web.security import CSP
 
 
@@ -255,3 +256,32 @@ def test_a_new_game_reaches_the_tables(client: TestClient, repo: Any, ids: dict[
         after = client.get("/api/leaderboard/tetress").json()["games"]
         time.sleep(0.05)
     assert after == before + 1
+
+
+def test_validation_games_are_not_public_pages(
+    client: TestClient, repo: Repository, ids: dict[str, Any]
+) -> None:
+    """A validation game (an upload's private check) has no page, record download or API
+    view on the web front, and stays out of the games list; rated games keep theirs."""
+    from referee.storage import FinishedGame, SeatResult
+    from referee.storage.enums import GameKind
+
+    rated = repo.get_game(ids["games"][0])
+    check = repo.record_game(
+        FinishedGame(
+            game=rated.summary.game,
+            seats=[SeatResult(s.bot_version_id) for s in rated.summary.seats],
+            verdict=rated.summary.verdict,
+            winner_seat=rated.summary.winner_seat,
+            plies=rated.summary.plies,
+            started_at=rated.summary.started_at,
+            finished_at=rated.summary.finished_at,
+            record_text=rated.record_text,
+            kind=GameKind.VALIDATION,
+        )
+    )
+    assert check.kind is GameKind.VALIDATION
+    for path in (f"/games/{check.id}", f"/games/{check.id}/record.pgn", f"/api/games/{check.id}"):
+        assert client.get(path).status_code == 404, path
+    assert f'href="/games/{check.id}"' not in client.get("/games?limit=500").text
+    assert client.get(f"/games/{ids['games'][0]}").status_code == 200
