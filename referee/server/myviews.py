@@ -12,6 +12,7 @@ import json
 from datetime import datetime
 
 from client_sdk.proto import submissions_pb2 as spb
+from referee.server import bounds
 from referee.server.callers import Caller, may_read_game, own_seat, private_game
 from referee.storage import GameSummary, PlayerInfo, Repository
 from referee.storage import submissions as rows
@@ -25,6 +26,7 @@ def _time(value: datetime | None) -> str:
 def list_mine(repo: Repository, caller: Caller, player_name: str = "") -> spb.ListMineResponse:
     """The caller's versions and games, or (staff only) another player's."""
     player = caller.player
+    bounds.bounded(player_name, "player", bounds.MAX_REF_CHARS)
     if player_name and player_name != player.name:
         if not caller.sees_all:
             raise PermissionError(
@@ -76,7 +78,7 @@ def game_view(
 
 def my_game(repo: Repository, caller: Caller, game_id: str) -> spb.MyGameRecord:
     """A game's record: rated games for anyone, a validation game for its uploader and staff."""
-    detail = repo.get_game(game_id)
+    detail = repo.get_game(bounds.reference(game_id, "game_id"))
     summary = detail.summary
     if not may_read_game(repo, caller, summary):
         raise PermissionError(private_game(summary.uid))
@@ -92,7 +94,7 @@ def my_game(repo: Repository, caller: Caller, game_id: str) -> spb.MyGameRecord:
 
 def my_output(repo: Repository, caller: Caller, game_id: str, seat: int | None) -> spb.MyOutput:
     """A seat's captured output: the caller's own bot's; any seat's for staff."""
-    detail = repo.get_game(game_id)
+    detail = repo.get_game(bounds.reference(game_id, "game_id"))
     summary = detail.summary
     mine = own_seat(repo, caller.player, summary)
     wanted = mine if seat is None else seat

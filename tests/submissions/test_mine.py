@@ -72,6 +72,10 @@ def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
             assert code == 1 and "another player's bot" in err
             code, _, err = await mine_cli(up, "bob", "--player", "alice")
             assert code == 1 and "only your own" in err
+            code, _, err = await mine_cli(up, "bob", "output", "x" * 5000)
+            assert code == 1 and "game_id: 5000 characters" in err
+            code, _, err = await mine_cli(up, "bob", "game", "no-such-game")
+            assert code == 1 and "no game 'no-such-game'" in err
 
             assert await arena_record(up, game_id) == grpc.StatusCode.PERMISSION_DENIED
             assert await arena_record(up, game_id, up.tokens["bob"]) == (
