@@ -68,8 +68,12 @@ def test_tournament_plays_versions_accepted_before_entries_close(tmp_path: Path)
 
             shown = await asyncio.to_thread(_referee, up.db_path, "bot", "show", "ann", "--json")
             versions = {v["version"]: v for v in json.loads(shown.stdout)["versions"]}
-            assert len(versions[a1["version"]]["games"]) == 2
-            assert versions[a2["version"]]["games"] == []
+            kinds = {v: sorted(g["kind"] for g in versions[v]["games"]) for v in versions}
+            # The instructor sees each version's validation game beside its tournament games.
+            assert kinds[a1["version"]] == ["rated", "rated", "validation"]
+            assert kinds[a2["version"]] == ["validation"]
+            check = versions[a2["version"]]["validation_game_id"]
+            assert [g["game_id"] for g in versions[a2["version"]]["games"]] == [check]
             assert versions[a2["version"]]["playing"] is True  # plays from now on
             listing = await asyncio.to_thread(_referee, up.db_path, "bot", "list", "--json")
             labels = {f"{v['bot']}@{v['version']}" for v in json.loads(listing.stdout)}
