@@ -121,8 +121,12 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
     )
     no_sandbox = bool(getattr(args, "no_sandbox", False))
     _require_sandbox(no_sandbox)
+    from referee.commands._common import game_params
+
     validation = ValidationSettings(
         game=args.validation_game,
+        # The served game's --param settings (e.g. a turn limit) hold for its validation too.
+        game_params=game_params(args) if args.validation_game in (args.game or []) else {},
         time_control=control,
         memory_mb=memory_mb or None,
         no_sandbox=no_sandbox,
