@@ -6,10 +6,9 @@ from typing import Any
 
 
 def print_anchored(repo: Any, tournament: Any, game: str) -> int:
-    from rich.table import Table
-
     from referee.analysis.anchors import ANCHOR_SPECS, anchored_fit, load_anchors
     from referee.commands._arena import console, fail
+    from referee.commands._safe import SafeTable as Table
 
     table = load_anchors(game)
     if not table:

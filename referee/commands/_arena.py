@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.commands.main)
     from rich.console import Console
     from rich.progress import TaskID
-    from rich.table import Table
 
+    from referee.commands._safe import SafeTable as Table
     from referee.ratings.ladder import LadderRow
     from referee.storage import GameSummary, Repository
     from referee.tournament.standings import Standings
@@ -86,7 +86,7 @@ LEADERBOARD_COLUMNS = (
 
 def leaderboard_table(st: Standings, title: str) -> Table:
     """The rich table of a :class:`referee.tournament.standings.Standings`."""
-    from rich.table import Table
+    from referee.commands._safe import SafeTable as Table
 
     board = st.board
     table = Table(title=title, caption=f"Elo: maximum likelihood, anchor: {board.anchor}")
@@ -121,7 +121,7 @@ def leaderboard_table(st: Standings, title: str) -> Table:
 
 def cross_table(st: Standings) -> Table:
     """Head to head: row bot's W-D-L against the column bot."""
-    from rich.table import Table
+    from referee.commands._safe import SafeTable as Table
 
     players = [r.player for r in st.board.rows]
     shown = display_names(players)
@@ -143,7 +143,7 @@ def cross_table(st: Standings) -> Table:
 
 def los_table(st: Standings) -> Table:
     """Likelihood of superiority: the chance the row bot is stronger than the column bot."""
-    from rich.table import Table
+    from referee.commands._safe import SafeTable as Table
 
     players = [r.player for r in st.board.rows if r.elo is not None]
     shown = display_names(players)
@@ -161,7 +161,7 @@ def los_table(st: Standings) -> Table:
 
 
 def ladder_table(rows: Sequence[LadderRow], title: str) -> Table:
-    from rich.table import Table
+    from referee.commands._safe import SafeTable as Table
 
     table = Table(title=title, caption="ranked by mu - 3 sigma; provisional while sigma > 6")
     for name in ("#", "bot", "mu - 3σ", "mu", "sigma", "games", ""):

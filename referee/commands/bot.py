@@ -82,10 +82,9 @@ def _add(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     import json
 
-    from rich.table import Table
-
     from referee.commands._arena import console
     from referee.commands._botviews import version_rows
+    from referee.commands._safe import SafeTable as Table
 
     repo = open_repo(args)
     found = version_rows(repo)
@@ -114,6 +113,7 @@ def _show(args: argparse.Namespace) -> int:
 
     from referee.commands._botviews import bot_detail
     from referee.storage import NotFoundError
+    from referee.storage.names import display
 
     repo = open_repo(args)
     try:
@@ -123,18 +123,23 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(detail))
         return 0
-    print(f"{detail['bot']} (owner {detail['owner'] or '-'})")
+
+    # Every line is outside text (names, reasons, a bot's own output): shown cleaned.
+    def say(text: str) -> None:
+        print(display(text, 1000))
+
+    say(f"{detail['bot']} (owner {detail['owner'] or '-'})")
     for v in detail["versions"]:
         status = v.get("status", "registered")
         plays = " (plays)" if v.get("playing") else ""
-        print(f"  {v['version']}  {v['kind']}  {status}{plays}  {v.get('reason', '')}")
+        say(f"  {v['version']}  {v['kind']}  {status}{plays}  {v.get('reason', '')}")
         if v.get("validation_output"):
             for line in v["validation_output"].rstrip().splitlines()[-10:]:
-                print(f"      | {line}")
+                print(f"      | {display(line, 1000)}")
         for g in v["games"]:
             where = f" [{g['tournament']}]" if g["tournament"] else ""
             where += " (validation)" if g["kind"] == "validation" else ""
-            print(
+            say(
                 f"    {g['game_id']}{where} {' vs '.join(g['seats'])}: {g['result']} {g['verdict']}"
             )
     return 0

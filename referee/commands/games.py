@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 from referee.commands._arena import add_db_option, fail, open_repo
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
+    from referee.commands._safe import SafeTable as Table
     from referee.storage import GameSummary
 
 
@@ -84,9 +83,8 @@ def game_json(g: GameSummary, labels: Mapping[int, str]) -> dict[str, Any]:
 
 
 def _games_table(games: Sequence[GameSummary], labels: Mapping[int, str]) -> Table:
-    from rich.table import Table
-
     from referee.commands._arena import display_names
+    from referee.commands._safe import SafeTable as Table
 
     table = Table(title=f"Games ({len(games)})")
     columns = ("id", "game", "first seat", "second seat", "result", "verdict", "plies", "sandbox")

@@ -224,17 +224,19 @@ def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict
 def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
     from rich.markup import escape
 
+    from referee.commands._safe import esc
+
     winner = summary["winner"]
     head = "Draw" if winner == "DRAW" else f"{winner} wins"
     console.print(
         f"[bold]{summary['result']}[/bold]  {escape(head)} after {summary['plies']} moves "
         f"[dim]({escape(verdict_label(summary['verdict'], summary['termination']))})[/dim]"
     )
-    console.print(f"  {escape(summary['reason'])}")
+    console.print(f"  {esc(summary['reason'], 1000)}")
     for seat, (name, info) in enumerate(summary["seats"].items()):
         bot = info["bot"].rsplit(".", 1)[-1] if "/" not in info["bot"] else info["bot"]
         console.print(
-            f"  {name:<8} {escape(bot[:20]):<20} {info['time_used_s']:8.3f} s "
+            f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s "
             f"{info['peak_memory_mb']:6.1f} MB  {info['moves']:>3} moves"
         )
         offender = summary.get("offender")
@@ -242,7 +244,7 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
             tail = result.bots[seat].output.tail(8) if result.bots else ""
             if tail:
                 console.print(f"  [dim]{name}'s last output:[/dim]")
-                console.print(escape(tail), style="dim")
+                console.print("\n".join(esc(line, 1000) for line in tail.splitlines()), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
 
@@ -263,7 +265,7 @@ class _Display:
 
     def flush_output(self) -> None:
         """Print the complete lines each bot wrote since the last call."""
-        from rich.markup import escape
+        from referee.commands._safe import esc
 
         for seat, output in enumerate(self._outputs):
             text = output.text()
@@ -276,7 +278,7 @@ class _Display:
             complete = fresh[: fresh.rfind("\n") + 1]
             self._seen[seat] = seen + complete
             for line in complete.splitlines():
-                self.console.print(f"[dim]{self.seat_names[seat]}>[/dim] {escape(line)}")
+                self.console.print(f"[dim]{self.seat_names[seat]}>[/dim] {esc(line, 1000)}")
 
     def on_move(self, state: Any, move: Any, clocks: Any) -> None:
         from rich.text import Text

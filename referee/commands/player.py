@@ -139,9 +139,9 @@ def _revoke(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from referee.commands._arena import console
+    from referee.commands._safe import SafeTable as Table
+    from referee.commands._safe import lines
 
     repo = open_repo(args)
     table = Table(title="Players")
@@ -162,6 +162,6 @@ def _list(args: argparse.Namespace) -> int:
             )
             for t in repo.list_tokens(p.id)
         ]
-        table.add_row(p.name, str(p.kind), "\n".join(tokens))
+        table.add_row(p.name, str(p.kind), lines(tokens))
     console().print(table)
     return 0

@@ -364,13 +364,15 @@ def _runner(
 
 def _report_run(err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo) -> int:
     """Say what the run did and print the table; the exit status is 1 unless complete."""
+    from referee.commands._safe import esc
+
     if summary.reset:
         err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
     if not summary.complete:
         err.print(
             f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
             f"the tournament is paused. Fix the bots and run: referee tournament resume "
-            f"{t.name}[/yellow]"
+            f"{esc(t.name)}[/yellow]"
         )
     _print_table(repo, t)
     return 0 if summary.complete else 1
@@ -398,9 +400,9 @@ def _print_table(repo: Any, t: Any) -> None:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from referee.commands._arena import console
+    from referee.commands._safe import SafeTable as Table
+    from referee.commands._safe import esc
     from referee.storage import NotFoundError
 
     repo = open_repo(args)
@@ -412,7 +414,7 @@ def _show(args: argparse.Namespace) -> int:
     s = t.settings
     state = repo.tournament_state(t.id)
     tc = s.time_control
-    out.print(f"[bold]{t.name}[/bold] (id {t.id}): {s.format}, {s.game} {dict(s.game_params)}")
+    out.print(f"[bold]{esc(t.name)}[/bold] (id {t.id}): {s.format}, {s.game} {dict(s.game_params)}")
     out.print(
         f"  status {t.status}; games finished {state.games_finished}, remaining "
         f"{state.games_remaining}; pairings: {len(state.finished)} finished, "
@@ -433,7 +435,7 @@ def _show(args: argparse.Namespace) -> int:
         order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
         out.print(
             "  Swiss points (a game pair is worth 2, a bye a won pair): "
-            + ", ".join(f"{labels[i]} {points.get(str(i), 0.0):g}" for i in order)
+            + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
         )
     if args.rounds:
         table = Table(title="Pairings")
@@ -466,9 +468,8 @@ def _print_entries_close(out: Any, repo: Any, tournament_id: int) -> None:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from referee.commands._arena import console
+    from referee.commands._safe import SafeTable as Table
 
     repo = open_repo(args)
     table = Table(title="Tournaments")

@@ -7,6 +7,8 @@ from typing import Any
 
 from referee.commands._arena import fail
 from referee.commands._common import verdict_label
+from referee.commands._safe import esc
+from referee.storage.names import display
 
 
 def register(subparsers: Any) -> None:
@@ -99,9 +101,10 @@ def _follow(out: Any, events: Any, board: bool) -> None:
         if kind == "start":
             seat_names = list(event.start.seat_names)
             players = "  ".join(
-                f"{s}: {p}" for s, p in zip(seat_names, event.start.players, strict=False)
+                f"{esc(s)}: {esc(p)}" for s, p in zip(seat_names, event.start.players, strict=False)
             )
-            out.print(f"[bold]{event.start.game}[/bold] game {event.start.uid}  {players}")
+            start = event.start
+            out.print(f"[bold]{esc(start.game)}[/bold] game {esc(start.uid)}  {players}")
             if board:
                 from engine.registry import load_game
 
@@ -109,7 +112,8 @@ def _follow(out: Any, events: Any, board: bool) -> None:
         elif kind == "move":
             m = event.move
             who = seat_names[m.seat] if m.seat < len(seat_names) else str(m.seat)
-            out.print(f"{m.ply + 1:>4}. {who:<8} {m.action}  [dim]{m.time_s:.3f} s[/dim]")
+            line = f"{m.ply + 1:>4}. {esc(who):<8} {esc(m.action)}"
+            out.print(f"{line}  [dim]{m.time_s:.3f} s[/dim]")
             if game is not None:
                 from rich.text import Text
 
@@ -118,7 +122,8 @@ def _follow(out: Any, events: Any, board: bool) -> None:
         elif kind == "end":
             e = event.end
             label = verdict_label(e.verdict, e.termination)
-            out.print(f"[bold]{e.result}[/bold] ({label}) {e.reason}")
+            reason = esc(e.reason, 1000)
+            out.print(f"[bold]{esc(e.result)}[/bold] ({esc(label)}) {reason}")
 
 
 def _list(out: Any, live: Any) -> int:
@@ -129,9 +134,6 @@ def _list(out: Any, live: Any) -> int:
         mode = g.mode or ("tournament" if g.tournament_id else "casual")
         if g.tournament_id:
             mode += f" {g.tournament_id}"
-        out.print(
-            f"{g.uid}  {g.game:<8} {mode:<14} {' vs '.join(g.players)}  ({g.plies} moves)",
-            markup=False,
-            highlight=False,
-        )
+        line = f"{g.uid}  {g.game:<8} {mode:<14} {' vs '.join(g.players)}  ({g.plies} moves)"
+        out.print(display(line, 1000), markup=False, highlight=False)
     return 0

@@ -11,6 +11,7 @@ from typing import Any
 
 from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
+from referee.storage.names import display
 from referee.tournament.seats import SeatFinder
 
 
@@ -130,7 +131,7 @@ def watch_presence(
     async def report() -> None:
         while True:
             for line in board.changes():
-                err.print(f"presence: {line}", markup=False, highlight=False)
+                err.print(f"presence: {display(line, 1000)}", markup=False, highlight=False)
             await asyncio.sleep(1.0)
 
     return asyncio.create_task(report())

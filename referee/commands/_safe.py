@@ -1,0 +1,54 @@
+"""Text from outside (bot and player names, reasons, labels) as the CLI prints it.
+
+rich reads a ``str`` cell or line as markup (``[red]`` recolours, ``[link=...]`` hides a
+link) and passes terminal escape sequences through untouched, so a name could clear the
+instructor's screen or forge a table. Every table the CLI prints is a :class:`SafeTable`,
+whose string cells are cleaned (:func:`referee.storage.names.display`: no escape sequence, no
+control or bidi character, one line, capped) and wrapped in :class:`rich.text.Text`, which is
+never read as markup. Lines printed with markup use :func:`esc` for every outside value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from referee.storage.names import display
+
+#: A table cell's cap: ``owner/name@version`` fits (64 + 1 + 64 + 1 + 64).
+MAX_CELL_CHARS = 200
+
+
+def cell(value: object, max_chars: int = MAX_CELL_CHARS) -> Text:
+    """``value`` as one clean line of plain text (never markup)."""
+    return Text(display(str(value), max_chars))
+
+
+def lines(values: list[str], max_chars: int = MAX_CELL_CHARS) -> Text:
+    """Several clean lines in one cell (one per value)."""
+    return Text("\n".join(display(v, max_chars) for v in values))
+
+
+def esc(value: object, max_chars: int = MAX_CELL_CHARS) -> str:
+    """``value`` cleaned and markup-escaped, for a line printed with markup."""
+    return escape(display(str(value), max_chars))
+
+
+class SafeTable(Table):
+    """A rich table whose title, caption and string cells are outside text: each is cleaned
+    and shown as plain text (rich renderables such as :class:`Text` pass as they are)."""
+
+    def __init__(self, *headers: Any, title: str | None = None, **kwargs: Any) -> None:
+        caption = kwargs.pop("caption", None)
+        super().__init__(
+            *headers,
+            title=cell(title) if title is not None else None,
+            caption=cell(caption) if caption is not None else None,
+            **kwargs,
+        )
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        super().add_row(*(cell(r) if isinstance(r, str) else r for r in renderables), **kwargs)
