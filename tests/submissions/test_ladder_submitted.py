@@ -1,5 +1,6 @@
 """The server's ladder plays submitted bots: their latest accepted versions, launched in the
-sandbox, stored as rated games naming the exact versions; rejected versions never play."""
+sandbox by `referee serve`, stored as rated games naming the exact versions; rejected
+versions never play."""
 
 from __future__ import annotations
 
@@ -11,15 +12,12 @@ from pathlib import Path
 
 import pytest
 from hostile import GOOD_SDK_BOT
-from upload_harness import cli, env, mine, submit_cli, upload_server, write_tree
+from upload_harness import cli, env, write_tree
 
-from engine.registry import load_game
+from client_sdk.proto import submissions_pb2 as spb
+from client_sdk.proto import submissions_pb2_grpc
 from referee.commands.main import build_parser
-from referee.match.clock import TimeControl
-from referee.server.autoplay import AutoplaySettings, SubmittedLadder
-from referee.server.casual import CasualRecorder
 from referee.storage import Repository
-from referee.storage import submissions as rows
 from referee.tournament.ladder import METHOD
 
 CRASHER = GOOD_SDK_BOT + "\nraise RuntimeError('broken upload')\n"
@@ -34,61 +32,6 @@ def test_serve_documents_the_ladder_rate() -> None:
     assert build_parser().parse_args(["serve"]).ladder_games_per_hour == 30
 
 
-@pytest.mark.slow
-def test_ladder_plays_accepted_versions_only_and_records_them(tmp_path: Path) -> None:
-    """Two students' accepted bots meet on the ladder while nobody is connected; ann's later,
-    rejected upload and carol's only (rejected) upload never play; every game names the exact
-    versions and feeds the ladder's ratings, and the owners see the games with `mine`."""
-    write_tree(
-        tmp_path,
-        {"good.py": GOOD_SDK_BOT, "other.py": GOOD_SDK_BOT + "\n# bob\n", "bad.py": CRASHER},
-    )
-
-    async def main() -> None:
-        async with upload_server(tmp_path, players=("alice", "bob", "carol")) as up:
-            ann = await submit_cli(up, "alice", str(tmp_path / "good.py"), "--name", "ann")
-            bob = await submit_cli(up, "bob", str(tmp_path / "other.py"), "--name", "bo")
-            broken = await submit_cli(up, "alice", str(tmp_path / "bad.py"), "--name", "ann")
-            never = await submit_cli(up, "carol", str(tmp_path / "bad.py"), "--name", "cee")
-            assert ann["status"] == bob["status"] == "accepted"
-            assert broken["status"] == never["status"] == "rejected"
-            playing = {
-                rows.get_submission(up.repo.db, "ann", ann["version"]).bot_version_id,
-                rows.get_submission(up.repo.db, "bo", bob["version"]).bot_version_id,
-            }
-            settings = AutoplaySettings(
-                game=load_game("tetress", turn_limit=16),
-                time_control=TimeControl(game_time_s=60),
-                memory_mb=None,
-                games_per_hour=36_000,
-            )
-            ladder = SubmittedLadder(up.repo, settings, CasualRecorder(up.repo))
-            assert {v.id for v in ladder.entrants()} == playing
-            running = asyncio.create_task(ladder.run())
-            async with asyncio.timeout(150):
-                while ladder.stored < 2:
-                    await asyncio.sleep(0.2)
-            running.cancel()
-            await asyncio.gather(running, return_exceptions=True)
-            await ladder.drain(30)
-
-            games = up.repo.list_games(limit=None)
-            assert len(games) >= 2
-            for g in games:
-                assert {s.bot_version_id for s in g.seats} == playing
-                record = up.repo.get_game(g.uid).record_text or ""
-                assert f"ann@{ann['version']}" in record and f"bo@{bob['version']}" in record
-            # Seats alternate between a pair's games.
-            assert games[0].seats[0].bot_version_id != games[1].seats[0].bot_version_id
-            table = up.repo.latest_ratings(METHOD, ladder="main")
-            assert table is not None and {r.bot_version_id for r in table.rows} == playing
-            alice = await mine(up, up.tokens["alice"])
-            ladder_games = {g.game_id for g in alice.games if g.kind == "rated"}
-            assert ladder_games == {g.uid for g in games}
-
-    asyncio.run(main())
-
-
 def _referee(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "referee.commands.main", *argv],
@@ -99,21 +42,47 @@ def _referee(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[st
     )
 
 
-@pytest.mark.slow
-def test_referee_serve_runs_the_ladder_of_submitted_bots(tmp_path: Path) -> None:
-    """`referee serve --submissions` plays ladder games between two uploads with nobody
-    connected, at the rate it is given, stores them rated with the exact versions, and stops
-    cleanly on SIGTERM."""
-    db = tmp_path / "arena.db"
+def _players(db: Path, names: tuple[str, ...]) -> dict[str, str]:
     tokens = {}
-    for name in ("alice", "bob"):
+    for name in names:
         added = _referee("player", "add", name, "--db", str(db), "--create")
         assert added.returncode == 0, added.stderr
         tokens[name] = added.stdout.strip().splitlines()[-1]
-    write_tree(tmp_path, {"a.py": GOOD_SDK_BOT, "b.py": GOOD_SDK_BOT + "\n# b\n"})
+    return tokens
+
+
+async def _upload(address: str, token: str, path: Path, name: str) -> dict[str, str]:
+    _, out, err = await cli(
+        "submit", "--server", address, "--token", token, "--json", "--name", name, str(path)
+    )
+    result: dict[str, str] = json.loads(out.strip().splitlines()[-1])
+    result["stderr"] = err
+    return result
+
+
+async def _games_listed(address: str, token: str) -> set[str]:
+    import grpc
+
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = submissions_pb2_grpc.SubmissionsStub(channel)
+        reply = await stub.ListMine(
+            spb.ListMineRequest(), metadata=[("authorization", f"Bearer {token}")]
+        )
+    return {g.game_id for g in reply.games if g.kind == "rated"}
+
+
+@pytest.mark.slow
+def test_referee_serve_plays_accepted_versions_on_the_ladder(tmp_path: Path) -> None:
+    """With nobody connected, `referee serve --submissions` plays ladder games between the two
+    accepted uploads at the rate it is given; ann's later, rejected upload and carol's only
+    (rejected) one never play; every game names the exact versions, seats alternate, the
+    ladder rates both, the owners list the games, and SIGTERM stops the server cleanly."""
+    db = tmp_path / "arena.db"
+    tokens = _players(db, ("alice", "bob", "carol"))
+    write_tree(tmp_path, {"a.py": GOOD_SDK_BOT, "b.py": GOOD_SDK_BOT + "\n# b\n", "c.py": CRASHER})
     address_file = tmp_path / "address"
     log = (tmp_path / "serve.log").open("w")
-    # A game a second at most: the test's rate, not the default.
+    # At most a game a second, one at a time: the test's rate, not the default.
     serve = subprocess.Popen(
         [sys.executable, "-m", "referee.commands.main", "serve", "--db", str(db),
          "--submissions", str(tmp_path / "store"), "--listen", "127.0.0.1:0", "--no-web",
@@ -122,32 +91,30 @@ def test_referee_serve_runs_the_ladder_of_submitted_bots(tmp_path: Path) -> None
         stdout=log, stderr=subprocess.STDOUT, env=env(), text=True,
     )  # fmt: skip
 
-    async def main() -> list[str]:
+    async def main() -> tuple[list[str], set[str]]:
         async with asyncio.timeout(60):
             while not (address_file.exists() and address_file.read_text().strip()):
                 assert serve.poll() is None, (tmp_path / "serve.log").read_text()
                 await asyncio.sleep(0.1)
         address = address_file.read_text().split()[0]
-        versions = []
-        for name, file in (("alice", "a.py"), ("bob", "b.py")):
-            _, out, err = await cli(
-                "submit", "--server", address, "--token", tokens[name], "--json",
-                str(tmp_path / file),
-            )  # fmt: skip
-            result = json.loads(out.strip().splitlines()[-1])
-            assert result["status"] == "accepted", (result, err)
-            versions.append(f"{result['bot']}@{result['version']}")
+        ann = await _upload(address, tokens["alice"], tmp_path / "a.py", "ann")
+        bo = await _upload(address, tokens["bob"], tmp_path / "b.py", "bo")
+        broken = await _upload(address, tokens["alice"], tmp_path / "c.py", "ann")
+        never = await _upload(address, tokens["carol"], tmp_path / "c.py", "cee")
+        assert ann["status"] == bo["status"] == "accepted", (ann, bo)
+        assert broken["status"] == never["status"] == "rejected", (broken, never)
         repo = Repository.open(str(db))
         try:
-            async with asyncio.timeout(120):
-                while not repo.list_games(limit=None):
+            async with asyncio.timeout(150):
+                while len(repo.list_games(limit=None)) < 2:
                     await asyncio.sleep(0.5)
         finally:
             repo.close()
-        return versions
+        listed = await _games_listed(address, tokens["alice"])
+        return [f"ann@{ann['version']}", f"bo@{bo['version']}"], listed
 
     try:
-        versions = asyncio.run(main())
+        playing, listed = asyncio.run(main())
     finally:
         serve.terminate()
         code = serve.wait(60)
@@ -155,11 +122,19 @@ def test_referee_serve_runs_the_ladder_of_submitted_bots(tmp_path: Path) -> None
     assert code == 0, (tmp_path / "serve.log").read_text()
     repo = Repository.open(str(db))
     try:
+        labels = {v.id: v.label for v in repo.list_bot_versions()}
         games = repo.list_games(limit=None)
-        assert games and all(g.plies <= 12 for g in games)
+        assert len(games) >= 2 and all(g.plies <= 12 for g in games)
         for g in games:
+            assert sorted(labels[s.bot_version_id] for s in g.seats) == playing
             record = repo.get_game(g.uid).record_text or ""
-            assert all(v in record for v in versions) and '[Event "ladder"]' in record
-        assert len(repo.list_games(limit=None, include_validation=True)) == len(games) + 2
+            assert all(v in record for v in playing) and '[Event "ladder"]' in record
+        assert games[0].seats[0].bot_version_id != games[1].seats[0].bot_version_id
+        assert {g.uid for g in games[:2]} <= listed
+        table = repo.latest_ratings(METHOD, ladder="main")
+        assert table is not None
+        assert sorted(labels[r.bot_version_id] for r in table.rows) == playing
+        # The four validation games are kept too, apart from the rated ones.
+        assert len(repo.list_games(limit=None, include_validation=True)) == len(games) + 4
     finally:
         repo.close()
