@@ -29,7 +29,6 @@ from engine.game import Game
 from referee.analysis.openings import Book
 from referee.match.runner import new_game_id
 from referee.sandbox.isolation import Isolation, choose, require_trusted
-from referee.server.live import LiveEnd
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
@@ -132,6 +131,16 @@ def lease_guard(job_id: int, worker_id: int | None) -> Callable[[Session], None]
     return check
 
 
+def lease_held(repo: Repository, job_id: int, worker_id: int | None) -> bool:
+    """Whether job ``job_id`` is still ``doing`` on ``worker_id``."""
+    with repo.db.read() as s:
+        row = s.execute(
+            text("SELECT status::text, worker_id FROM procrastinate_jobs WHERE id = :id"),
+            {"id": job_id},
+        ).one_or_none()
+    return row is not None and tuple(row) == ("doing", worker_id)
+
+
 async def play_job(
     state: WorkerState, job_id: int, worker_id: int | None, attempts: int, kwargs: dict[str, Any]
 ) -> str:
@@ -159,6 +168,10 @@ async def play_job(
             if summary.verdict is not Verdict.ABORTED:
                 return "recorded"
             reason = summary.reason
+        if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+            # Handed on while this attempt failed (e.g. its connection was cut while it was
+            # stopped): the queue must not be told anything about the job now.
+            raise LeaseLost(f"job {job_id} was handed on while it failed: {reason}")
         if attempt < MAX_ATTEMPTS:
             log.warning("game_retry", attempt=attempt, reason=reason)
             raise GameFailed(reason)
@@ -201,26 +214,29 @@ async def _play(
             )
         started = datetime.now(UTC)
         log.info("game_started", seats=[s.label for s in seats])
+        stored = False
+        why = "not played"
         try:
             played = await plan.player.play(seats, uid, labels, observer, opening)
+            game = finished_game(
+                played.report,
+                plan.game,
+                seats,
+                outputs=played.outputs,
+                event=plan.info.name,
+                started=started,
+                finished=datetime.now(UTC),
+                tournament_id=plan.info.id,
+                pairing_id=pairing.id,
+                game_index=index,
+                uid=uid,
+            )
+            summary = await asyncio.to_thread(state.repo.record_game, game, guard)
+            stored = summary.verdict is not Verdict.ABORTED
+            why = summary.reason
         finally:
-            if observer is not None and not observer.ended:
-                end = LiveEnd("*", Verdict.ABORTED, None, "not played", None)
-                observer.publisher.end_game(uid, end)
-        game = finished_game(
-            played.report,
-            plan.game,
-            seats,
-            outputs=played.outputs,
-            event=plan.info.name,
-            started=started,
-            finished=datetime.now(UTC),
-            tournament_id=plan.info.id,
-            pairing_id=pairing.id,
-            game_index=index,
-            uid=uid,
-        )
-        summary = await asyncio.to_thread(state.repo.record_game, game, guard)
+            if observer is not None:
+                observer.publish_end(stored, why)
         log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
         return summary
 

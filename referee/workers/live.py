@@ -38,6 +38,8 @@ CHANNEL = "arena_live"
 #: Events waiting to be sent; past this a spectator loses moves rather than a worker memory.
 BACKLOG = 10_000
 RECONNECT_S = 1.0
+#: A live game with no event for this long is taken as cut off (its worker died).
+SILENT_S = 60.0
 
 
 class LivePublisher:
@@ -113,12 +115,16 @@ class LivePublisher:
 
 
 class NotifyObserver:
-    """The match runner's observer for one game on a worker: its moves go to ``NOTIFY``."""
+    """The match runner's observer for one game on a worker: its moves go to ``NOTIFY``.
+
+    The end is held back until the job has stored the result (:meth:`publish_end`), so a
+    spectator never sees a result that is not stored (a worker that lost its game sends none).
+    """
 
     def __init__(self, publisher: LivePublisher, uid: str) -> None:
         self.publisher = publisher
         self.uid = uid
-        self.ended = False
+        self.end: LiveEnd | None = None
 
     def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None:
         self.publisher.send(
@@ -134,24 +140,53 @@ class NotifyObserver:
 
     def on_end(self, state: State[Any], report: GameReport) -> None:
         end = report.end
-        if end is None:
-            return
-        self.ended = True
-        self.publisher.end_game(
-            self.uid, LiveEnd(end.result(), end.verdict, end.termination, end.reason, end.winner)
-        )
+        if end is not None:
+            self.end = LiveEnd(end.result(), end.verdict, end.termination, end.reason, end.winner)
+
+    def publish_end(self, stored: bool, why: str = "not played") -> None:
+        """The game's end: its result once ``stored``, else an aborted end saying ``why``."""
+        if stored and self.end is not None:
+            self.publisher.end_game(self.uid, self.end)
+        else:
+            self.publisher.end_game(self.uid, LiveEnd("*", Verdict.ABORTED, None, why, None))
 
 
 class LiveListener:
-    """Feeds ``hub`` with the games workers play (run :meth:`run` as a task; it reconnects)."""
+    """Feeds ``hub`` with the games workers play (run :meth:`run` as a task; it reconnects).
 
-    def __init__(self, url: str, hub: LiveHub) -> None:
+    A game silent for ``silent_s`` (its worker died: no end will come) is ended in the hub as
+    aborted, so its spectators are not left waiting; the game itself is played again and
+    appears anew under its new game id.
+    """
+
+    def __init__(self, url: str, hub: LiveHub, silent_s: float = SILENT_S) -> None:
         self.conninfo = conninfo(url)
         self.hub = hub
+        self.silent_s = silent_s
         #: Set once ``LISTEN`` is in place (events sent before are not seen).
         self.listening = asyncio.Event()
+        #: Game id -> when its last event came (games of workers still running).
+        self.heard: dict[str, float] = {}
 
     async def run(self) -> None:
+        sweeper = asyncio.create_task(self._sweep())
+        try:
+            await self._listen()
+        finally:
+            sweeper.cancel()
+
+    async def _sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(min(self.silent_s, 5.0))
+            now = loop.time()
+            for uid, last in list(self.heard.items()):
+                if now - last > self.silent_s:
+                    del self.heard[uid]
+                    why = f"the worker playing it went silent for {self.silent_s:g} s"
+                    self.hub.finish(uid, LiveEnd("*", Verdict.ABORTED, None, why, None))
+
+    async def _listen(self) -> None:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
@@ -171,6 +206,10 @@ class LiveListener:
         try:
             event = json.loads(payload)
             kind, uid = event["kind"], str(event["uid"])
+            if kind == "end":
+                self.heard.pop(uid, None)
+            else:
+                self.heard[uid] = asyncio.get_running_loop().time()
             if kind == "start":
                 self.hub.start(
                     uid,

@@ -39,6 +39,16 @@ def conninfo(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+def with_idle_timeout(url: str, seconds: float) -> str:
+    """``url`` whose sessions end a transaction left idle for ``seconds`` (a stopped worker
+    must not hold the rows of a game it was recording for ever)."""
+    parsed = make_url(url)
+    if "options" in parsed.query:
+        return url
+    option = f"-c idle_in_transaction_session_timeout={int(seconds * 1000)}"
+    return parsed.update_query_dict({"options": option}).render_as_string(hide_password=False)
+
+
 def make_app(url: str, *, pool_size: int = 4) -> App:
     """A procrastinate app on ``url`` (open it with ``async with app.open_async()``)."""
     connector = PsycopgConnector(conninfo=conninfo(url), min_size=1, max_size=pool_size)

@@ -4,8 +4,9 @@
   :func:`recover_stalled`, run by every live worker each heartbeat, finds the running game
   jobs of workers silent for longer than the stall timeout (killed, machine lost, stopped)
   and puts them back in the queue, where another worker plays the game again from its start;
-  the third failed attempt is recorded void with the reason instead. An advisory lock makes
-  one worker at a time do this, so a stalled job is handed on once.
+  the third failed attempt is recorded void with the reason instead. Each hand-on checks,
+  under the job row's lock, that the job is still the silent worker's, so a stalled job is
+  handed on once however many workers recover at the same moment.
 * A worker that was only stopped (SIGSTOP, a frozen VM) wakes up believing it still plays its
   games. :func:`watch_leases` notices within one heartbeat that its jobs were handed on, stops
   its games (their bots die with them) and ends the process (exit code
@@ -22,19 +23,18 @@ from typing import Any
 
 import psycopg
 from procrastinate import App
+from procrastinate.exceptions import ProcrastinateException
 from procrastinate.jobs import Status
 
 from referee.storage import PairingInfo
 from referee.telemetry.logs import get_logger
 from referee.tournament.gamespec import slot_seats
 from referee.workers import MAX_ATTEMPTS, TASK_NAME
-from referee.workers.job import WorkerState, lease_guard, record_void
+from referee.workers.job import LeaseLost, WorkerState, lease_guard, record_void
 from referee.workers.queue import conninfo
 
 log = get_logger("referee.workers.recovery")
 
-#: Any constant: one recoverer at a time.
-_RECOVERY_LOCK = 0x7E7A_0003
 #: A worker's exit code when it finds its games were handed to another worker (EX_TEMPFAIL:
 #: a supervisor restarts it).
 LEASE_LOST_EXIT = 75
@@ -46,53 +46,72 @@ async def recover_stalled(
     app: App, state: WorkerState, url: str, stall_timeout_s: float
 ) -> list[tuple[int, str]]:
     """Hand on (or void, at the last attempt) the game jobs of silent workers; what was done
-    to which job. Does nothing when another worker is at it."""
+    to which job."""
+    stalled = await app.job_manager.get_stalled_jobs(
+        task_name=TASK_NAME, seconds_since_heartbeat=stall_timeout_s
+    )
+    if not stalled:
+        return []
+    done = []
     async with await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True) as conn:
-        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (_RECOVERY_LOCK,))
-        row = await cur.fetchone()
-        if row is None or not row[0]:
-            return []
-        try:
-            stalled = await app.job_manager.get_stalled_jobs(
-                task_name=TASK_NAME, seconds_since_heartbeat=stall_timeout_s
-            )
-            done = []
-            for job in stalled:
-                assert job.id is not None
-                done.append((job.id, await _recover_one(app, state, job, stall_timeout_s)))
-            return done
-        finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (_RECOVERY_LOCK,))
+        # A recoverer that is itself stopped mid-way must not hold a job's row for ever.
+        await conn.execute("SET lock_timeout = '2s'")
+        await conn.execute("SET idle_in_transaction_session_timeout = '10s'")
+        for job in stalled:
+            assert job.id is not None
+            outcome = await _recover_one(conn, app, state, job, stall_timeout_s)
+            if outcome:
+                done.append((job.id, outcome))
+    return done
 
 
-async def _recover_one(app: App, state: WorkerState, job: Any, stall_timeout_s: float) -> str:
+async def _recover_one(
+    conn: psycopg.AsyncConnection[Any], app: App, state: WorkerState, job: Any, timeout_s: float
+) -> str:
+    """``retried``, ``void``, or ``""`` when another worker got to the job first."""
     attempt = job.attempts + 1
     kwargs = job.task_kwargs
     pairing_id, index = int(kwargs["pairing_id"]), int(kwargs["game_index"])
-    reason = f"the worker playing it sent no heartbeat for {stall_timeout_s:g} s"
+    reason = f"the worker playing it sent no heartbeat for {timeout_s:g} s"
+    if attempt < MAX_ATTEMPTS:
+        async with conn.transaction():
+            # Checked under the row's lock: several workers recover at once, and a job already
+            # handed on (to a worker now playing it) must not be handed on twice.
+            cur = await conn.execute(
+                "SELECT status::text, worker_id FROM procrastinate_jobs WHERE id = %s FOR UPDATE",
+                (job.id,),
+            )
+            if await cur.fetchone() != ("doing", job.worker_id):
+                return ""
+            # procrastinate's own retry (status todo, attempts + 1), in this transaction.
+            await conn.execute(
+                "SELECT procrastinate_retry_job_v2(%s, now(), NULL, NULL, NULL)", (job.id,)
+            )
+        outcome = "retried"
+    else:
+        pairing = await asyncio.to_thread(state.repo.get_pairing, pairing_id)
+        why = f"attempt {attempt}: {reason}"
+        try:
+            await asyncio.to_thread(
+                _void, state, int(kwargs["tournament_id"]), pairing, index, job, why
+            )
+        except LeaseLost:
+            return ""
+        with contextlib.suppress(psycopg.Error, ProcrastinateException):
+            await app.job_manager.finish_job_by_id_async(
+                job.id, status=Status.FAILED, delete_job=False
+            )
+        outcome = "void"
     log.warning(
         "game_stalled",
         job_id=job.id,
-        worker=job.worker_id,
+        stalled_worker=job.worker_id,
         pairing_id=pairing_id,
         game_index=index,
         attempt=attempt,
+        outcome=outcome,
     )
-    if attempt < MAX_ATTEMPTS:
-        await app.job_manager.retry_job(job)
-        return "retried"
-    pairing = await asyncio.to_thread(state.repo.get_pairing, pairing_id)
-    await asyncio.to_thread(
-        _void,
-        state,
-        int(kwargs["tournament_id"]),
-        pairing,
-        index,
-        job,
-        f"attempt {attempt}: {reason}",
-    )
-    await app.job_manager.finish_job_by_id_async(job.id, status=Status.FAILED, delete_job=False)
-    return "void"
+    return outcome
 
 
 def _void(

@@ -24,7 +24,7 @@ from referee.telemetry.logs import get_logger
 from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, TASK_NAME
 from referee.workers.job import LeaseLost, WorkerState, play_job
 from referee.workers.live import LivePublisher
-from referee.workers.queue import ensure_schema, make_app
+from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
 
 log = get_logger("referee.workers.worker")
@@ -84,7 +84,8 @@ async def run_worker(options: WorkerOptions) -> int:
     name = options.name or f"{socket.gethostname()}-{os.getpid()}"
     with bound_contextvars(worker=name):
         await ensure_schema(options.url)
-        repo = await asyncio.to_thread(Repository.open, options.url)
+        url = with_idle_timeout(options.url, options.stall_timeout_s)
+        repo = await asyncio.to_thread(Repository.open, url)
         publisher = LivePublisher(options.url) if options.live else None
         state = WorkerState(repo, no_sandbox=options.no_sandbox, publisher=publisher)
         app = make_app(options.url, pool_size=options.games_at_once + 3)

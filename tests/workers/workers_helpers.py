@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from referee.storage import Repository, TournamentFormat, TournamentInfo, TournamentSettings
-from referee.tournament.bots import resolve_bot
+from referee.tournament.bots import register_source, resolve_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = "client_sdk.examples.random_bot"
@@ -32,9 +32,13 @@ def make_tournament(
     turn_limit: int = TURN_LIMIT,
     games_per_pairing: int = 2,
     per_move: float = 0.0,
+    names: Sequence[str] = (),
 ) -> TournamentInfo:
-    """A round robin of ``bots`` (each ``module:Class`` or module registered as its own bot)."""
-    versions = [resolve_bot(repo, b) for b in bots]
+    """A round robin of ``bots`` (registered under ``names`` when given)."""
+    if names:
+        versions = [register_source(repo, b, name=n) for b, n in zip(bots, names, strict=True)]
+    else:
+        versions = [resolve_bot(repo, b) for b in bots]
     return repo.create_tournament(
         TournamentSettings(
             name=name,
