@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from typing import Any
 
 
@@ -17,7 +18,11 @@ def register(subparsers: Any) -> None:
         ),
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    upgrade = actions.add_parser("upgrade", help="migrate the schema to the newest revision")
+    upgrade = actions.add_parser(
+        "upgrade",
+        help="migrate the schema to the newest revision (on PostgreSQL, make the job queue's "
+        "tables too)",
+    )
     upgrade.add_argument(
         "--db",
         metavar="URL",
@@ -37,6 +42,13 @@ def run_upgrade(args: argparse.Namespace) -> int:
     repo = open_or_exit("db upgrade", args.db, create=args.create)
     try:
         print(f"schema at {current_revision(repo.db.engine)}")
+        url = repo.db.url
     finally:
         repo.close()
+    from referee.workers.queue import ensure_schema, is_postgres
+
+    if is_postgres(url):
+        # The job queue's tables (procrastinate's schema) live in the same database.
+        made = asyncio.run(ensure_schema(url))
+        print("job queue schema " + ("made" if made else "present"))
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 
 from referee.commands import _common
 from referee.commands._common import add_log_options
+from referee.commands._ops import add_ops_options
 
 
 def register(subparsers: Any) -> None:
@@ -61,6 +62,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--name", default="", help="this worker's name in logs (default host-pid)")
     _common.add_sandbox_option(parser)
+    add_ops_options(parser)
     add_log_options(parser, "INFO")
     parser.set_defaults(func=run)
 
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
     from referee.telemetry import logs
     from referee.workers.queue import is_postgres
-    from referee.workers.worker import WorkerOptions, run_worker
+    from referee.workers.worker import WorkerOptions
 
     logs.configure(args.log_format, args.log_level)
     if not is_postgres(args.db):
@@ -93,9 +95,31 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
     )
     try:
-        return asyncio.run(run_worker(options))
+        return asyncio.run(_work(args, options))
     except KeyboardInterrupt:
         return 130
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         print(f"referee worker: {exc}", file=sys.stderr)
         return 1
+
+
+async def _work(args: argparse.Namespace, options: Any) -> int:
+    """The worker, with its operations endpoints (``--metrics-listen``, ``--health-listen``)
+    on the same loop; with metrics on, the queue's depth and oldest job are sampled too."""
+    import asyncio
+    import contextlib
+
+    from referee.commands._ops import start_ops
+    from referee.workers.queue_metrics import sample_forever
+    from referee.workers.worker import run_worker
+
+    ops = await start_ops(args)
+    sampler = asyncio.create_task(sample_forever(options.url)) if ops.metrics else None
+    try:
+        return await run_worker(options)
+    finally:
+        if sampler is not None:
+            sampler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sampler
+        await ops.stop()
