@@ -36,6 +36,9 @@ def register(subparsers: Any) -> None:
     )
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="one JSON object")
+    show.add_argument(
+        "--output", action="store_true", help="each seat's captured output (stdout and stderr)"
+    )
     add_db_option(show)
     show.set_defaults(func=_show)
 
@@ -51,11 +54,17 @@ def _show(args: argparse.Namespace) -> int:
         return fail("game show", exc)
     labels = {v.id: v.label for v in repo.list_bot_versions()}
     summary = game_json(detail.summary, labels)
+    if args.output:
+        summary["output"] = [text or "" for text in detail.stderr]
     if args.json:
         print(json.dumps(summary))
         return 0
+    outputs = summary.pop("output", [])
     for key, value in summary.items():
         print(f"{key:>13}: {'-' if value is None else value}")
+    for seat, text in enumerate(outputs):
+        print(f"--- seat {seat} ({summary['seats'][seat]}) output ---")
+        print(text.rstrip())
     return 0
 
 

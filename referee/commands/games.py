@@ -26,6 +26,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     parser.add_argument("--offset", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument(
+        "--validation",
+        action="store_true",
+        help="also uploads' validation games (private to their uploader; never rated)",
+    )
     add_db_option(parser)
     parser.set_defaults(func=run)
 
@@ -53,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         offset=args.offset,
         game=args.game,
+        include_validation=args.validation,
     )
     if args.json:
         for g in games:
@@ -78,6 +84,7 @@ def game_json(g: GameSummary, labels: Mapping[int, str]) -> dict[str, Any]:
         "counted": g.counted,
         "plies": g.plies,
         "sandbox": g.sandbox,
+        "kind": str(g.kind),
         "finished_at": g.finished_at.isoformat(),
     }
 

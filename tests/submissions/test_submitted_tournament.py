@@ -75,6 +75,16 @@ def test_tournament_plays_versions_accepted_before_entries_close(tmp_path: Path)
             check = versions[a2["version"]]["validation_game_id"]
             assert [g["game_id"] for g in versions[a2["version"]]["games"]] == [check]
             assert versions[a2["version"]]["playing"] is True  # plays from now on
+            shown = await asyncio.to_thread(
+                _referee, up.db_path, "game", "show", check, "--output", "--json"
+            )
+            game_shown = json.loads(shown.stdout)
+            assert game_shown["kind"] == "validation" and "alice-v2" in game_shown["output"][0]
+            public = await asyncio.to_thread(_referee, up.db_path, "games", "--json")
+            everything = await asyncio.to_thread(
+                _referee, up.db_path, "games", "--validation", "--json"
+            )
+            assert check not in public.stdout and check in everything.stdout
             listing = await asyncio.to_thread(_referee, up.db_path, "bot", "list", "--json")
             labels = {f"{v['bot']}@{v['version']}" for v in json.loads(listing.stdout)}
             assert {f"ann@{a1['version']}", f"ann@{a2['version']}", f"bo@{b1['version']}"} <= labels
