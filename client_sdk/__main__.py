@@ -203,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 2
     except SessionError as exc:
+        if exc.results:
+            print(f"[client_sdk] {tally(exc.results)}", file=sys.stderr)
         print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -212,10 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def tally(results: Sequence[GameResult]) -> str:
-    """The closing line's count: ``N game(s): W won, D drawn, L lost``."""
-    won = sum(r.won for r in results)
-    drawn = sum(r.drawn for r in results)
-    return f"{len(results)} game(s): {won} won, {drawn} drawn, {len(results) - won - drawn} lost"
+    """The closing line's count: ``N game(s): W won, D drawn, L lost, A aborted`` (an aborted
+    game has no result: never a loss)."""
+    won, drawn, lost = (sum(getattr(r, k) for r in results) for k in ("won", "drawn", "lost"))
+    aborted = sum(r.aborted for r in results)
+    return f"{len(results)} game(s): {won} won, {drawn} drawn, {lost} lost, {aborted} aborted"
 
 
 if __name__ == "__main__":

@@ -75,7 +75,9 @@ class GameInfo:
 class GameResult:
     """How a game ended, from one bot's point of view.
 
-    ``winner`` is a seat index or ``None`` for a draw (or an aborted game); ``verdict`` is
+    ``winner`` is a seat index or ``None`` for a draw or an aborted game (``aborted``: the
+    referee stopped it, or the connection to the referee was lost for good; no result, never
+    a loss); ``verdict`` is
     the referee's fixed vocabulary, a :class:`~engine.adjudication.Verdict` (``normal``,
     ``turn_limit``, ``time``, ``memory``, ``illegal_move``, ``runtime_error``,
     ``protocol_error``, ``disconnect``, ``aborted``); ``termination`` the detail: the rules'
@@ -94,8 +96,10 @@ class GameResult:
 
     @property
     def winner_name(self) -> str:
-        """``RED``/``BLUE`` (the winning seat's name) or ``DRAW``."""
-        return "DRAW" if self.winner is None else self.seat_names[self.winner]
+        """``RED``/``BLUE`` (the winning seat's name), ``DRAW`` or ``ABORTED``."""
+        if self.winner is not None:
+            return self.seat_names[self.winner]
+        return "ABORTED" if self.aborted else "DRAW"
 
     @property
     def won(self) -> bool:
@@ -103,7 +107,11 @@ class GameResult:
 
     @property
     def drawn(self) -> bool:
-        return self.winner is None
+        return self.winner is None and not self.aborted
+
+    @property
+    def aborted(self) -> bool:
+        return self.verdict == "aborted"
 
     @property
     def lost(self) -> bool:

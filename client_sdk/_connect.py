@@ -52,6 +52,18 @@ class Connector:
     def _connect_once(self, backoff: Backoff) -> None:
         raise NotImplementedError
 
+    def _end_unfinished(self, reason: str, lost: bool = False) -> None:
+        raise NotImplementedError
+
+    def _lost_for_good(self, message: str) -> SessionError:
+        """The link is gone and will not be retried: the games still running here end as
+        aborted (the referee may have scored them, or died with them: unknown here, so never
+        counted as a loss), and the error carries every result of the session."""
+        self._end_unfinished(
+            "the connection to the referee was lost for good: the game's result is unknown"
+        )
+        return SessionError(message, results=self.results)
+
     def run(
         self,
         reconnect: bool = True,
@@ -107,7 +119,7 @@ class Connector:
     def _retry_admission(self, admission: Backoff, why: str) -> None:
         delay = admission.next_delay()
         if delay is None:
-            raise SessionError(f"gave up joining the referee at {self.server}: {why}") from None
+            raise self._lost_for_good(f"gave up joining the referee at {self.server}: {why}")
         self.log(f"not admitted: {why}; retrying in {delay:.1f} s")
         time.sleep(delay)
 
@@ -115,10 +127,10 @@ class Connector:
         self, reconnect: bool, backoff: Backoff, code: grpc.StatusCode | None, detail: str
     ) -> None:
         if not reconnect or code not in _RETRY_STATUS:
-            raise SessionError(f"connection to {self.server} failed: {code} {detail}") from None
+            raise self._lost_for_good(f"connection to {self.server} failed: {code} {detail}")
         delay = backoff.next_delay()
         if delay is None:
-            raise SessionError(f"gave up reconnecting to {self.server}: {code} {detail}") from None
+            raise self._lost_for_good(f"gave up reconnecting to {self.server}: {code} {detail}")
         self.log(
             f"connection lost ({code.name if code else '?'}: {detail}); retrying in {delay:.1f} s"
         )

@@ -1,7 +1,8 @@
 """Runs a bot written for the course skeleton (``Agent(color=..., **referee)``,
 ``action(**referee)``, ``update(color, action, **referee)``) as an SDK :class:`Agent`.
 
-The calls follow the course referee: the constructor at game start with ``color`` by keyword;
+The calls follow the course referee: the constructor at the start of the bot's first turn (or
+when it hears of the first action), charged to its clock, with ``color`` by keyword;
 ``action`` only when it is this bot's turn; ``update`` after every accepted action that does
 not end the game, own and opponent's, with the action as its mover returned it (cell order
 untouched). The ``**referee`` keywords (``time_remaining``, ``space_limit``,

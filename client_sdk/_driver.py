@@ -1,5 +1,10 @@
 """Drives one agent through one game: the part shared by the network session and the local
-test double, so a bot behaves the same against both."""
+test double, so a bot behaves the same against both.
+
+The agent is made (its constructor, a course bot's ``Agent(color, ...)``, and
+``on_game_start``) when the game first needs it: normally the first move request, so the time
+it takes is charged to the bot's clock as part of its first move, as the course charges it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import contextlib
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
@@ -37,8 +43,15 @@ class MoveReply:
 class GameDriver:
     """One game of one agent: keeps the SDK's copy of the position and calls the agent."""
 
-    def __init__(self, agent: Agent, info: GameInfo, game: Game[Any], state: State[Any]) -> None:
-        self.agent = agent
+    def __init__(
+        self, factory: Callable[[], Agent], info: GameInfo, game: Game[Any], state: State[Any]
+    ) -> None:
+        self._factory = factory
+        #: Made by :meth:`start`.
+        self.agent: Agent | None = None
+        self.started = False
+        #: Seconds :meth:`start` took, not yet reported in a reply's ``think_time_s``.
+        self._setup_s = 0.0
         self.info = info
         self.game = game
         self.state = state
@@ -52,23 +65,35 @@ class GameDriver:
         self.seen = 0
 
     def start(self) -> str | None:
-        """Tell the agent the game starts; returns a traceback if it raised."""
+        """Make the agent and tell it the game starts (once); returns a traceback if either
+        raised (the game is then lost as a runtime error at the bot's first move)."""
+        if self.started:
+            return self.failed
+        self.started = True
+        began = time.perf_counter()
+        where = "the agent's constructor"
         try:
             with _stdout_to_stderr():
+                self.agent = self._factory()
+                where = "on_game_start"
                 self.agent._sdk_start(self.info, self.state.copy(), self.env)
         except Exception:
-            self.failed = _report_exception("on_game_start")
+            self.failed = _report_exception(where)
+        self._setup_s = time.perf_counter() - began
         return self.failed
 
     def request(self, clocks: Clocks, position: str | None = None) -> MoveReply:
-        """Ask the agent for a move in the current position (resynchronised from ``position``)."""
+        """Ask the agent for a move in the current position (resynchronised from ``position``).
+        The agent is made first if it was not yet: its setup counts in ``think_time_s``."""
         if position is not None:
             self.resync(position)
         self.env.clocks = clocks
-        if self.failed is not None:
-            return MoveReply(None, 0.0, peak_rss(), error=self.failed)
+        self.start()
+        setup, self._setup_s = self._setup_s, 0.0
+        if self.failed is not None or self.agent is None:
+            return MoveReply(None, setup, peak_rss(), error=self.failed)
         view = self.state.copy()
-        started = time.perf_counter()
+        started = time.perf_counter() - setup
         try:
             with _stdout_to_stderr():
                 move = self.agent._sdk_choose(view, clocks, self.env)
@@ -96,7 +121,8 @@ class GameDriver:
             pass
         if position is not None:
             self.resync(position)
-        if self.failed is not None:
+        self.start()
+        if self.failed is not None or self.agent is None:
             return
         try:
             with _stdout_to_stderr():
@@ -108,6 +134,10 @@ class GameDriver:
         """The game is over: tell the agent (errors here are only printed)."""
         if position is not None:
             self.resync(position)
+        # A game over before the bot's first move: the agent still sees it start, then end.
+        self.start()
+        if self.agent is None:
+            return
         try:
             with _stdout_to_stderr():
                 self.agent._sdk_end(result, self.state.copy(), self.env)

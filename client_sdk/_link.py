@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import queue
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from client_sdk.proto import referee_pb2 as pb
+
+if TYPE_CHECKING:
+    from client_sdk._agent import GameResult
 
 #: HTTP/2 keep-alive: ping every 20 s of silence, give up on the link after 10 s without an
 #: answer. The referee must allow pings this often (it does: see ``docs/sdk.md``).
@@ -27,7 +30,16 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
 
 
 class SessionError(Exception):
-    """The referee refused the session (bad token, no common game...) or could not be reached."""
+    """The referee refused the session (bad token, no common game...) or could not be reached.
+
+    ``results``: the games of the session, in the order they ended, when it had any; games
+    still unfinished when the connection was lost for good are among them as aborted (their
+    result is the referee's, and unknown here).
+    """
+
+    def __init__(self, message: str = "", results: Sequence[GameResult] = ()) -> None:
+        super().__init__(message)
+        self.results = list(results)
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,26 +127,20 @@ def _driver(
         move_time=control.move_time_s or None,
         memory_limit_mb=memory_limit_mb,
     )
-    return GameDriver(_factory(bot)(), info, rules, state.copy())
+    return GameDriver(_factory(bot), info, rules, state.copy())
 
 
 def _play(judge: Adjudicator, drivers: list[GameDriver], said: list[str]) -> GameEnd:
     """The game loop: every decision is the adjudicator's. ``said`` gets each accepted move
-    in the mover's own words (the adjudicator keeps the canonical text)."""
-    for s, driver in enumerate(drivers):
-        error = driver.start()
-        if error is not None:
-            failed = judge.judge(s, BotFailed(error))
-            assert isinstance(failed, GameEnd)
-            return failed
+    in the mover's own words (the adjudicator keeps the canonical text). A bot is charged
+    the time its driver measured: its choice, and with its first move the making of its agent
+    (constructor and ``on_game_start``), as over the network and in the course."""
     while True:
         turn = judge.turn()
         if isinstance(turn, GameEnd):
             return turn
-        started = time.perf_counter()
         reply = drivers[turn.seat].request(_clocks(judge, turn), judge.state.to_string())
-        elapsed = time.perf_counter() - started
-        decision = judge.judge(turn.seat, _answer(reply, elapsed))
+        decision = judge.judge(turn.seat, _answer(reply, reply.think_time_s))
         if isinstance(decision, GameEnd):
             return decision
         assert reply.text is not None

@@ -137,6 +137,8 @@ class Session(ChallengeSide, Connector):
         self.log = log
         self.name = name or "bot"
         self.session_id = ""
+        #: The run of the referee process that welcomed us last (see ``Welcome.server_run``).
+        self.server_run = ""
         self.results: list[GameResult] = []
         self._drivers: dict[str, GameDriver] = {}
         #: Per game: the ply and text of the move this bot sent last (accepted if the game goes
@@ -219,8 +221,9 @@ class Session(ChallengeSide, Connector):
                 self._done = True
                 raise SessionError(protocol_mismatch(w.protocol_version, w.server_version))
             if self.session_id and w.session_id != self.session_id:
-                self._abandon_games()
+                self._abandon_games(restarted=w.server_run != self.server_run)
             self.session_id = w.session_id
+            self.server_run = w.server_run
             if self.max_games is not None and self._started >= self.max_games:
                 # Said on a connection that dropped: say it again on this one.
                 self._goodbye("played the requested number of games")
@@ -276,10 +279,9 @@ class Session(ChallengeSide, Connector):
             self._catch_up(existing, start.moves, start.position)
             return existing
         self._announce(start.info)
+        # The agent is made at the bot's first move request (its clock runs: the course
+        # charges the constructor too), or now by a catch-up.
         driver = self._new_driver(start.game_id, start.info)
-        error = driver.start()
-        if error is not None:
-            self._runtime_error(start.game_id, error)
         # A game this process did not know yet (it restarted and resumed): the moves so far.
         self._catch_up(driver, start.moves, start.position)
         if self.max_games is not None and self._started >= self.max_games:
@@ -290,7 +292,7 @@ class Session(ChallengeSide, Connector):
         game = self._game(info.game)
         state = game.state_from_string(info.initial_position)
         game_info = game_info_of(game_id, info, game)
-        driver = GameDriver(self.factory(), game_info, game, state)
+        driver = GameDriver(self.factory, game_info, game, state)
         self._drivers[game_id] = driver
         self._started += 1
         self.log(
@@ -378,36 +380,53 @@ class Session(ChallengeSide, Connector):
         result = result_of(over, driver.info)
         driver.finish(result, over.final_position or None)
         self.results.append(result)
-        self.log(f"game {over.game_id} over: {over.result} {result.winner_name} ({over.reason})")
+        word = "aborted" if result.aborted else f"over: {over.result} {result.winner_name}"
+        self.log(f"game {over.game_id} {word} ({over.reason})")
         if self.max_games is not None and len(self.results) >= self.max_games:
             self._done = True
 
-    def _abandon_games(self) -> None:
-        """The referee did not resume our session: the games it was running are lost to us.
+    def _abandon_games(self, restarted: bool) -> None:
+        """The referee did not resume our session: the games it was running are over to us.
 
-        They are over for the referee (a disconnect, which it scores as a loss); tell the
+        The same run of the referee ended them (a disconnect, which it scores as a loss); a
+        referee that restarted in between never finished them (aborted, no result). Tell the
         agents so and count them, so that ``games=N`` still ends.
         """
+        if restarted:
+            self._end_unfinished(
+                "the referee restarted while the connection was down: the game was never "
+                "finished (no result)"
+            )
+        else:
+            self._end_unfinished(
+                "the connection to the referee dropped and the session was not resumed",
+                lost=True,
+            )
+        if self.max_games is not None and len(self.results) >= self.max_games:
+            self._goodbye("played the requested number of games")
+            self._done = True
+
+    def _end_unfinished(self, reason: str, lost: bool = False) -> None:
+        """End every game still running here: aborted (no result, never a loss), or ``lost``
+        by disconnect (the referee's own verdict after its reconnection window)."""
+        verdict = Verdict.DISCONNECT if lost else Verdict.ABORTED
         for game_id, driver in list(self._drivers.items()):
             seat = driver.info.seat
             result = GameResult(
                 game_id=game_id,
                 seat=seat,
-                winner=1 - seat,
-                verdict=Verdict.DISCONNECT,
-                termination=Verdict.DISCONNECT,
-                reason="the connection to the referee dropped and the session was not resumed",
+                winner=1 - seat if lost else None,
+                verdict=verdict,
+                termination=verdict,
+                reason=reason,
                 plies=driver.state.ply,
                 seat_names=driver.info.seat_names,
             )
             driver.finish(result)
             self.results.append(result)
-            self.log(f"game {game_id} lost: {result.reason}")
+            self.log(f"game {game_id} {'lost' if lost else 'aborted'}: {reason}")
         self._drivers.clear()
         self._answered.clear()
-        if self.max_games is not None and len(self.results) >= self.max_games:
-            self._goodbye("played the requested number of games")
-            self._done = True
 
     def _goodbye(self, reason: str) -> None:
         if not self._said_goodbye:

@@ -437,6 +437,7 @@ class Welcome(_message.Message):
     BOT_NAME_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    SERVER_RUN_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     server_version: _builtins.str
     """e.g. "tetromino-referee/0.1.0"."""
@@ -445,6 +446,12 @@ class Welcome(_message.Message):
     """The name the referee knows the bot by (from the token table, else Hello.bot_name)."""
     message: _builtins.str
     """A line for people (server banner, tournament name, ...)."""
+    server_run: _builtins.str
+    """Names this run of the server process: a new value after every start. A bot that comes back
+    after a drop and is not resumed compares it with the one it saw before: the same run has
+    scored the bot's unfinished games (a disconnect), a new run never finished them (aborted,
+    result unknown). Empty from servers that do not send it.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Games this referee may ask the bot to play (the intersection with Hello.games)."""
@@ -458,10 +465,11 @@ class Welcome(_message.Message):
         bot_name: _builtins.str = ...,
         message: _builtins.str = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        server_run: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "games", b"games", "message", b"message", "protocol_version", b"protocol_version", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "games", b"games", "message", b"message", "protocol_version", b"protocol_version", "server_run", b"server_run", "server_version", b"server_version", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

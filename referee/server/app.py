@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import shutil
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
 
@@ -131,6 +132,8 @@ class RefereeServer:
                 f"({', '.join(sorted(self.games))})"
             )
         self.hello_timeout = hello_timeout
+        #: Sent in every Welcome: a bot not resumed after a drop tells a restart by it.
+        self.run_id = uuid.uuid4().hex
         #: New sessions beyond this many are refused (told to try again later).
         self.max_sessions = max_sessions
         #: How long a token check may take before the bot is told the server is busy.
@@ -407,6 +410,7 @@ class RefereeServer:
         welcome = pb.Welcome(
             session_id=session.session_id,
             server_version=SERVER_VERSION,
+            server_run=self.run_id,
             protocol_version=PROTOCOL_VERSION,
             bot_name=identity.name,
             message="; ".join(
@@ -483,6 +487,7 @@ class RefereeServer:
         welcome = pb.Welcome(
             session_id=session.session_id,
             server_version=SERVER_VERSION,
+            server_run=self.run_id,
             protocol_version=PROTOCOL_VERSION,
             bot_name=identity.name,
             message="session resumed",
