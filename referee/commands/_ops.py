@@ -49,19 +49,25 @@ class OpsEndpoints:
 
 async def start_ops(args: argparse.Namespace) -> OpsEndpoints:
     """Start what ``args`` asks for on this loop, logging each bound address; ``OSError`` or
-    ``ValueError`` (with what was started already stopped) when an address cannot be used."""
+    ``ValueError`` naming the option (with what was started already stopped) when an address
+    cannot be used."""
     from referee.telemetry.endpoints import serve_health, serve_metrics
     from referee.telemetry.logs import get_logger
 
     log = get_logger("referee.ops")
     ops = OpsEndpoints()
+    option = "--metrics-listen"
     try:
         if getattr(args, "metrics_listen", None):
             ops.metrics = await serve_metrics(args.metrics_listen)
             log.info("metrics_listening", url=ops.metrics_url)
+        option = "--health-listen"
         if getattr(args, "health_listen", None):
             ops.health = await serve_health(args.health_listen)
             log.info("health_listening", address=ops.health.address)
+    except (OSError, ValueError) as exc:
+        await ops.stop()
+        raise type(exc)(f"{option}: {exc}") from None
     except BaseException:
         await ops.stop()
         raise

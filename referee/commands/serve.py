@@ -361,7 +361,7 @@ async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[
     try:
         ops = await start_ops(args)
     except (OSError, ValueError) as exc:
-        print(f"referee serve: --metrics-listen: {exc}", file=sys.stderr)
+        print(f"referee serve: {exc}", file=sys.stderr)
         if web:
             await web.stop()
         return None

@@ -3,6 +3,7 @@ metric names and labels, and the job id in log lines (no process started)."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -14,6 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.commands._ops import start_ops
 from referee.server.admission import Refusal
 from referee.server.app import RefereeServer
 from referee.server.auth import TokenTable
@@ -206,3 +208,29 @@ def test_job_and_game_ids_ride_on_every_json_line() -> None:
     assert by_event["in_task"]["job_id"] == "4217"
     assert by_event["after"]["job_id"] is None
     assert all({"game_id", "seat", "ply", "job_id"} <= set(line) for line in lines)
+
+
+def test_ops_options_name_the_option_of_a_bad_address() -> None:
+    """start_ops refuses an unusable --metrics-listen or --health-listen with an error naming
+    the option, and stops whatever it had started."""
+
+    async def scenario() -> list[str]:
+        taken = await serve_health("127.0.0.1:0")
+        errors = []
+        cases = [
+            argparse.Namespace(metrics_listen="no-port-here", health_listen=None),
+            argparse.Namespace(metrics_listen="127.0.0.1:0", health_listen=taken.address),
+        ]
+        try:
+            for args in cases:
+                try:
+                    await start_ops(args)
+                except (OSError, ValueError) as exc:
+                    errors.append(str(exc))
+        finally:
+            await taken.stop(0)
+        return errors
+
+    errors = asyncio.run(scenario())
+    assert errors[0].startswith("--metrics-listen: ") and "HOST:PORT" in errors[0]
+    assert errors[1].startswith("--health-listen: cannot listen")
