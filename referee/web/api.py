@@ -171,7 +171,7 @@ def games(request: Request) -> Response:
 
 def game(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"])
+    view, _ = load_game_view(web, request.path_params["game_id"], request)
     s = view.summary
     return JSONResponse(
         {

@@ -207,20 +207,31 @@ def games(request: Request) -> Response:
     )
 
 
-def load_game_view(web: Web, game_id: int) -> tuple[GameView, GameDetail]:
+def load_game_view(
+    web: Web, game_id: int, request: Request | None = None
+) -> tuple[GameView, GameDetail]:
+    """A stored game's view; 404 for a validation game unless ``request`` is signed in as the
+    student whose upload it checked (the public never sees one)."""
     cached = web.views.get(game_id)
-    if cached is not None:
-        return cached
-    try:
-        detail = web.need_repo().get_game(game_id)
-    except NotFoundError:
-        raise HTTPException(404, f"no game {game_id}") from None
-    if detail.summary.kind is not GameKind.RATED:
-        # A validation game is private: its uploader reads it with `client_sdk mine game`.
+    if cached is None:
+        try:
+            detail = web.need_repo().get_game(game_id)
+        except NotFoundError:
+            raise HTTPException(404, f"no game {game_id}") from None
+        cached = (build_view(detail, snapshot(web).names), detail)
+        web.views.put(game_id, cached)
+    view, detail = cached
+    if detail.summary.kind is not GameKind.RATED and not _plays_in(web, request, view):
         raise HTTPException(404, f"no game {game_id}")
-    value = (build_view(detail, snapshot(web).names), detail)
-    web.views.put(game_id, value)
-    return value
+    return cached
+
+
+def _plays_in(web: Web, request: Request | None, view: GameView) -> bool:
+    """Whether the signed-in student owns a bot seated in this game."""
+    me = web.session(request) if request is not None else None
+    if me is None:
+        return False
+    return any(p is not None and p.owner_id == me.player_id for p in view.players)
 
 
 def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -> list[Any]:
@@ -247,7 +258,7 @@ def replay_context(view: GameView, ply: int) -> dict[str, Any]:
 
 def game_page(request: Request) -> Response:
     web = web_of(request)
-    view, detail = load_game_view(web, request.path_params["game_id"])
+    view, detail = load_game_view(web, request.path_params["game_id"], request)
     ply = int_param(request, "ply", view.plies, 0, view.plies)
     context = replay_context(view, ply)
     context["output"] = own_output(web, request, view, detail)
@@ -256,7 +267,7 @@ def game_page(request: Request) -> Response:
 
 def game_ply(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"])
+    view, _ = load_game_view(web, request.path_params["game_id"], request)
     ply = request.path_params["ply"]
     if not 0 <= ply <= view.plies:
         raise HTTPException(404, f"the game has {view.plies} moves")
@@ -266,7 +277,7 @@ def game_ply(request: Request) -> Response:
 def game_download(request: Request) -> Response:
     web = web_of(request)
     game_id = request.path_params["game_id"]
-    _, detail = load_game_view(web, game_id)
+    _, detail = load_game_view(web, game_id, request)
     kind = request.path_params["kind"]
     if kind == "pgn" and detail.record_text:
         body, media = detail.record_text, "application/x-chess-pgn; charset=utf-8"

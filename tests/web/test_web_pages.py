@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from webdata import HOSTILE
+from webdata import HOSTILE, sign_in
 
 from referee.storage import Repository
 from referee.web.security import CSP
@@ -258,19 +258,21 @@ def test_a_new_game_reaches_the_tables(client: TestClient, repo: Any, ids: dict[
     assert after == before + 1
 
 
-def test_validation_games_are_not_public_pages(
+def test_validation_games_are_shown_only_to_their_uploader(
     client: TestClient, repo: Repository, ids: dict[str, Any]
 ) -> None:
     """A validation game (an upload's private check) has no page, record download or API
-    view on the web front, and stays out of the games list; rated games keep theirs."""
+    view for the public and stays out of the games list; its uploader, signed in, sees it."""
     from referee.storage import FinishedGame, SeatResult
     from referee.storage.enums import GameKind
 
     rated = repo.get_game(ids["games"][0])
+    alpha = next(v for v in repo.list_bot_versions() if v.bot_name == "alpha")
+    other = next(v for v in repo.list_bot_versions() if v.owner_id != alpha.owner_id)
     check = repo.record_game(
         FinishedGame(
             game=rated.summary.game,
-            seats=[SeatResult(s.bot_version_id) for s in rated.summary.seats],
+            seats=[SeatResult(alpha.id, stderr="alpha checked"), SeatResult(other.id)],
             verdict=rated.summary.verdict,
             winner_seat=rated.summary.winner_seat,
             plies=rated.summary.plies,
@@ -280,8 +282,12 @@ def test_validation_games_are_not_public_pages(
             kind=GameKind.VALIDATION,
         )
     )
-    assert check.kind is GameKind.VALIDATION
-    for path in (f"/games/{check.id}", f"/games/{check.id}/record.pgn", f"/api/games/{check.id}"):
+    paths = (f"/games/{check.id}", f"/games/{check.id}/record.pgn", f"/api/games/{check.id}")
+    for path in paths:
         assert client.get(path).status_code == 404, path
     assert f'href="/games/{check.id}"' not in client.get("/games?limit=500").text
     assert client.get(f"/games/{ids['games'][0]}").status_code == 200
+    sign_in(client, ids["token"])  # alpha's owner
+    for path in paths:
+        assert client.get(path).status_code == 200, path
+    assert "alpha checked" in client.get(f"/games/{check.id}").text
