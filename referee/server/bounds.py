@@ -59,6 +59,8 @@ MAX_NOTE_CHARS = 200
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
+#: An uploaded bot's name: no dots or slashes (they would read as a module or a path).
+_SUBMIT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class BadField(ValueError):
@@ -149,6 +151,16 @@ def check_hello(hello: pb.Hello) -> None:
     if not _CHANNEL.fullmatch(channel):
         raise BadField("Hello.channel", f"{shown(channel)}: use letters, digits, '-', '_', '.'")
     bounded(hello.challenge, "Hello.challenge", MAX_CHALLENGE_CHARS)
+
+
+def check_submit_name(name: str) -> None:
+    """Refuse ``SubmitStart.bot_name`` unless it is empty (the default name) or a name."""
+    name = name.strip()
+    if name and not _SUBMIT_NAME.fullmatch(name):
+        raise BadField(
+            "SubmitStart.bot_name",
+            f"{shown(name)}: use up to 64 letters, digits, '-' and '_' (no dots)",
+        )
 
 
 def clean_note(text: str, max_chars: int = MAX_NOTE_CHARS) -> str:

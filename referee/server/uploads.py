@@ -18,7 +18,7 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from referee.server import myviews
+from referee.server import bounds, myviews
 from referee.server.callers import Caller, Callers
 from referee.storage import NotFoundError
 from referee.storage.enums import SubmissionStatus
@@ -141,6 +141,10 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
                         grpc.StatusCode.INVALID_ARGUMENT, "the first message must be `start`"
                     )
                 start = message.start
+                try:
+                    bounds.check_submit_name(start.bot_name)
+                except bounds.BadField as exc:
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
                 if start.size > limit:
                     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, _too_big(limit))
                 continue

@@ -13,13 +13,18 @@ import grpc
 import pytest
 
 from client_sdk.proto import arena_pb2 as apb
-from client_sdk.proto import arena_pb2_grpc
+from client_sdk.proto import arena_pb2_grpc, submissions_pb2_grpc
+from client_sdk.proto import submissions_pb2 as spb
 from referee.server import bounds
 from referee.server.app import RefereeServer
 from referee.server.arena import ArenaService
 from referee.server.live import LiveHub
 from referee.server.live_arena import LiveArenaService
+from referee.server.uploads import SubmissionService
 from referee.storage import Repository
+from referee.storage import submissions as rows
+from referee.submissions.service import Submissions
+from referee.submissions.store import SubmissionStore
 
 Call = Callable[[arena_pb2_grpc.ArenaStub], Awaitable[Any]]
 
@@ -196,3 +201,51 @@ def test_undecodable_request_bytes_are_invalid_argument(tmp_path: Path) -> None:
     for code, details in asyncio.run(main()):
         assert code == grpc.StatusCode.INVALID_ARGUMENT
         assert "not a valid message" in details
+
+
+def test_bad_submissions_fields_get_invalid_argument_naming_them(tmp_path: Path) -> None:
+    """An upload's bot name outside the name rules and an over-long game id are refused with
+    INVALID_ARGUMENT naming the field, before anything is stored or looked up."""
+    repo = Repository.open(str(tmp_path / "arena.db"))
+    repo.create_player("alice")
+    token = repo.issue_token("alice")
+    uploads = SubmissionService(
+        Submissions(repo, SubmissionStore(tmp_path / "store")), validate=False
+    )
+    server = RefereeServer(services=[uploads])
+
+    async def main() -> dict[str, tuple[Any, str]]:
+        address = await server.start("127.0.0.1:0")
+        out: dict[str, tuple[Any, str]] = {}
+        metadata = (("authorization", f"Bearer {token}"),)
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = submissions_pb2_grpc.SubmissionsStub(channel)
+                bad_name = spb.SubmitRequest(start=spb.SubmitStart(bot_name="../evil\x1b[2J"))
+                calls: dict[str, Any] = {
+                    "name": lambda: _all(stub.Submit(iter([bad_name]), metadata=metadata)),
+                    "long id": lambda: stub.GetMyOutput(
+                        spb.GetMyOutputRequest(game_id="g" * 5000), metadata=metadata
+                    ),
+                    "unknown id": lambda: stub.GetMyOutput(
+                        spb.GetMyOutputRequest(game_id="nope"), metadata=metadata
+                    ),
+                }
+                for name, call in calls.items():
+                    try:
+                        await call()
+                        out[name] = ("OK", "")
+                    except grpc.aio.AioRpcError as exc:
+                        out[name] = (exc.code(), exc.details() or "")
+        finally:
+            await server.stop(0)
+        return out
+
+    out = asyncio.run(main())
+    assert out["name"][0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert out["name"][1].startswith("SubmitStart.bot_name: '../evil")
+    assert "\x1b" not in out["name"][1]
+    assert out["long id"][0] == grpc.StatusCode.INVALID_ARGUMENT
+    assert out["long id"][1].startswith("game_id: 5000 characters")
+    assert out["unknown id"][0] == grpc.StatusCode.NOT_FOUND
+    assert rows.list_submissions(repo.db) == []
