@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.storage.names import HIDDEN, strip_escapes
 
 #: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
 MAX_ID = 2**63 - 1
@@ -164,9 +166,25 @@ def check_submit_name(name: str) -> None:
 
 
 def clean_note(text: str, max_chars: int = MAX_NOTE_CHARS) -> str:
-    """Free text from a bot kept for people (a comment, a reason): control characters
-    replaced by spaces, cut to ``max_chars``."""
-    return _CONTROL.sub(" ", text[:max_chars])
+    """Free text from a bot kept for people (a comment, a reason): terminal escape sequences
+    removed, control, bidi and other invisible characters replaced by spaces, cut to
+    ``max_chars``."""
+    kept = strip_escapes(text[: max_chars * 2])
+    return "".join(" " if unicodedata.category(c) in HIDDEN else c for c in kept)[:max_chars]
+
+
+def code_name(code: int) -> str:
+    """An ``ErrorCode``'s name; a number no version of the protocol defines is shown as one."""
+    try:
+        return pb.ErrorCode.Name(code)  # type: ignore[arg-type]
+    except ValueError:
+        return f"error code {code}"
+
+
+def clean_report(text: str, max_chars: int = 8000) -> str:
+    """A bot's error report (e.g. a traceback) kept for people: its last ``max_chars``
+    characters, line breaks kept, other control characters replaced by spaces."""
+    return "\n".join(clean_note(line, 1000) for line in text[-max_chars:].splitlines())
 
 
 def action_problem(action: str) -> str | None:

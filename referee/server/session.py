@@ -31,6 +31,7 @@ import grpc
 from grpc.aio import EOF
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.server import bounds
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.server.session")
@@ -412,7 +413,8 @@ class BotSession:
             move = message.move
             route = self._routes.get(move.game_id)
             if route is None:
-                await self._strike(pb.ERROR_CODE_UNKNOWN_GAME, f"no running game {move.game_id!r}")
+                game = bounds.shown(move.game_id)
+                await self._strike(pb.ERROR_CODE_UNKNOWN_GAME, f"no running game {game}")
                 return
             route.inbox.put_nowait(SeatEvent(route.seat, EventKind.MOVE, received, move=move))
         elif kind == "error":
@@ -424,7 +426,7 @@ class BotSession:
                         route.seat,
                         EventKind.BOT_ERROR,
                         received,
-                        detail=err.message or pb.ErrorCode.Name(err.code),
+                        detail=bounds.clean_report(err.message) or bounds.code_name(err.code),
                     )
                 )
             elif err.fatal:

@@ -36,7 +36,7 @@ _ESCAPES = re.compile(
 )
 #: Unicode categories never shown: controls, format characters (bidi marks and overrides,
 #: zero-width characters), line and paragraph separators, surrogates, private use, unassigned.
-_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
 
 
 class InvalidNameError(ConflictError):
@@ -85,14 +85,19 @@ def as_name(text: str, default: str = "anonymous") -> str:
     return cleaned
 
 
+def strip_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences (CSI, OSC and the like)."""
+    return _ESCAPES.sub("", text)
+
+
 def display(text: str, max_chars: int = MAX_DISPLAY_CHARS) -> str:
     """``text`` safe to show on one line: escape sequences, control, bidi and other invisible
     characters removed, white space runs made one space, cut to ``max_chars`` (ending ``…``)."""
-    text = _ESCAPES.sub("", text[: max_chars * 8])
+    text = strip_escapes(text[: max_chars * 8])
     kept = "".join(
         " " if ch.isspace() else ch
         for ch in text
-        if ch.isspace() or unicodedata.category(ch) not in _HIDDEN
+        if ch.isspace() or unicodedata.category(ch) not in HIDDEN
     )
     kept = " ".join(kept.split())
     if len(kept) > max_chars:

@@ -108,9 +108,11 @@ def test_a_hostile_hello_name_is_cleaned_before_it_is_used() -> None:
     assert version == "v_2"
 
 
-async def _hostile_bot(address: str, token: str, action_chars: int) -> None:
+async def _hostile_bot(
+    address: str, token: str, action_chars: int, error: pb.Error | None = None
+) -> None:
     """Plays legal moves with a hostile comment; its third move's text is ``action_chars``
-    long (0: always legal)."""
+    long (0: always legal), or it sends ``error`` instead of its third move."""
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(
             METHOD,
@@ -131,6 +133,10 @@ async def _hostile_bot(address: str, token: str, action_chars: int) -> None:
                 action = games[req.game_id].move_to_text(rng.choice(list(state.legal_moves)))
                 if action_chars and req.ply >= 2:
                     action = "P" * action_chars
+                if error is not None and req.ply >= 2:
+                    error.game_id = req.game_id
+                    await call.write(pb.BotMessage(error=error))
+                    continue
                 comment = HOSTILE * 40
                 move = pb.Move(game_id=req.game_id, ply=req.ply, action=action, comment=comment)
                 await call.write(pb.BotMessage(move=move))
@@ -165,5 +171,41 @@ def test_an_over_long_move_text_is_a_protocol_error_and_comments_are_cleaned() -
     assert "move text of 20000 characters (at most 256)" in report.end.reason
     assert report.moves
     for move in report.moves:
-        assert len(move.comment) == bounds.MAX_COMMENT_CHARS
+        assert 0 < len(move.comment) <= bounds.MAX_COMMENT_CHARS
+        assert "click[red]x[/red]" in move.comment
         assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in move.comment)
+        assert "\u202e" not in move.comment
+
+
+def _game_with(error: pb.Error) -> Any:
+    async def main() -> Any:
+        server = RefereeServer(auth=TokenTable({"a": "a", "b": "b"}), games=["tetress"])
+        address = await server.start("127.0.0.1:0")
+        bots = [asyncio.create_task(_hostile_bot(address, "a", 0))]
+        bots.append(asyncio.create_task(_hostile_bot(address, "b", 0, error)))
+        try:
+            sessions = [
+                await server.lobby.wait_for(lambda s, p=p: s.identity.player_id == p, 30)
+                for p in "ab"
+            ]
+            report = await MatchRunner(load_game("tetress"), sessions).run()
+            await asyncio.wait_for(asyncio.gather(*bots), 30)
+        finally:
+            await server.stop(0)
+        return report
+
+    return asyncio.run(main())
+
+
+def test_a_bot_error_report_is_cleaned_and_an_unknown_code_is_named() -> None:
+    """A bot's runtime-error report keeps its last line without escapes; an error with no
+    message and a code no protocol version defines ends the game naming the number (it used
+    to break the session's reader)."""
+    hostile = _game_with(
+        pb.Error(code=pb.ERROR_CODE_BOT_RUNTIME_ERROR, message="Traceback\n\x1b[2JBoom\x07")
+    )
+    assert hostile.end.verdict == "runtime_error"
+    assert hostile.end.reason == "BLUE's bot failed: Boom"
+    unknown = _game_with(pb.Error(code=999))  # type: ignore[arg-type]
+    assert unknown.end.verdict == "runtime_error"
+    assert unknown.end.reason == "BLUE's bot failed: error code 999"
