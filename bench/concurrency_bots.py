@@ -1,16 +1,18 @@
 """The bench bots of ``bench/concurrency.py``: one client process playing many sessions.
 
-    python bench/concurrency_bots.py ADDRESS FIRST COUNT SCRIPTS THINK_MS
+    python bench/concurrency_bots.py ADDRESS FIRST COUNT SCRIPTS THINK_MS [STREAMS]
 
-plays sessions ``bFIRST`` .. ``bFIRST+COUNT-1`` (50 streams per channel), each a long-lived
-stream answering every request from the precomputed game ``SCRIPTS`` names (a JSON file), after
-a random wait in ``THINK_MS`` (``MIN-MAX``), and writes what it saw (handshake times,
-refusals, its own CPU time) to ``SCRIPTS.FIRST.json``; :func:`client_reports` adds them up.
+plays sessions ``bFIRST`` .. ``bFIRST+COUNT-1`` (``STREAMS`` per connection, default 50),
+each a long-lived stream answering every request from the precomputed game ``SCRIPTS`` names
+(a JSON file), after a random wait in ``THINK_MS`` (``MIN-MAX``), and writes what it saw
+(handshake times, refusals, its own CPU time) to ``SCRIPTS.FIRST.json``; :func:`client_reports`
+adds them up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import random
@@ -28,6 +30,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 METHOD = "/tetromino.referee.v1.Referee/Play"
+#: Streams (sessions) sharing one channel, i.e. one TCP connection (an SDK bot has its own).
 STREAMS_PER_CHANNEL = 50
 
 
@@ -108,7 +111,9 @@ async def _session(
     if opened is None:
         return
     call, _welcome = opened
-    games: dict[str, list[str]] = {}
+    # Per game, every ply's answer already encoded: the bench bots stand in for thousands of
+    # bot processes on the server's own two cores, so they spend as little CPU as they can.
+    games: dict[str, list[bytes]] = {}
     while True:
         data = await call.read()
         if data is grpc.aio.EOF:
@@ -117,14 +122,19 @@ async def _session(
         kind = message.WhichOneof("kind")
         if kind == "move_request":
             req = message.move_request
-            script = games[req.game_id]
+            answers = games[req.game_id]
             if think[1] > 0:
                 await asyncio.sleep(random.uniform(*think))
-            move = pb.Move(game_id=req.game_id, ply=req.ply, action=script[req.ply])
-            await call.write(pb.BotMessage(move=move).SerializeToString())
+            await call.write(answers[req.ply])
         elif kind == "game_start":
-            start = message.game_start
-            games[start.game_id] = scripts[int(start.info.labels["script"])]
+            game_id = message.game_start.game_id
+            script = scripts[int(message.game_start.info.labels["script"])]
+            games[game_id] = [
+                pb.BotMessage(
+                    move=pb.Move(game_id=game_id, ply=ply, action=action)
+                ).SerializeToString()
+                for ply, action in enumerate(script)
+            ]
         elif kind == "game_over":
             games.pop(message.game_over.game_id, None)
         elif kind == "goodbye" or (kind == "error" and message.error.fatal):
@@ -133,19 +143,24 @@ async def _session(
 
 
 async def _client(
-    address: str, first: int, count: int, script_path: str, think: tuple[float, float]
+    address: str,
+    first: int,
+    count: int,
+    script_path: str,
+    think: tuple[float, float],
+    streams: int = STREAMS_PER_CHANNEL,
 ) -> None:
     import grpc
 
     scripts = json.loads(Path(script_path).read_text())
     channels = [
         grpc.aio.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)])
-        for _ in range((count + STREAMS_PER_CHANNEL - 1) // STREAMS_PER_CHANNEL)
+        for _ in range((count + streams - 1) // streams)
     ]
     tally = Tally()
     outcomes = await asyncio.gather(
         *(
-            _session(channels[i // STREAMS_PER_CHANNEL], f"b{first + i}", scripts, think, tally)
+            _session(channels[i // streams], f"b{first + i}", scripts, think, tally)
             for i in range(count)
         ),
         return_exceptions=True,
@@ -192,8 +207,18 @@ def client_reports(path: str) -> dict[str, Any]:
 
 def main() -> int:
     address, first, count, script_path, think = sys.argv[1:6]
+    streams = int(sys.argv[6]) if len(sys.argv) > 6 else STREAMS_PER_CHANNEL
+    import grpc  # noqa: F401  (imported before the freeze below, like the rest of start-up)
+
+    from client_sdk.proto import referee_pb2  # noqa: F401
+
+    # One process holds hundreds of sessions that stand for as many bot processes: start-up
+    # objects are frozen and young objects collected rarely, as ``referee serve`` does, so
+    # the collector's passes over all of them do not stall every bot at once.
+    gc.freeze()
+    gc.set_threshold(50_000, 10, 10)
     low, high = (float(v) / 1e3 for v in think.split("-"))
-    asyncio.run(_client(address, int(first), int(count), script_path, (low, high)))
+    asyncio.run(_client(address, int(first), int(count), script_path, (low, high), streams))
     return 0
 
 
