@@ -150,7 +150,8 @@ class Adjudicator:
     def turn(self) -> Turn | GameEnd:
         """The next turn (its clock's allowance is fixed now), or the rules' end of the game."""
         state = self.state
-        outcome = state.outcome()
+        # is_over first: asked before every move, it is cheaper than outcome for some games.
+        outcome = state.outcome() if state.is_over() else None
         if outcome is not None:
             return verdicts.rules_end(outcome, self.seat_names, state.ply)
         seat = state.to_move

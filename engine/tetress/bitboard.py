@@ -160,3 +160,27 @@ def legal_masks(own: int, occupied: int, first: bool) -> tuple[int, ...]:
         fits[17] & (g2 | (g2 >> (W + 1))),
         fits[18] & ((u2 >> 1) | (u2 >> W)),
     )
+
+
+def has_legal(own: int, occupied: int, first: bool) -> bool:
+    """``any(legal_masks(own, occupied, first))``, stopping at the first shape that fits.
+
+    The referee asks this before every move (has the side to move lost?) and never needs the
+    masks themselves; on most positions the first or second shape answers it, at a fraction
+    of the cost of every shape's masks.
+    """
+    empty = ALL ^ occupied
+    near = 0 if first else own | (own << 1) | (own >> 1) | (own << W) | (own >> W)
+    for shifts in SHAPE_SHIFTS:
+        fit = ANCHORS
+        for s in shifts:
+            fit &= empty >> s
+            if not fit:
+                break
+        else:
+            if first:
+                return True
+            for s in shifts:
+                if fit & (near >> s):
+                    return True
+    return False

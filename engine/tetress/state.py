@@ -144,6 +144,17 @@ class TetressState(State[Placement]):
         """Whether the player to move has any legal placement."""
         return any(self.legal_masks())
 
+    def is_over(self) -> bool:
+        # The referee asks this before every move and needs no masks: a check that stops at
+        # the first legal shape (``outcome`` computes and caches every mask, which a search
+        # that goes on to ``legal_moves`` wants).
+        if self._ply >= self._limit:
+            return True
+        if self._legal is not None:
+            return not any(self._legal)
+        own = self._br if self._ply & 1 else self._rr
+        return not bitboard.has_legal(own, self._rr | self._br, self._ply < 2)
+
     def check(self, move: Placement) -> None:
         self._check(move)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from engine.tetress import bitboard
+from engine.tetress.game import Tetress
 from engine.tetress.geometry import CELLS, N
 
 
@@ -38,3 +39,43 @@ def test_fast_generator_equals_reference_generator() -> None:
         for first in (False, True):
             fast = bitboard.legal_masks(own_r, occ_r, first)
             assert fast == bitboard.legal_masks_generic(own_r, occ_r, first), (i, first)
+
+
+def test_has_legal_equals_any_legal_mask() -> None:
+    """has_legal (early exit) answers any(legal_masks_generic) on sparse and crowded boards,
+    both phases, including boards where no shape fits or none touches own tokens."""
+    rng = random.Random(12)
+    seen = set()
+    for i in range(3000):
+        occupied = rng.getrandbits(CELLS)
+        for _ in range(i % 4):  # sparser ...
+            occupied &= rng.getrandbits(CELLS)
+        for _ in range(i % 3):  # ... or more crowded
+            occupied |= rng.getrandbits(CELLS)
+        own = occupied & rng.getrandbits(CELLS) & (rng.getrandbits(CELLS) if i % 5 else 0)
+        own_r = bitboard.replicate(own)
+        occ_r = bitboard.replicate(occupied)
+        for first in (False, True):
+            expected = any(bitboard.legal_masks_generic(own_r, occ_r, first))
+            assert bitboard.has_legal(own_r, occ_r, first) == expected, (i, first)
+            seen.add((first, expected))
+    assert seen == {(False, False), (False, True), (True, False), (True, True)}
+
+
+def test_is_over_without_cached_masks_agrees_with_outcome() -> None:
+    """A fresh position's is_over (the early-exit check the referee asks every move) agrees
+    with outcome, through random games to their ends."""
+    game = Tetress()
+    rng = random.Random(13)
+    ends = 0
+    for _ in range(40):
+        state = game.new_state()
+        while True:
+            fresh = game.state_from_string(state.to_string())
+            over = fresh.is_over()
+            assert over == (state.outcome() is not None), state.to_string()
+            if over:
+                ends += 1
+                break
+            state.apply(rng.choice(list(state.legal_moves)))
+    assert ends == 40
