@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import io
 import json
+from pathlib import Path
 
 import grpc
 import httpx
@@ -234,3 +235,14 @@ def test_ops_options_name_the_option_of_a_bad_address() -> None:
     errors = asyncio.run(scenario())
     assert errors[0].startswith("--metrics-listen: ") and "HOST:PORT" in errors[0]
     assert errors[1].startswith("--health-listen: cannot listen")
+
+
+def test_every_platform_metric_is_documented() -> None:
+    """docs/operations.md names each tetromino_* metric the registry holds (with the _total
+    suffix a counter is exposed with), so the table cannot drift from the code."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
+    for family in text_string_to_metric_families(metrics.exposition().decode()):
+        if not family.name.startswith("tetromino_"):
+            continue
+        exposed = f"{family.name}_total" if family.type == "counter" else family.name
+        assert f"`{exposed}`" in docs, exposed
