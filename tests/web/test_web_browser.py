@@ -70,6 +70,8 @@ def arena(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> 
     work = tmp_path_factory.mktemp("browser")
     db = work / "site.db"
     shutil.copy(site_template[0], db)
+    # The token key beside the database goes with it (tokens are hashed under it).
+    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
     ids = dict(site_template[1])
     repo = Repository.open(str(db))
     bob_token = repo.issue_token("bob", label="browser test")
