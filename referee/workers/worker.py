@@ -20,9 +20,10 @@ from procrastinate import App, JobContext, RetryStrategy
 from structlog.contextvars import bound_contextvars
 
 from referee.storage import Repository
+from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, TASK_NAME
-from referee.workers.job import LeaseLost, WorkerState, play_job
+from referee.workers.job import GameFailed, LeaseLost, WorkerState, play_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
@@ -76,7 +77,26 @@ def register_task(app: App, state: WorkerState) -> None:
             await asyncio.Event().wait()  # the process is exiting
         if not inner.cancelled() and isinstance(inner.exception(), LeaseLost):
             await abandon(state, str(inner.exception()))
+        metrics.job_finished(QUEUE, job_outcome(inner))
         return inner.result()
+
+
+#: play_job's outcomes, as the words of tetromino_jobs_finished_total{outcome}.
+_OUTCOMES = {"recorded": "recorded", "void": "void", "already recorded": "already_recorded"}
+
+
+def job_outcome(game: asyncio.Task[str]) -> str:
+    """How a game job's attempt ended, in a bounded vocabulary for the metrics: ``recorded``,
+    ``void``, ``already_recorded``, ``retried`` (it failed and the queue tries again),
+    ``handed_on`` (this worker lost the job), ``cancelled`` or ``failed``."""
+    if game.cancelled():
+        return "cancelled"
+    error = game.exception()
+    if error is None:
+        return _OUTCOMES.get(game.result(), "failed")
+    if isinstance(error, LeaseLost):
+        return "handed_on"
+    return "retried" if isinstance(error, GameFailed) else "failed"
 
 
 async def run_worker(options: WorkerOptions) -> int:
