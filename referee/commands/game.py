@@ -46,6 +46,7 @@ def register(subparsers: Any) -> None:
 def _show(args: argparse.Namespace) -> int:
     from referee.commands.games import game_json
     from referee.storage import NotFoundError
+    from referee.storage.names import display
 
     repo = open_repo(args)
     try:
@@ -60,11 +61,13 @@ def _show(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
         return 0
     outputs = summary.pop("output", [])
+    # Names, reasons and a bot's own output are outside text: each line is shown cleaned.
     for key, value in summary.items():
-        print(f"{key:>13}: {'-' if value is None else value}")
+        print(display(f"{key:>13}: {'-' if value is None else value}", 2000))
     for seat, text in enumerate(outputs):
-        print(f"--- seat {seat} ({summary['seats'][seat]}) output ---")
-        print(text.rstrip())
+        print(display(f"--- seat {seat} ({summary['seats'][seat]}) output ---", 1000))
+        for line in text.rstrip().splitlines():
+            print(display(line, 1000))
     return 0
 
 

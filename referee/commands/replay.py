@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.errors import RecordError
     from engine.records import positions, replay
     from referee.analysis.recordfile import issue_lines, read_record_file
+    from referee.storage.names import display
 
     try:
         record = read_record_file(args.file)
@@ -53,11 +54,12 @@ def run(args: argparse.Namespace) -> int:
         write_out(args.svg, render_svg(state))
         if args.svg == "-":
             return 0
+    # A record file may come from anywhere: its names and sentences are shown cleaned.
     players = " vs ".join(record.players)
-    print(f"{record.game}: {players}, {record.result} after {record.plies} moves", end="")
-    print(f" ({record.termination})" if record.termination else "")
+    head = f"{record.game}: {players}, {record.result} after {record.plies} moves"
+    print(display(head + (f" ({record.termination})" if record.termination else ""), 1000))
     if record.reason:
-        print(record.reason)
+        print(display(record.reason, 1000))
     total = record.plies
     target = total if args.ply is None else args.ply if args.ply >= 0 else total + args.ply
     if args.board:
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 break
             if index:
                 move = record.moves[index - 1]
-                print(f"\n{index}. {move.san}{move.annotation or ''}")
+                print(f"\n{index}. {display(move.san + (move.annotation or ''))}")
             print(position.render(color=args.color))
         return 0
     print(f"position after {target} moves:")

@@ -134,6 +134,7 @@ def _list(out: Any, live: Any) -> int:
         mode = g.mode or ("tournament" if g.tournament_id else "casual")
         if g.tournament_id:
             mode += f" {g.tournament_id}"
-        line = f"{g.uid}  {g.game:<8} {mode:<14} {' vs '.join(g.players)}  ({g.plies} moves)"
-        out.print(display(line, 1000), markup=False, highlight=False)
+        players = " vs ".join(display(p) for p in g.players)
+        line = f"{display(g.uid)}  {display(g.game):<8} {display(mode):<14} {players}"
+        out.print(f"{line}  ({g.plies} moves)", markup=False, highlight=False)
     return 0

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from engine.registry import load_game
 from referee.commands.main import main
 from referee.server.app import RefereeServer
 from referee.server.arena import ArenaService
+from referee.server.live import LiveHub
 from referee.storage import (
     FinishedGame,
     Repository,
@@ -104,6 +106,7 @@ TABLES = {
     "player list": ["player", "list"],
     "bot list": ["bot", "list"],
     "bot show": ["bot", "show", NEWLINE],
+    "game show --output": ["game", "show", "1", "--output"],
     "games": ["games"],
     "games of a tournament": ["games", "--tournament", "1"],
     "leaderboard": ["leaderboard", "1", "--cross", "--los"],
@@ -129,13 +132,17 @@ def test_every_cli_table_prints_hostile_names_safely(
 
 
 def _serve(db: str) -> Iterator[str]:
-    """A real Arena server over ``db`` on 127.0.0.1:0, in a thread of its own."""
+    """A real Arena server over ``db`` on 127.0.0.1:0, in a thread of its own, with one live
+    game between hostile names."""
     ready: list[str] = []
     stop = threading.Event()
     started = threading.Event()
 
     async def run() -> None:
-        server = RefereeServer(services=[ArenaService(Repository.open(db))])
+        hub = LiveHub()
+        start = load_game("tetress").new_state().to_string()
+        hub.start("live-1", "tetress", [MARKUP, NEWLINE + CLEAR], ["RED", "BLUE"], start)
+        server = RefereeServer(services=[ArenaService(Repository.open(db), hub)])
         ready.append(await server.start("127.0.0.1:0"))
         started.set()
         while not stop.is_set():
@@ -155,15 +162,18 @@ def _serve(db: str) -> Iterator[str]:
 def test_watch_prints_a_hostile_game_safely(
     hostile: tuple[str, dict[str, Any]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``watch`` of a stored game whose players and reason are hostile prints them cleaned."""
+    """``watch`` of a stored game whose players and reason are hostile, and ``watch --list``
+    of a live one, print them cleaned."""
     db, facts = hostile
     for address in _serve(db):
         for uid in facts["uids"]:
             assert main(["watch", uid, "--server", address]) == 0
+        assert main(["watch", "--list", "--server", address]) == 0
     out = capsys.readouterr().out
     _assert_safe(out, "watch")
     assert "RED returned [red]forged[/red], which is not a move" in out
     assert "first second" in out
+    assert "live-1  tetress  casual         [red]forged[/red] vs first secondclear" in out
 
 
 def test_log_lines_escape_hostile_text() -> None:
