@@ -11,6 +11,9 @@ notices it within :data:`POLL_S` and runs it on its own event loop with the serv
   launched bot) is *reserved*: casual pairing leaves it alone (:meth:`TournamentHost.reserved`);
 * presence (connected/waiting/missing) is served by the Arena service's ``GetTournament``, and
   a remote bot joining under a name its owner did not enter is told which names are entered;
+* a game a remote entry missed (not connected within the wait) is told to its bot as a
+  ``SKIPPED`` notice (:mod:`referee.tournament.skipped`): at once to its owner's bots under
+  other names, and to the entry's bot whenever it connects;
 * resume: a hosted tournament stays ``running`` while the server stops (or dies), and the next
   ``referee serve`` on the database picks it up, replaying only the games cut off. A
   tournament the runner *paused* (games aborted every time) waits for ``tournament start``.
@@ -33,6 +36,7 @@ from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 from referee.tournament.presence import watch_presence
 from referee.tournament.runner import GameQueue, TournamentRunner
+from referee.tournament.skipped import MissedGames
 
 log = get_logger("referee.tournament.host")
 
@@ -86,6 +90,9 @@ class TournamentHost:
         self.running: dict[int, asyncio.Task[None]] = {}
         #: (owner, hello name) of every remote entry of a tournament being run.
         self.entries: dict[int, set[tuple[str, str]]] = {}
+        #: Games remote entries missed, told to their bots as they connect (also after their
+        #: tournament ended, while this server runs).
+        self.missed = MissedGames(server.lobby)
         self._failed: dict[int, float] = {}
         #: Where games of launched bots go (PostgreSQL: ``referee worker`` processes).
         self.queue: GameQueue | None = None
@@ -104,12 +111,14 @@ class TournamentHost:
     async def run(self) -> None:
         """Look for hosted tournaments every ``poll_s`` seconds; cancelling stops them all
         (each stays ``running``, to be resumed by the next server)."""
+        delivery = asyncio.create_task(self.missed.serve())
         try:
             while True:
                 await self.poll()
                 await asyncio.sleep(self.poll_s)
         finally:
-            tasks = list(self.running.values())
+            delivery.cancel()
+            tasks = [delivery, *self.running.values()]
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -148,7 +157,7 @@ class TournamentHost:
         notes_before = list(self.server.welcome_notes)
         log.info("tournament_started", tournament=t.name, id=t.id)
         watcher = watch_presence(
-            self.repo, t, runner, self.server, self.remote_timeout, _LogLines()
+            self.repo, t, runner, self.server, self.remote_timeout, _LogLines(), self.missed
         )
         try:
             summary = await runner.run()

@@ -9,7 +9,7 @@ bot in such a game connects to it with a one-game token (:class:`LaunchTokens`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +67,11 @@ class GamePlayer:
         self.terms = terms
         self.server = server
         self.seats = SeatFinder(server.lobby, terms.game.name) if server is not None else None
+        #: Told of every game not played because remote seats had no session in time:
+        #: ``(seats, absent seats, labels, report)`` (see :mod:`referee.tournament.skipped`).
+        self.on_absent: (
+            Callable[[Sequence[BotVersionInfo], list[int], dict[str, str], GameReport], None] | None
+        ) = None
 
     async def play(
         self,
@@ -118,6 +123,8 @@ class GamePlayer:
             if any(s is None for s in sessions):
                 absent = [i for i, s in enumerate(sessions) if s is None and launched[i] is None]
                 report = self.unplayed(seats, sessions, uid, labels, launched)
+                if absent and self.on_absent is not None:
+                    self.on_absent(seats, absent, labels, report)
                 return Played(report, absent=absent)
             found = [s for s in sessions if s is not None]
             report = await self._run(found, launched, uid, labels, observer, opening)

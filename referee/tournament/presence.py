@@ -5,6 +5,8 @@ joins under a name its owner has not entered."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -13,6 +15,7 @@ from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.storage.names import display
 from referee.tournament.seats import SeatFinder
+from referee.tournament.skipped import MissedGames
 
 
 class Presence(StrEnum):
@@ -113,10 +116,18 @@ class PresenceBoard:
 
 
 def watch_presence(
-    repo: Any, t: Any, runner: Any, server: Any, wait: float | None, err: Any
+    repo: Any,
+    t: Any,
+    runner: Any,
+    server: Any,
+    wait: float | None,
+    err: Any,
+    missed: MissedGames | None = None,
 ) -> Any:
-    """With remote entries: tell their bots which names are entered (Welcome), show the
-    instructor each entry's presence as it changes, and serve it on the Arena service."""
+    """With remote entries: tell their bots which names are entered (Welcome) and which games
+    they missed (``missed``, delivered by its owner; else here while the tournament runs),
+    show the instructor each entry's presence as it changes, and serve it on the Arena
+    service."""
     seats = getattr(runner.player, "seats", None)
     if server is None or seats is None:
         return None
@@ -127,11 +138,21 @@ def watch_presence(
     for service in server.services:
         if hasattr(service, "presence"):
             service.presence[t.id] = board
+    own = missed is None
+    skipped = MissedGames(server.lobby) if missed is None else missed
+    runner.player.on_absent = functools.partial(skipped.record, owners=seats.owners, wait_s=wait)
 
     async def report() -> None:
-        while True:
-            for line in board.changes():
-                err.print(f"presence: {display(line, 1000)}", markup=False, highlight=False)
-            await asyncio.sleep(1.0)
+        delivery = asyncio.create_task(skipped.serve()) if own else None
+        try:
+            while True:
+                for line in board.changes():
+                    err.print(f"presence: {display(line, 1000)}", markup=False, highlight=False)
+                await asyncio.sleep(1.0)
+        finally:
+            if delivery is not None:
+                delivery.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await delivery
 
     return asyncio.create_task(report())

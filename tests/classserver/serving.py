@@ -82,3 +82,50 @@ def finish(procs: Sequence[subprocess.Popen[str]], timeout: float = 120) -> list
             raise AssertionError(f"client did not finish:\n{err}") from None
         out.append(err)
     return out
+
+
+def players(db: Path, *names: str) -> dict[str, str]:
+    """Stored players with a token each: name -> token."""
+    from referee.storage import Repository
+
+    repo = Repository.open(str(db))
+    tokens = {}
+    for player in names:
+        repo.create_player(player)
+        tokens[player] = repo.issue_token(player)
+    return tokens
+
+
+def bot_until(
+    tmp: Path, address: str, bot: str, *flags: str, until: str, **env: str
+) -> tuple[subprocess.Popen[str], Path]:
+    """A remote bot whose stderr goes to a file; returns once that file shows ``until``."""
+    out = tmp / f"bot-{time.monotonic_ns()}.err"
+    with out.open("w") as handle:
+        proc = subprocess.Popen(
+            [PYTHON, "-m", "client_sdk", "--server", address, *flags, bot],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=handle, text=True, env={**ENV, **env},
+        )  # fmt: skip
+    wait_text(out, until, proc)
+    return proc, out
+
+
+def wait_text(out: Path, text: str, proc: subprocess.Popen[str], count: int = 1) -> str:
+    """Wait until ``out`` holds ``text`` ``count`` times (while ``proc`` runs); its text."""
+    deadline = time.monotonic() + 120
+    while (said := out.read_text()).count(text) < count:
+        assert proc.poll() is None, said
+        assert time.monotonic() < deadline, said
+        time.sleep(0.1)
+    return said
+
+
+def stop(*procs: subprocess.Popen[str]) -> None:
+    """Terminate clients (killed if they do not stop)."""
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

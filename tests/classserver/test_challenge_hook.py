@@ -3,55 +3,17 @@ on open challenges, with real remote clients against a real ``referee serve``.""
 
 from __future__ import annotations
 
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from serving import ENV, PYTHON, RANDOM, ROOT, client, finish, serve
-
-from referee.storage import Repository
+from serving import RANDOM, client, finish, serve
+from serving import bot_until as _bot
+from serving import players as _tokens
+from serving import stop as _stop
 
 pytestmark = pytest.mark.slow
 
 PICKY = "tests/classserver/bots/picky_bot.py"
-
-
-def _tokens(db: Path, *names: str) -> dict[str, str]:
-    repo = Repository.open(str(db))
-    tokens = {}
-    for player in names:
-        repo.create_player(player)
-        tokens[player] = repo.issue_token(player)
-    return tokens
-
-
-def _bot(
-    tmp: Path, address: str, bot: str, *flags: str, until: str, **env: str
-) -> tuple[subprocess.Popen[str], Path]:
-    """A remote bot whose stderr goes to a file; returns once that file shows ``until``."""
-    out = tmp / f"bot-{time.monotonic_ns()}.err"
-    with out.open("w") as handle:
-        proc = subprocess.Popen(
-            [PYTHON, "-m", "client_sdk", "--server", address, *flags, bot],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=handle, text=True, env={**ENV, **env},
-        )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while until not in out.read_text():
-        assert proc.poll() is None, out.read_text()
-        assert time.monotonic() < deadline, out.read_text()
-        time.sleep(0.1)
-    return proc, out
-
-
-def _stop(*procs: subprocess.Popen[str]) -> None:
-    for proc in procs:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_agent_accept_challenge_decides_without_the_option(tmp_path: Path) -> None:
