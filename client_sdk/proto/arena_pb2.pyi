@@ -222,27 +222,74 @@ class EntryPresence(_message.Message):
 Global___EntryPresence: _TypeAlias = EntryPresence  # noqa: Y015
 
 @_typing.final
+class TournamentPresence(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    WAIT_S_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    tournament: _builtins.str
+    status: _builtins.str
+    """The tournament's status ("created", "running", ...)."""
+    running: _builtins.bool
+    """Whether this server is running the tournament now (else the states say only whether
+    each entry's bot is connected: "connected" or "missing").
+    """
+    wait_s: _builtins.float
+    """How long each game waits for a remote entry that is not connected, in seconds (0: this
+    server does not run tournaments).
+    """
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___EntryPresence]:
+        """One per remote entry, in entry order."""
+
+    def __init__(
+        self,
+        *,
+        tournament: _builtins.str = ...,
+        status: _builtins.str = ...,
+        running: _builtins.bool = ...,
+        wait_s: _builtins.float = ...,
+        entries: _abc.Iterable[Global___EntryPresence] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "running", b"running", "status", b"status", "tournament", b"tournament", "wait_s", b"wait_s"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentPresence: _TypeAlias = TournamentPresence  # noqa: Y015
+
+@_typing.final
 class GetLeaderboardRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     ANCHOR_FIELD_NUMBER: _builtins.int
     ANCHOR_RATING_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     tournament: _builtins.str
     """Empty: every stored game."""
     anchor: _builtins.str
     """A bot (name or name@version) pinned at anchor_rating; empty: the average is 1500."""
     anchor_rating: _builtins.float
+    game: _builtins.str
+    """The game whose games are rated (e.g. "tetress", "att"). Empty: the tournament's game, or
+    tetress without a tournament. With a tournament, any other game is INVALID_ARGUMENT.
+    """
     def __init__(
         self,
         *,
         tournament: _builtins.str = ...,
         anchor: _builtins.str = ...,
         anchor_rating: _builtins.float = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "anchor_rating", b"anchor_rating", "game", b"game", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -286,6 +333,7 @@ class LeaderboardRow(_message.Message):
     LOSSES_FIELD_NUMBER: _builtins.int
     SCORE_PCT_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     has_elo: _builtins.bool
@@ -300,6 +348,8 @@ class LeaderboardRow(_message.Message):
     draws: _builtins.int
     losses: _builtins.int
     score_pct: _builtins.float
+    game: _builtins.str
+    """The game this rating is for (every row of a table has the table's game)."""
     @_builtins.property
     def forfeits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Forfeit]: ...
     def __init__(
@@ -317,10 +367,11 @@ class LeaderboardRow(_message.Message):
         losses: _builtins.int = ...,
         score_pct: _builtins.float = ...,
         forfeits: _abc.Iterable[Global___Forfeit] | None = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ci95", b"ci95", "draws", b"draws", "elo", b"elo", "elo_incremental", b"elo_incremental", "forfeits", b"forfeits", "games", b"games", "has_elo", b"has_elo", "losses", b"losses", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ci95", b"ci95", "draws", b"draws", "elo", b"elo", "elo_incremental", b"elo_incremental", "forfeits", b"forfeits", "game", b"game", "games", b"games", "has_elo", b"has_elo", "losses", b"losses", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -371,11 +422,14 @@ class Leaderboard(_message.Message):
     CONNECTED_FIELD_NUMBER: _builtins.int
     ROWS_FIELD_NUMBER: _builtins.int
     CROSS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     tournament: _builtins.str
     anchor: _builtins.str
     """How the scale is fixed, e.g. "average = 1500"."""
     games: _builtins.int
     connected: _builtins.bool
+    game: _builtins.str
+    """The game whose games the table rates."""
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardRow]: ...
     @_builtins.property
@@ -389,10 +443,11 @@ class Leaderboard(_message.Message):
         connected: _builtins.bool = ...,
         rows: _abc.Iterable[Global___LeaderboardRow] | None = ...,
         cross: _abc.Iterable[Global___HeadToHeadCell] | None = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "connected", b"connected", "cross", b"cross", "games", b"games", "rows", b"rows", "tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "connected", b"connected", "cross", b"cross", "game", b"game", "games", b"games", "rows", b"rows", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -403,16 +458,20 @@ class GetLadderRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """Default "main"."""
+    game: _builtins.str
+    """The game whose ladder (e.g. "tetress", "att"); empty: tetress."""
     def __init__(
         self,
         *,
         ladder: _builtins.str = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "ladder", b"ladder"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -429,6 +488,7 @@ class LadderRow(_message.Message):
     ORDINAL_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     PROVISIONAL_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     mu: _builtins.float
@@ -437,6 +497,8 @@ class LadderRow(_message.Message):
     """mu - 3 sigma, what the ladder ranks by."""
     games: _builtins.int
     provisional: _builtins.bool
+    game: _builtins.str
+    """The game this rating is for."""
     def __init__(
         self,
         *,
@@ -447,10 +509,11 @@ class LadderRow(_message.Message):
         ordinal: _builtins.float = ...,
         games: _builtins.int = ...,
         provisional: _builtins.bool = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "games", b"games", "mu", b"mu", "ordinal", b"ordinal", "provisional", b"provisional", "rank", b"rank", "sigma", b"sigma"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game", b"game", "games", b"games", "mu", b"mu", "ordinal", b"ordinal", "provisional", b"provisional", "rank", b"rank", "sigma", b"sigma"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -463,8 +526,10 @@ class Ladder(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     ROWS_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     games: _builtins.int
+    game: _builtins.str
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderRow]: ...
     def __init__(
@@ -473,10 +538,11 @@ class Ladder(_message.Message):
         ladder: _builtins.str = ...,
         games: _builtins.int = ...,
         rows: _abc.Iterable[Global___LadderRow] | None = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "ladder", b"ladder", "rows", b"rows"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "games", b"games", "ladder", b"ladder", "rows", b"rows"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -490,12 +556,15 @@ class ListGamesRequest(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     OFFSET_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
     tournament: _builtins.str
     """Empty: every tournament (and casual games)."""
     bot: _builtins.str
     """A bot name or name@version; empty: every bot."""
     limit: _builtins.int
     offset: _builtins.int
+    game: _builtins.str
+    """Only games of this game (e.g. "att"); empty: every game."""
     def __init__(
         self,
         *,
@@ -503,10 +572,11 @@ class ListGamesRequest(_message.Message):
         bot: _builtins.str = ...,
         limit: _builtins.int = ...,
         offset: _builtins.int = ...,
+        game: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "limit", b"limit", "offset", b"offset", "tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game", b"game", "limit", b"limit", "offset", b"offset", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -44,6 +44,11 @@ class ArenaStub:
                 request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
                 response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentStatus.FromString,
                 _registered_method=True)
+        self.GetTournamentPresence = channel.unary_unary(
+                '/tetromino.referee.v1.Arena/GetTournamentPresence',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentPresence.FromString,
+                _registered_method=True)
         self.GetLeaderboard = channel.unary_unary(
                 '/tetromino.referee.v1.Arena/GetLeaderboard',
                 request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GetLeaderboardRequest.SerializeToString,
@@ -92,15 +97,24 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTournamentPresence(self, request, context):
+        """Where each remote entry of a tournament is (connected, waiting, missing) on this server,
+        with the stated wait. NOT_FOUND for an unknown tournament.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetLeaderboard(self, request, context):
-        """The Elo table of a tournament (or of every stored game when no tournament is given).
+        """The Elo table of a tournament (or of every stored game of one game when no tournament is
+        given). Two games' ratings are never one table.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetLadder(self, request, context):
-        """The live openskill ladder (all games, ranked by mu - 3 sigma).
+        """The live openskill ladder of one game, ranked by mu - 3 sigma.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -146,6 +160,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.GetTournament,
                     request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.FromString,
                     response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentStatus.SerializeToString,
+            ),
+            'GetTournamentPresence': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournamentPresence,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentPresence.SerializeToString,
             ),
             'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetLeaderboard,
@@ -232,6 +251,33 @@ class Arena:
             '/tetromino.referee.v1.Arena/GetTournament',
             tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
             tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentStatus.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournamentPresence(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Arena/GetTournamentPresence',
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.TournamentPresence.FromString,
             options,
             channel_credentials,
             insecure,

@@ -42,10 +42,16 @@ class ArenaStub:
     ListTournaments: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]
     GetTournament: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.TournamentStatus]
     """A tournament's settings and progress. NOT_FOUND for an unknown tournament."""
+    GetTournamentPresence: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.TournamentPresence]
+    """Where each remote entry of a tournament is (connected, waiting, missing) on this server,
+    with the stated wait. NOT_FOUND for an unknown tournament.
+    """
     GetLeaderboard: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLeaderboardRequest, _arena_pb2.Leaderboard]
-    """The Elo table of a tournament (or of every stored game when no tournament is given)."""
+    """The Elo table of a tournament (or of every stored game of one game when no tournament is
+    given). Two games' ratings are never one table.
+    """
     GetLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]
-    """The live openskill ladder (all games, ranked by mu - 3 sigma)."""
+    """The live openskill ladder of one game, ranked by mu - 3 sigma."""
     ListGames: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListGamesRequest, _arena_pb2.ListGamesResponse]
     GetGame: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetGameRequest, _arena_pb2.GameRecord]
     """A stored game with its record. NOT_FOUND for an unknown game."""
@@ -62,10 +68,16 @@ class ArenaAsyncStub(ArenaStub):
     ListTournaments: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTournamentsRequest, _arena_pb2.ListTournamentsResponse]  # type: ignore[assignment]
     GetTournament: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.TournamentStatus]  # type: ignore[assignment]
     """A tournament's settings and progress. NOT_FOUND for an unknown tournament."""
+    GetTournamentPresence: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetTournamentRequest, _arena_pb2.TournamentPresence]  # type: ignore[assignment]
+    """Where each remote entry of a tournament is (connected, waiting, missing) on this server,
+    with the stated wait. NOT_FOUND for an unknown tournament.
+    """
     GetLeaderboard: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLeaderboardRequest, _arena_pb2.Leaderboard]  # type: ignore[assignment]
-    """The Elo table of a tournament (or of every stored game when no tournament is given)."""
+    """The Elo table of a tournament (or of every stored game of one game when no tournament is
+    given). Two games' ratings are never one table.
+    """
     GetLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetLadderRequest, _arena_pb2.Ladder]  # type: ignore[assignment]
-    """The live openskill ladder (all games, ranked by mu - 3 sigma)."""
+    """The live openskill ladder of one game, ranked by mu - 3 sigma."""
     ListGames: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListGamesRequest, _arena_pb2.ListGamesResponse]  # type: ignore[assignment]
     GetGame: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetGameRequest, _arena_pb2.GameRecord]  # type: ignore[assignment]
     """A stored game with its record. NOT_FOUND for an unknown game."""
@@ -93,12 +105,24 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """A tournament's settings and progress. NOT_FOUND for an unknown tournament."""
 
     @_abc_1.abstractmethod
+    def GetTournamentPresence(
+        self,
+        request: _arena_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.TournamentPresence, _abc.Awaitable[_arena_pb2.TournamentPresence]]:
+        """Where each remote entry of a tournament is (connected, waiting, missing) on this server,
+        with the stated wait. NOT_FOUND for an unknown tournament.
+        """
+
+    @_abc_1.abstractmethod
     def GetLeaderboard(
         self,
         request: _arena_pb2.GetLeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Leaderboard, _abc.Awaitable[_arena_pb2.Leaderboard]]:
-        """The Elo table of a tournament (or of every stored game when no tournament is given)."""
+        """The Elo table of a tournament (or of every stored game of one game when no tournament is
+        given). Two games' ratings are never one table.
+        """
 
     @_abc_1.abstractmethod
     def GetLadder(
@@ -106,7 +130,7 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.GetLadderRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.Ladder, _abc.Awaitable[_arena_pb2.Ladder]]:
-        """The live openskill ladder (all games, ranked by mu - 3 sigma)."""
+        """The live openskill ladder of one game, ranked by mu - 3 sigma."""
 
     @_abc_1.abstractmethod
     def ListGames(

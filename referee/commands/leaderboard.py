@@ -48,6 +48,11 @@ def register(subparsers: Any) -> None:
         help="the game whose table or ladder to show (default: the tournament's game, else "
         "tetress); two games' ratings are never one table",
     )
+    parser.add_argument(
+        "--server",
+        metavar="HOST:PORT",
+        help="ask this running referee (its Arena service) instead of reading a database",
+    )
     add_db_option(parser)
     parser.set_defaults(func=run)
 
@@ -65,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from referee.storage import NotFoundError
     from referee.tournament.standings import standings
 
+    if args.server:
+        from referee.commands._remote_tables import remote_leaderboard
+
+        return remote_leaderboard(args)
     repo = open_repo(args)
     if args.ladder:
         return _ladder(repo, args)

@@ -11,6 +11,7 @@ from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
 from referee.commands._common import add_game_options, add_limit_options, add_log_options
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
+from referee.commands._presence import register_presence
 from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._tools_options import add_openings_option, register_export, store_openings
 from referee.commands.web import maybe_web, stop_serving
@@ -75,6 +76,7 @@ def register(subparsers: Any) -> None:
 
     register_export(sub)
     register_start(sub)
+    register_presence(sub)
 
     listing = sub.add_parser("list", help="every tournament")
     listing.set_defaults(func=_list)

@@ -18,7 +18,7 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from engine.registry import load_game
+from engine.registry import game_names, load_game
 from referee.server import bounds
 from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
@@ -30,7 +30,7 @@ from referee.storage import (
     TournamentInfo,
 )
 from referee.tournament import schedule
-from referee.tournament.ladder import DEFAULT_LADDER, compute_ladder
+from referee.tournament.ladder import DEFAULT_GAME, DEFAULT_LADDER, compute_ladder
 from referee.tournament.standings import standings
 
 SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
@@ -58,6 +58,10 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
         self.callers = Callers(repo)
+        #: On a server that runs tournaments: its lobby and the wait for remote entries, so
+        #: presence is known before a tournament starts too (set by its tournament host).
+        self.lobby: Any = None
+        self.remote_wait_s: float | None = None
 
     def add_to(self, server: grpc.aio.Server) -> None:
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
@@ -191,6 +195,20 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     ) -> apb.TournamentStatus:
         return await self._call(context, lambda: self._status(self._tournament(request.tournament)))
 
+    async def GetTournamentPresence(
+        self,
+        request: apb.GetTournamentRequest,
+        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
+    ) -> apb.TournamentPresence:
+        from referee.tournament.presence import presence_reply
+
+        def build() -> apb.TournamentPresence:
+            t = self._tournament(request.tournament)
+            board = self.presence.get(t.id)
+            return presence_reply(self.repo, t, board, self.lobby, self.remote_wait_s)
+
+        return await self._call(context, build)
+
     async def GetLeaderboard(
         self,
         request: apb.GetLeaderboardRequest,
@@ -202,8 +220,11 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 request.anchor_rating or 1500.0, "anchor_rating", bounds.MAX_ANCHOR_RATING
             )
             t = self._tournament(request.tournament) if request.tournament else None
+            game = _game_of(request.game, t)
             try:
-                st = standings(self.repo, t.id if t else None, anchor=anchor, anchor_rating=rating)
+                st = standings(
+                    self.repo, t.id if t else None, anchor=anchor, anchor_rating=rating, game=game
+                )
             except KeyError:  # the rating fit's word for an anchor not in the table
                 missing = bounds.shown(request.anchor)
                 raise NotFoundError(f"anchor: no bot {missing} in this table") from None
@@ -224,6 +245,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     forfeits=[
                         apb.Forfeit(verdict=v, count=n) for v, n in sorted(r.forfeits.items())
                     ],
+                    game=game,
                 )
                 for r in board.rows
             ]
@@ -246,6 +268,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 connected=board.fit.connected,
                 rows=rows,
                 cross=cross,
+                game=game,
             )
 
         return await self._call(context, build)
@@ -256,10 +279,12 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         context: grpc.aio.ServicerContext[apb.GetLadderRequest, apb.Ladder],
     ) -> apb.Ladder:
         def build() -> apb.Ladder:
-            standing = compute_ladder(self.repo)
+            game = _game_of(request.game, None)
+            standing = compute_ladder(self.repo, game)
             ladder = bounds.bounded(request.ladder, "ladder", bounds.MAX_REF_CHARS)
             return apb.Ladder(
                 ladder=ladder or DEFAULT_LADDER,
+                game=game,
                 games=standing.games,
                 rows=[
                     apb.LadderRow(
@@ -270,6 +295,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                         ordinal=r.ordinal,
                         games=r.games,
                         provisional=r.provisional,
+                        game=game,
                     )
                     for r in standing.rows
                 ],
@@ -290,7 +316,11 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 name, sep, version = request.bot.partition("@")
                 version_id = self.repo.find_bot_version(name, version if sep else None).id
             games = self.repo.list_games(
-                tournament_id=t_id, bot_version_id=version_id, limit=limit, offset=offset
+                tournament_id=t_id,
+                bot_version_id=version_id,
+                limit=limit,
+                offset=offset,
+                game=_game_of(request.game, None, default=None),
             )
             return apb.ListGamesResponse(games=[self._summary(g) for g in games])
 
@@ -341,6 +371,19 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
+
+
+def _game_of(asked: str, t: TournamentInfo | None, default: str | None = DEFAULT_GAME) -> Any:
+    """The game a table is for: ``asked`` (a registered game; with a tournament, its own),
+    else the tournament's, else ``default``; ``ValueError`` (INVALID_ARGUMENT) otherwise."""
+    game = asked.strip().lower()
+    if not game:
+        return t.settings.game if t is not None else default
+    if game not in game_names():
+        raise ValueError(f"unknown game {bounds.shown(asked)}; games: {', '.join(game_names())}")
+    if t is not None and game != t.settings.game:
+        raise ValueError(f"tournament {t.name} plays {t.settings.game}, not {game}")
+    return game
 
 
 async def live_events(live: LiveGame) -> AsyncIterator[apb.GameEvent]:

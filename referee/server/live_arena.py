@@ -47,6 +47,13 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
     ) -> apb.TournamentStatus:
         return await self._no_db(context)
 
+    async def GetTournamentPresence(
+        self,
+        request: apb.GetTournamentRequest,
+        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
+    ) -> apb.TournamentPresence:
+        return await self._no_db(context)
+
     async def GetLeaderboard(
         self,
         request: apb.GetLeaderboardRequest,

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from referee.server.app import RefereeServer
+from referee.server.arena import ArenaService
 from referee.server.auth import LaunchTokens
 from referee.server.live import LiveHub
 from referee.server.session import BotSession
@@ -93,6 +94,11 @@ class TournamentHost:
         #: Games remote entries missed, told to their bots as they connect (also after their
         #: tournament ended, while this server runs).
         self.missed = MissedGames(server.lobby)
+        for service in server.services:
+            if isinstance(service, ArenaService):
+                # The Arena service answers presence before a tournament starts, too.
+                service.lobby = server.lobby
+                service.remote_wait_s = remote_timeout
         self._failed: dict[int, float] = {}
         #: Where games of launched bots go (PostgreSQL: ``referee worker`` processes).
         self.queue: GameQueue | None = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from client_sdk.proto import arena_pb2 as apb
 from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.storage.names import display
@@ -22,6 +23,8 @@ class Presence(StrEnum):
     CONNECTED = "connected"
     WAITING = "waiting"
     MISSING = "missing"
+    #: Asked of a server that neither runs the tournament nor holds the bots' sessions.
+    UNKNOWN = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,21 +46,13 @@ class PresenceBoard:
         self.tournament = tournament
         self.seats = seats
         self.wait_s = wait_s
-        self.entries: list[BotVersionInfo] = [
-            e for e in repo.tournament_entrants(tournament.id) if e.source_kind is SourceKind.REMOTE
-        ]
-        #: Entry id -> its owner's player name (the identity its sessions carry).
-        self.owners = {
-            e.id: repo.get_player(e.owner_id).name for e in self.entries if e.owner_id is not None
-        }
+        #: The remote entries, and entry id -> its owner's player name (the identity its
+        #: sessions carry).
+        self.entries, self.owners = remote_entries(repo, tournament.id)
         self._last: dict[str, Presence] = {}
 
     def _connected(self, entry: BotVersionInfo) -> bool:
-        owner = self.owners.get(entry.id)
-        return any(
-            s.identity.player_id == owner and s.identity.name == entry.location
-            for s in self.seats.lobby.sessions()
-        )
+        return connected(self.seats.lobby, self.owners.get(entry.id), entry)
 
     def states(self) -> list[EntryPresence]:
         out = []
@@ -113,6 +108,63 @@ class PresenceBoard:
             f"tournament {self.tournament.name}; {owner}'s entries there: {names} "
             f"(join with --name {mine[0].location})"
         )
+
+
+def remote_entries(
+    repo: Repository, tournament_id: int
+) -> tuple[list[BotVersionInfo], dict[int, str]]:
+    """A tournament's remote entries, and entry id -> its owner's player name."""
+    entries = [
+        e for e in repo.tournament_entrants(tournament_id) if e.source_kind is SourceKind.REMOTE
+    ]
+    owners = {e.id: repo.get_player(e.owner_id).name for e in entries if e.owner_id is not None}
+    return entries, owners
+
+
+def connected(lobby: Any, owner: str | None, entry: BotVersionInfo) -> bool:
+    """Whether a session of ``entry``'s owner, named for it, is in ``lobby``."""
+    return any(
+        s.identity.player_id == owner and s.identity.name == entry.location
+        for s in lobby.sessions()
+    )
+
+
+def presence_reply(
+    repo: Repository, t: Any, board: PresenceBoard | None, lobby: Any, wait_s: float | None
+) -> apb.TournamentPresence:
+    """The Arena service's ``GetTournamentPresence``: from the board of the run when this
+    server runs ``t``; else, on a server that could run it (``lobby``), whether each remote
+    entry's bot is connected; else ``unknown``."""
+    if board is not None:
+        states, wait = board.states(), board.wait_s
+    else:
+        entries, owners = remote_entries(repo, t.id)
+        wait = wait_s
+        states = []
+        for e in entries:
+            owner = owners.get(e.id, "")
+            if lobby is None:
+                state = Presence.UNKNOWN
+            else:
+                on = connected(lobby, owner, e)
+                state = Presence.CONNECTED if on else Presence.MISSING
+            states.append(EntryPresence(e.label, owner, e.location, state))
+    return apb.TournamentPresence(
+        tournament=t.name,
+        status=str(t.status),
+        running=board is not None,
+        wait_s=wait or 0.0,
+        entries=[
+            apb.EntryPresence(
+                bot=p.bot,
+                owner=p.owner,
+                hello_name=p.hello_name,
+                state=str(p.state),
+                wait_s=wait or 0.0,
+            )
+            for p in states
+        ],
+    )
 
 
 def watch_presence(
