@@ -132,8 +132,12 @@ class MissedGames:
         self._changed.clear()
         sent = 0
         here = set()
+        # Only the owners with missed games are looked at (most lobby changes concern none).
+        owners = {who for who, _ in self.notes}
         for session in self.lobby.sessions():
             here.add(session.session_id)
+            if session.identity.player_id not in owners:
+                continue
             for text in self._due(session):
                 await tell(session, pb.NOTICE_KIND_SKIPPED, text)
                 sent += 1
