@@ -58,6 +58,14 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.server:
+        from referee.commands._remote_tables import remote_leaderboard
+
+        return remote_leaderboard(args)
+    return _local(args)
+
+
+def _local(args: argparse.Namespace) -> int:
     from referee.commands._arena import (
         console,
         cross_table,
@@ -70,10 +78,6 @@ def run(args: argparse.Namespace) -> int:
     from referee.storage import NotFoundError
     from referee.tournament.standings import standings
 
-    if args.server:
-        from referee.commands._remote_tables import remote_leaderboard
-
-        return remote_leaderboard(args)
     repo = open_repo(args)
     if args.ladder:
         return _ladder(repo, args)

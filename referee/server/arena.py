@@ -229,26 +229,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 missing = bounds.shown(request.anchor)
                 raise NotFoundError(f"anchor: no bot {missing} in this table") from None
             board = st.board
-            rows = [
-                apb.LeaderboardRow(
-                    rank=r.rank,
-                    bot=r.player,
-                    has_elo=r.elo is not None,
-                    elo=r.elo or 0.0,
-                    ci95=r.ci95 or 0.0,
-                    elo_incremental=r.elo_incremental,
-                    games=r.games,
-                    wins=r.wins,
-                    draws=r.draws,
-                    losses=r.losses,
-                    score_pct=r.score_pct or 0.0,
-                    forfeits=[
-                        apb.Forfeit(verdict=v, count=n) for v, n in sorted(r.forfeits.items())
-                    ],
-                    game=game,
-                )
-                for r in board.rows
-            ]
+            rows = [_elo_row(r, game) for r in board.rows]
             cross = [
                 apb.HeadToHeadCell(
                     bot=a,
@@ -371,6 +352,25 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
+
+
+def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:
+    """One row of a leaderboard table (a :class:`referee.ratings` row) for the wire."""
+    return apb.LeaderboardRow(
+        rank=r.rank,
+        bot=r.player,
+        has_elo=r.elo is not None,
+        elo=r.elo or 0.0,
+        ci95=r.ci95 or 0.0,
+        elo_incremental=r.elo_incremental,
+        games=r.games,
+        wins=r.wins,
+        draws=r.draws,
+        losses=r.losses,
+        score_pct=r.score_pct or 0.0,
+        forfeits=[apb.Forfeit(verdict=v, count=n) for v, n in sorted(r.forfeits.items())],
+        game=game,
+    )
 
 
 def _game_of(asked: str, t: TournamentInfo | None, default: str | None = DEFAULT_GAME) -> Any:
