@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -187,3 +188,18 @@ def test_log_lines_escape_hostile_text() -> None:
         for bad in ("\x1b", "\x07", "\u202e"):
             assert bad not in text, (fmt, bad)
     logs.configure("console")
+
+
+def test_every_cli_table_is_a_safe_table() -> None:
+    """No module of the referee builds a plain rich Table: each goes through SafeTable, so a
+    new table cannot print outside text raw."""
+    root = Path(__file__).resolve().parents[2] / "referee"
+    plain = [
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if path.name != "_safe.py"
+        and re.search(
+            r"from rich\.table import [^\n]*\bTable\b|rich\.table\.Table", path.read_text()
+        )
+    ]
+    assert plain == []
