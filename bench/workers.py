@@ -133,7 +133,7 @@ async def recovery(repo: Repository, url: str, procs: list[Any], logs: list[Path
             playing = [
                 i
                 for i, log in enumerate(logs)
-                if any(e.get("job_id") == job for e in log_events(log, "game_started"))
+                if any(e.get("job_id") == str(job) for e in log_events(log, "game_started"))
             ]
             if playing:
                 break
@@ -143,7 +143,7 @@ async def recovery(repo: Repository, url: str, procs: list[Any], logs: list[Path
         killed = datetime.now(UTC)
         other = logs[1 - victim]
         while True:
-            again = [e for e in log_events(other, "game_started") if e.get("job_id") == job]
+            again = [e for e in log_events(other, "game_started") if e.get("job_id") == str(job)]
             if again:
                 restarted = datetime.fromisoformat(again[0]["timestamp"].replace("Z", "+00:00"))
                 await queue.wait(job)

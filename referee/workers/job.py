@@ -42,7 +42,7 @@ from referee.storage import (
     TournamentInfo,
     Verdict,
 )
-from referee.telemetry.logs import get_logger
+from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.gamerows import finished_game
 from referee.tournament.gamespec import (
     game_terms,
@@ -146,7 +146,7 @@ async def play_job(
 ) -> str:
     """Run one game job (``attempts``: failed attempts before this one); a short outcome."""
     t_id, p_id, index = (int(kwargs[k]) for k in ("tournament_id", "pairing_id", "game_index"))
-    with bound_contextvars(job_id=job_id, pairing_id=p_id, game_index=index):
+    with bound_job(job_id), bound_contextvars(pairing_id=p_id, game_index=index):
         pairing = await asyncio.to_thread(state.repo.get_pairing, p_id)
         if index in pairing.finished_games or pairing.status is PairingStatus.VOID:
             log.info("job_already_done", status=str(pairing.status))

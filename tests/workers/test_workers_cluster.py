@@ -85,7 +85,7 @@ def _catch_mid_game(
             lines = log_lines(log)
             recorded = {line["game_id"] for line in lines if line["event"] == "game_recorded"}
             game = playing[-1]
-            status, holder = _job_row(url, game["job_id"])
+            status, holder = _job_row(url, int(game["job_id"]))
             slot = repo.get_pairing(game["pairing_id"]).finished_games
             if (
                 game["game_id"] not in recorded
@@ -169,7 +169,7 @@ def test_three_workers_survive_a_kill_and_a_stop_and_record_every_game_once(
     # Both cut-off attempts stored nothing; their jobs were played to the end by others.
     assert killed_game not in stored and stopped_game not in stored
     later = [line for log in logs for line in log_lines(log) if line["event"] == "game_recorded"]
-    assert {killed_job, stopped_job} <= {line["job_id"] for line in later}
+    assert {killed_job, stopped_job} <= {int(line["job_id"]) for line in later}
     assert workers[0].returncode == -signal.SIGKILL and workers[2].returncode == 0
     # The spectator's game was played on a worker and is stored with the moves it saw.
     assert spectator is not None
