@@ -42,3 +42,29 @@ def test_worker_plays_and_records_queued_games(pg_url: str, tmp_path: Path) -> N
     assert all(line["job_id"] and line["game_id"] for line in started)
     assert {line["game_id"] for line in started} == {g.uid for g in games}
     repo.close()
+
+
+def test_a_game_that_aborts_three_times_is_recorded_void_with_the_reason(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Two bots that exit before connecting abort every attempt (neither connected): the queue
+    retries the game, and the third aborted attempt is recorded void with the reason, so the
+    tournament ends."""
+    repo = Repository.open(pg_url)
+    t = make_tournament(repo, "broken", ["cmd:exit 3", "cmd:exit 4"], games_per_pairing=1)
+    worker = start_worker(pg_url, tmp_path / "w1.log")
+    try:
+        asyncio.run(asyncio.wait_for(_run_queued(repo, pg_url, "broken"), 120))
+    finally:
+        stop_workers([worker])
+    assert repo.get_tournament(t.id).status is TournamentStatus.FINISHED
+    games = repo.list_games(tournament_id=t.id)
+    # The three aborted attempts kept for their records (no slot), then the void holding it.
+    assert [g.counted for g in games] == [False, False, False, True]
+    assert all(g.verdict is Verdict.ABORTED for g in games)
+    void = games[-1]
+    assert void.voided and void.result == "*"
+    assert "given up after 3 failed attempts" in void.reason and "attempt 3" in void.reason
+    retries = [line for line in log_lines(tmp_path / "w1.log") if line["event"] == "game_retry"]
+    assert [line["attempt"] for line in retries] == [1, 2]
+    repo.close()
