@@ -90,6 +90,8 @@ class WorkerState:
     running: dict[int, tuple[int | None, asyncio.Task[Any]]] = field(default_factory=dict)
     #: Set once this worker found its games handed on: it is stopping its games and exiting.
     abandoning: bool = False
+    #: This process's worker id in the queue (learnt from the jobs it takes).
+    own_ids: set[int] = field(default_factory=set)
 
     def plan(self, tournament_id: int) -> TournamentPlan:
         found = self.plans.get(tournament_id)

@@ -47,9 +47,12 @@ async def recover_stalled(
 ) -> list[tuple[int, str]]:
     """Hand on (or void, at the last attempt) the game jobs of silent workers; what was done
     to which job."""
-    stalled = await app.job_manager.get_stalled_jobs(
+    found = await app.job_manager.get_stalled_jobs(
         task_name=TASK_NAME, seconds_since_heartbeat=stall_timeout_s
     )
+    # Never its own: a worker that runs this is alive, whatever its last heartbeat says (a
+    # starved machine can delay one); if it is too late, the others hand its games on.
+    stalled = [job for job in found if job.worker_id not in state.own_ids]
     if not stalled:
         return []
     done = []

@@ -61,6 +61,8 @@ def register_task(app: App, state: WorkerState) -> None:
     async def play_game(context: JobContext, /, **kwargs: Any) -> str:
         job = context.job
         assert job.id is not None
+        if job.worker_id is not None:
+            state.own_ids.add(job.worker_id)
         # The game runs on a task of its own: a worker that lost its lease stops the game
         # without this task ever returning, so the queue never marks a handed-on job done.
         inner = asyncio.create_task(play_job(state, job.id, job.worker_id, job.attempts, kwargs))

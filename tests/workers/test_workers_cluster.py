@@ -37,7 +37,9 @@ from referee.workers.queue import conninfo
 pytestmark = pytest.mark.slow
 
 HEARTBEAT = 0.5
-STALL = 3.0
+#: Short for a short test, but not so short that a worker starved of CPU on a busy machine
+#: misses it: the heartbeat comes every 0.5 s.
+STALL = 5.0
 
 
 def _server(url: str, tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
