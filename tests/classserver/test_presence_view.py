@@ -14,6 +14,8 @@ from serving import RANDOM, bot_until, cli, players, serve, stop
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
+from referee.storage import Repository
+from referee.tournament.bots import register_remote
 
 pytestmark = pytest.mark.slow
 
@@ -30,9 +32,9 @@ def test_presence_before_and_during_a_hosted_tournament(tmp_path: Path) -> None:
     tournament a game waits for bob's entry (up to the 60 s wait); the CLI says the same."""
     db = tmp_path / "arena.db"
     tokens = players(db, "alice", "bob")
-    for player in ("alice", "bob"):
-        done = cli("bot", "add", f"{player}-bot", "--remote", "--owner", player, "--db", str(db))
-        assert done.returncode == 0, done.stderr
+    repo = Repository.open(str(db))
+    for player in ("alice", "bob"):  # as `referee bot add NAME --remote --owner PLAYER` does
+        register_remote(repo, f"{player}-bot", owner=player)
     done = cli("tournament", "create", "cup", "alice-bot", "bob-bot", "--db", str(db))
     assert done.returncode == 0, done.stderr
     with serve(tmp_path, "--db", str(db), "--no-web", "--remote-timeout", "60") as address:

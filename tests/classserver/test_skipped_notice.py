@@ -11,6 +11,7 @@ import pytest
 from serving import RANDOM, bot_until, cli, players, serve, stop, wait_text
 
 from referee.storage import Repository, TournamentStatus
+from referee.tournament.bots import register_remote
 
 pytestmark = pytest.mark.slow
 
@@ -36,9 +37,9 @@ def test_late_entry_is_told_which_games_it_missed_and_why(tmp_path: Path) -> Non
     entry's bot, joining after the tournament, is told of each game too."""
     db = tmp_path / "arena.db"
     tokens = players(db, "alice", "bob")
-    for player in ("alice", "bob"):
-        done = cli("bot", "add", f"{player}-bot", "--remote", "--owner", player, "--db", str(db))
-        assert done.returncode == 0, done.stderr
+    repo = Repository.open(str(db))
+    for player in ("alice", "bob"):  # as `referee bot add NAME --remote --owner PLAYER` does
+        register_remote(repo, f"{player}-bot", owner=player)
     with serve(tmp_path, "--db", str(db), "--no-web", "--remote-timeout", "3") as address:
         waiting = "waiting: no opponent"
         bob, _ = bot_until(tmp_path, address, RANDOM, "--token", tokens["bob"],
