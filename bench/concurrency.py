@@ -2,7 +2,7 @@
 
     python bench/concurrency.py [--json] [--games N] [--clients K] [--think-ms MIN-MAX]
                                 [--gc serve|default] [--streams-per-connection N]
-                                [--server-priority N]
+                                [--server-priority N] [--bots-priority N]
 
 N games start at the same moment on one server (2N bot sessions, spread over K client
 processes (``bench/concurrency_bots.py``), each session a long-lived stream playing a
@@ -155,25 +155,22 @@ async def _probe(seconds: float) -> None:
 BASE_NICENESS = os.getpriority(os.PRIO_PROCESS, 0)
 
 
-def _at_base_priority(pid: int) -> None:
-    os.setpriority(os.PRIO_PROCESS, pid, BASE_NICENESS)
-
-
-def _raise_priority(levels: int) -> None:
-    """Run this process ``levels`` nice levels up. Call it before gRPC starts its threads: on
-    Linux a thread's niceness is its own, inherited by the threads it starts. Where the kernel
-    groups processes by session (autogroup), niceness only ranks a session's own processes,
-    so this session's group is raised too (the bench bots run in sessions of their own)."""
-    os.setpriority(os.PRIO_PROCESS, 0, BASE_NICENESS - levels)
+def _raise_priority(levels: int, pid: int = 0) -> None:
+    """Run process ``pid`` (0: this one) ``levels`` nice levels up. Call it before gRPC starts
+    its threads: on Linux a thread's niceness is its own, inherited by the threads it starts.
+    Where the kernel groups processes by session (autogroup), niceness only ranks a session's
+    own processes, so the session's group is raised too (each bench bot process, and this
+    process, lead sessions of their own)."""
+    os.setpriority(os.PRIO_PROCESS, pid, BASE_NICENESS - levels)
     try:
-        with open("/proc/self/autogroup", "w") as group:
+        with open(f"/proc/{pid or 'self'}/autogroup", "w") as group:
             group.write(str(BASE_NICENESS - levels))
     except OSError:
         pass  # no autogroup: plain niceness is enough
 
 
 def _spawn(
-    address: str, games: int, clients: int, path: str, think: str, streams: int
+    address: str, games: int, clients: int, path: str, think: str, streams: int, priority: int
 ) -> list[Any]:
     sessions_wanted = 2 * games
     per = -(-sessions_wanted // clients)
@@ -188,7 +185,7 @@ def _spawn(
         if (n := min(per, sessions_wanted - i * per)) > 0
     ]
     for proc in procs:  # before they start threads of their own
-        _at_base_priority(proc.pid)
+        _raise_priority(priority, proc.pid)
     return procs
 
 
@@ -266,6 +263,7 @@ async def _run(
     think: str,
     tune_gc: bool,
     streams: int,
+    bots_priority: int,
 ) -> dict[str, Any]:
     from referee.server.app import RefereeServer
     from referee.server.collector import tune_for_serving
@@ -278,7 +276,7 @@ async def _run(
     rss_base = meter.rss()
     sampler = asyncio.create_task(meter.sample())
     cpu_start = meter.cpu_s()
-    procs = _spawn(address, games, clients, path, think, streams)
+    procs = _spawn(address, games, clients, path, think, streams, bots_priority)
     try:
         connect_s = await _wait_connected(server, 2 * games, 180)
         connected = len(server.lobby)
@@ -293,8 +291,9 @@ async def _run(
             "--probe",
             "20",
             stdout=asyncio.subprocess.PIPE,
+            start_new_session=True,  # a session (and scheduling group) of its own
         )
-        _at_base_priority(probe.pid)
+        os.setpriority(os.PRIO_PROCESS, probe.pid, BASE_NICENESS)
         reports, overheads = await _play(server, games, scripts)
         elapsed = time.perf_counter() - started
         pauses.close()
@@ -349,6 +348,7 @@ async def _run(
         "think_ms": think,
         "streams_per_connection": streams,
         "server_niceness": os.getpriority(os.PRIO_PROCESS, 0),
+        "bots_niceness": BASE_NICENESS - bots_priority,
         "client_processes": len(procs),
         "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
@@ -395,6 +395,14 @@ def main() -> int:
         "(needs root): on a shared machine, so that other work does not starve the server, as "
         "on a machine of its own (default 0)",
     )
+    parser.add_argument(
+        "--bots-priority",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the same for the bench bots' processes (with --server-priority, the bench runs "
+        "as on a quiet machine; the lag probe stays at the bench's own priority)",
+    )
     args = parser.parse_args()
     if args.server_priority:
         _raise_priority(args.server_priority)
@@ -420,6 +428,7 @@ def main() -> int:
                 args.think_ms,
                 args.gc == "serve",
                 args.streams_per_connection,
+                args.bots_priority,
             )
         )
     if args.json:
