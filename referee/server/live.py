@@ -59,11 +59,16 @@ class LiveGame:
     mode: str = ""
 
     def __post_init__(self) -> None:
-        self._changed = asyncio.Condition()
+        #: One future per follower waiting for the next change.
+        self._waiters: list[asyncio.Future[None]] = []
 
-    async def _notify(self) -> None:
-        async with self._changed:
-            self._changed.notify_all()
+    def _notify(self) -> None:
+        """Wake every follower. Called for every move of every game, followed or not, so it
+        costs nothing when no one follows (no task, no lock)."""
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def follow(self) -> AsyncIterator[LiveMove | LiveEnd]:
         """Every move so far, then each new one as it comes, then the end."""
@@ -75,9 +80,13 @@ class LiveGame:
             if self.end is not None:
                 yield self.end
                 return
-            async with self._changed:
-                if sent == len(self.moves) and self.end is None:
-                    await self._changed.wait()
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:  # cancelled: the follower is gone
+                    self._waiters.remove(waiter)
 
 
 class LiveHub:
@@ -119,7 +128,7 @@ class LiveHub:
         live = self._games.get(uid)
         if live is not None:
             live.moves.append(move)
-            asyncio.get_running_loop().create_task(live._notify())
+            live._notify()
 
     def finish(self, uid: str, end: LiveEnd) -> None:
         live = self._games.pop(uid, None)
@@ -129,7 +138,7 @@ class LiveHub:
         self._finished[uid] = live
         while len(self._finished) > KEEP_FINISHED:
             self._finished.popitem(last=False)
-        asyncio.get_running_loop().create_task(live._notify())
+        live._notify()
 
 
 class LiveObserver:
