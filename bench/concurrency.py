@@ -22,8 +22,9 @@ a table (or, with ``--json``, one JSON object as the last line) with:
   reader task stamped a move's arrival to the moment the next request was handed to the
   transport (validation, bookkeeping, scheduling delay on the busy event loop); beside it the
   baselines of the same run: ``machine_lag_p99_ms`` (how late an idle event loop in a process
-  of its own wakes from 5 ms sleeps: the machine's scheduling noise) and the collector's
-  pauses (``gc_max_pause_ms``, ``gc_total_ms``, full collections);
+  of its own wakes from 5 ms sleeps: the machine's scheduling noise;
+  ``overhead_p99_to_machine_lag``, the ratio) and the collector's pauses
+  (``gc_max_pause_ms``, ``gc_total_ms``, full collections);
 * ``timeouts``: moves that ran out of time (the limit is far above any bot's think time, so
   each one is a referee failure; target 0);
 * ``moves_per_s``, ``elapsed_s``, verdict counts, ``server_cpu_ms_per_move`` (steadier than
@@ -315,6 +316,7 @@ async def _run(
     verdicts = Counter(str(r.end.verdict) for r in reports if r.end is not None)
     moves = sum(r.plies for r in reports)
     cuts = statistics.quantiles(overheads, n=100) if len(overheads) > 1 else [0.0] * 99
+    lag_p99 = statistics.quantiles(machine_lag, n=100)[98]
     return {
         "concurrent_games": InPlay.peak,
         "games": games,
@@ -332,7 +334,9 @@ async def _run(
         "connect_s": round(connect_s, 2),
         **clients,
         "server_refused": {k: v for k, v in server.handshakes.snapshot()["refused"].items() if v},
-        "machine_lag_p99_ms": round(statistics.quantiles(machine_lag, n=100)[98], 2),
+        "machine_lag_p99_ms": round(lag_p99, 2),
+        # The baseline of the same run: how far above the machine's own noise the referee is.
+        "overhead_p99_to_machine_lag": round(cuts[98] * 1e3 / lag_p99, 2) if lag_p99 else None,
         **pauses.summary(),
         "gc_threshold": list(gc.get_threshold()),
         "gc_frozen": gc.get_freeze_count(),
