@@ -45,7 +45,7 @@ def _cause(exc: BaseException) -> str:
     return text.splitlines()[0].strip()
 
 
-def _shown(url: str) -> str:
+def shown(url: str) -> str:
     """``url`` without a password."""
     if "://" not in url or "@" not in url:
         return url
@@ -72,7 +72,7 @@ def open_repository(db: str | None, *, create: bool = False) -> Repository:
     try:
         return Repository.open(db)
     except Exception as exc:
-        where = _shown(explicit) if explicit else "./arena.db"
+        where = shown(explicit) if explicit else "./arena.db"
         raise DatabaseUnavailable(f"cannot open the database {where}: {_cause(exc)}") from None
 
 

@@ -59,6 +59,35 @@ def _reject_unknown(parser: argparse.ArgumentParser, extras: list[str]) -> None:
 _OWN_PACKAGES = frozenset({"engine", "referee", "client_sdk"})
 
 
+def _run(args: argparse.Namespace) -> int:
+    """The command's own function; a database that fails under it (locked, damaged,
+    unreachable) ends it with one line and exit code 2."""
+    try:
+        code: int = args.func(args)
+    except ModuleNotFoundError:
+        raise
+    except Exception as error:
+        return _database_failure(args, error)
+    return code
+
+
+def _database_failure(args: argparse.Namespace, error: Exception) -> int:
+    """Exit code 2 and one line when ``error`` is a database failure; else re-raise it."""
+    import os
+
+    from referee.commands._dbopen import EXIT_BAD_DB, shown
+    from referee.storage.db import ENV_VAR
+    from referee.storage.failures import describe
+
+    where = getattr(args, "db", None) or os.environ.get(ENV_VAR) or "./arena.db"
+    message = describe(error, shown(str(where)))
+    if message is None:
+        raise error
+    command = " ".join(str(w) for w in (args.command, getattr(args, "action", None)) if w)
+    print(f"referee {command}: {message}", file=sys.stderr)
+    return EXIT_BAD_DB
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``referee`` console script."""
     try:
@@ -75,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # Commands with a --log-level reconfigure; the others log warnings only.
         logs.configure("console", "WARNING")
-        code: int = args.func(args)
+        code = _run(args)
     except KeyboardInterrupt:
         return 130
     except ModuleNotFoundError as error:

@@ -300,11 +300,14 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
 
     from referee.commands._arena import ProgressDisplay, console
     from referee.server.live import LiveHub
+    from referee.storage.locks import LockWait
     from referee.telemetry import logs as referee_logging
     from referee.tournament.presence import watch_presence
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)
+    # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
+    repo.db.wait_for_locks(LockWait())
 
     async def main() -> Any:
         task = asyncio.current_task()

@@ -9,7 +9,8 @@ SQLite specifics, and why:
 
 * ``journal_mode=WAL``: readers (leaderboard, gRPC status) never block the writer;
 * ``foreign_keys=ON``: SQLite ignores foreign keys unless asked, per connection;
-* ``busy_timeout``: a second writer waits for the lock instead of failing at once;
+* ``busy_timeout``: a second writer waits for the lock instead of failing at once (30 s, or
+  ``$ARENA_DB_BUSY_TIMEOUT_S``); a patient writer then tries again (:mod:`.locks`);
 * write transactions start with ``BEGIN IMMEDIATE``: a deferred transaction that reads and
   then writes can fail with "database is locked" *without* waiting when another connection
   committed in between; taking the write lock up front makes writers queue instead.
@@ -28,6 +29,9 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from referee.storage import locks
+from referee.storage.locks import busy_timeout_s
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
@@ -37,8 +41,10 @@ ENV_VAR = "ARENA_DATABASE_URL"
 SCHEMA_HEAD = "0004"
 DEFAULT_SQLITE_FILE = "arena.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-BUSY_TIMEOUT_MS = 30_000
 _WRITE_OPTION = "arena_write"
+#: With a :class:`~referee.storage.locks.LockWait`: a write that finds the database locked
+#: past the busy timeout is tried again (see :meth:`Database.wait_for_locks`).
+_LOCK_WAIT_OPTION = "arena_lock_wait"
 # Any constant: serialises concurrent "migrate on open" across processes on PostgreSQL.
 _PG_MIGRATION_LOCK = 0x7E7A_0001
 
@@ -97,6 +103,12 @@ class Database:
         with self._writer() as session, session.begin():
             yield session
 
+    def wait_for_locks(self, wait: locks.LockWait) -> None:
+        """Make this process a patient writer: a write transaction that finds the (SQLite)
+        database locked past the busy timeout is begun again after ``wait``'s pauses."""
+        writer = self.engine.execution_options(**{_WRITE_OPTION: True, _LOCK_WAIT_OPTION: wait})
+        self._writer = sessionmaker(writer, expire_on_commit=False)
+
     def close(self) -> None:
         self.engine.dispose()
 
@@ -138,7 +150,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     if not in_memory:
         assert database is not None
         Path(database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, echo=echo, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+    busy_s = busy_timeout_s()
+    engine = create_engine(url, echo=echo, connect_args={"timeout": busy_s})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -148,7 +161,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            cursor.execute(f"PRAGMA busy_timeout={int(busy_s * 1000)}")
             if not in_memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
         finally:
@@ -156,8 +169,11 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        immediate = conn.get_execution_options().get(_WRITE_OPTION, False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        options = conn.get_execution_options()
+        if options.get(_WRITE_OPTION, False):
+            locks.begin(conn, "BEGIN IMMEDIATE", options.get(_LOCK_WAIT_OPTION))
+        else:
+            conn.exec_driver_sql("BEGIN")
 
     return engine
 
