@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import contextlib
 import gc
 import json
 import os
@@ -160,14 +162,23 @@ def _raise_priority(levels: int, pid: int = 0) -> None:
     """Run process ``pid`` (0: this one) ``levels`` nice levels up. Call it before gRPC starts
     its threads: on Linux a thread's niceness is its own, inherited by the threads it starts.
     Where the kernel groups processes by session (autogroup), niceness only ranks a session's
-    own processes, so the session's group is raised too (each bench bot process, and this
-    process, lead sessions of their own)."""
+    own processes, so the session's group is raised too: each bench bot process leads a
+    session of its own; this process is in its caller's, whose group is put back on exit."""
     os.setpriority(os.PRIO_PROCESS, pid, BASE_NICENESS - levels)
+    path = f"/proc/{pid or 'self'}/autogroup"
     try:
-        with open(f"/proc/{pid or 'self'}/autogroup", "w") as group:
-            group.write(str(BASE_NICENESS - levels))
+        with open(path) as group:
+            before = group.read().split()[-1]  # "/autogroup-N nice K"
+        _write_group(path, str(BASE_NICENESS - levels))
     except OSError:
-        pass  # no autogroup: plain niceness is enough
+        return  # no autogroup: plain niceness is enough
+    if not pid:
+        atexit.register(_write_group, path, before)
+
+
+def _write_group(path: str, nice: str) -> None:
+    with contextlib.suppress(OSError), open(path, "w") as group:
+        group.write(nice)
 
 
 def _spawn(
