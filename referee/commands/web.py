@@ -78,6 +78,7 @@ async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
     import asyncio
     import signal
 
+    from referee.server.live import LiveHub
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
     from referee.web.server import WebServer, parse_address
@@ -85,8 +86,9 @@ async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
     log = get_logger("referee.web")
     try:
         host, port = parse_address(args.listen)
+        hub = LiveHub()
         server = WebServer(
-            create_app(repo, settings=settings), host, port, proxy_headers=args.web_proxy_headers
+            create_app(repo, hub, settings), host, port, proxy_headers=args.web_proxy_headers
         )
         await server.start()
     except (OSError, ValueError) as exc:
@@ -100,10 +102,27 @@ async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    # On PostgreSQL the games workers play are live here too (referee/workers/live.py).
+    listening = _follow_workers(repo, hub)
     await stop.wait()
+    if listening is not None:
+        listening.cancel()
     await server.stop()
     repo.close()
     return 0
+
+
+def _follow_workers(repo: Any, hub: Any) -> Any:
+    """On PostgreSQL: a task feeding ``hub`` with the workers' live games; else ``None``."""
+    import asyncio
+
+    from referee.workers.queue import is_postgres
+
+    if not is_postgres(repo.db.url):
+        return None
+    from referee.workers.live import LiveListener
+
+    return asyncio.create_task(LiveListener(repo.db.url, hub).run())
 
 
 async def maybe_web(address: str | None, repo: Any, hub: Any) -> Any:
