@@ -309,15 +309,17 @@ async def _serve(
         max_sessions=args.max_sessions,
     )
     _open_files_for(args.max_sessions)
+    # Before the address file is written: a SIGTERM sent as soon as it appears must be a clean
+    # stop, not the default handler's death.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     fronts = await _start_fronts(args, services or []) if await _listen(args, server, tls) else None
     if fronts is None:
         await server.stop(0)
         return 1
     web, ops = fronts
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     resumed = _resume_validations(services or [])
     host, hosting = _start_hosting(args, server)
     matchmaker, pairing = _start_pairing(args, server, games, control, memory, recorder, host)

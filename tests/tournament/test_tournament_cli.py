@@ -11,6 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from tournament_helpers import GREEDY, ILLEGAL, PYTHON, RANDOM, ROOT
 
@@ -20,6 +21,17 @@ from referee.storage import Repository
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).
 pytestmark = pytest.mark.slow
+
+
+def _connected(pid: int, port: int, timeout: float = 60) -> None:
+    """Wait until process ``pid`` has a TCP connection open to ``port``."""
+    deadline = time.monotonic() + timeout
+    while not any(
+        c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+        for c in psutil.Process(pid).net_connections(kind="tcp")
+    ):
+        assert time.monotonic() < deadline, f"process {pid} never connected to port {port}"
+        time.sleep(0.05)
 
 
 def _cli(db: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -194,7 +206,9 @@ def test_watch_follows_a_live_game_of_a_tournament_with_remote_bots(tmp_path: Pa
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(0.5)  # not needed for correctness: the game waits for its bots anyway
+        # The bots start once the spectator is connected: a spectator still starting up (a
+        # loaded machine) could otherwise find the whole short tournament over.
+        _connected(watch.pid, int(address.rsplit(":", 1)[1]))
         for token, name in zip(tokens, ("ann-bot", "ben-bot"), strict=True):
             bots.append(
                 subprocess.Popen(
