@@ -5,7 +5,10 @@ A referee that a whole class connects to at once may be full, draining for a res
 check tokens, or (in gRPC's own queue) not yet ready for the stream. Each of those says why
 (an ``Error`` before the ``Welcome``, or a gRPC status of ``RESOURCE_EXHAUSTED``/``CANCELLED``
 from a server that was reached): the SDK logs the reason and tries again with back-off. A
-refusal that another try cannot fix (bad token, protocol, no common game) ends the bot at once.
+refusal that another try cannot fix (bad token, protocol, no common game, a second copy of a
+bot already connected with the same token) ends the bot at once with the referee's reason.
+A throttled or busy refusal says how long to wait (``Error.retry_after_s``): the SDK waits
+at least that long, so a bot with a mistyped token backs off instead of hammering the server.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ FINAL_REFUSALS = frozenset(
         pb.ERROR_CODE_UNAUTHENTICATED,
         pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
         pb.ERROR_CODE_NO_GAMES,
+        pb.ERROR_CODE_DUPLICATE_SESSION,
     }
 )
 
@@ -40,11 +44,13 @@ ADMISSION_BACKOFF = (1.0, 60.0, 10)
 
 
 class Refused(Exception):
-    """The referee turned the handshake away for a reason that may pass (busy, full, ...)."""
+    """The referee turned the handshake away for a reason that may pass (busy, full, too many
+    failed logins, ...); ``retry_after_s``: the referee's own word on when to try again."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, retry_after_s: float = 0.0) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.retry_after_s = retry_after_s
 
     def code(self) -> grpc.StatusCode:
         return grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -59,7 +65,9 @@ def refusal(error: pb.Error) -> Refused | None:
     if error.code in FINAL_REFUSALS:
         return None
     name = pb.ErrorCode.Name(error.code).removeprefix("ERROR_CODE_")
-    return Refused(f"the referee refused the session ({name}: {error.message})")
+    return Refused(
+        f"the referee refused the session ({name}: {error.message})", error.retry_after_s
+    )
 
 
 def _ignore() -> None:

@@ -85,7 +85,8 @@ class Connector:
                 if not self._link_welcomed and (isinstance(exc, Refused) or code in BUSY_STATUS):
                     # The referee was reached and turned the stream away for now (busy, full,
                     # restarting): say why and try again, patiently.
-                    self._retry_admission(admission, detail)
+                    wait = exc.retry_after_s if isinstance(exc, Refused) else 0.0
+                    self._retry_admission(admission, detail, wait)
                     continue
                 if not self._welcomed:
                     # A handshake that fails now fails again: say why at once.
@@ -116,10 +117,11 @@ class Connector:
         if why is not None:
             raise SessionError(why) from None
 
-    def _retry_admission(self, admission: Backoff, why: str) -> None:
+    def _retry_admission(self, admission: Backoff, why: str, wait: float = 0.0) -> None:
         delay = admission.next_delay()
         if delay is None:
             raise self._lost_for_good(f"gave up joining the referee at {self.server}: {why}")
+        delay = max(delay, wait)  # never sooner than the referee asked
         self.log(f"not admitted: {why}; retrying in {delay:.1f} s")
         time.sleep(delay)
 

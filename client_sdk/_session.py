@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 
-from client_sdk._admission import HANDSHAKE_TIMEOUT_S, HandshakeWatch, refusal
+from client_sdk._admission import FINAL_REFUSALS, HANDSHAKE_TIMEOUT_S, HandshakeWatch, refusal
 from client_sdk._agent import Agent, Clocks, GameResult
 from client_sdk._challenge import ChallengePolicy, ChallengeSide
 from client_sdk._connect import DEFAULT_WAIT_FOR_SERVER_S, Connector
@@ -33,11 +33,7 @@ from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from engine.registry import load_game
 
-_FATAL_CODES = {
-    pb.ERROR_CODE_UNAUTHENTICATED,
-    pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
-    pb.ERROR_CODE_NO_GAMES,
-}
+_FATAL_CODES = FINAL_REFUSALS
 
 
 def run(

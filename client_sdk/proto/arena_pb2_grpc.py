@@ -79,6 +79,21 @@ class ArenaStub:
                 request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WatchGameRequest.SerializeToString,
                 response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GameEvent.FromString,
                 _registered_method=True)
+        self.WhoAmI = channel.unary_unary(
+                '/tetromino.referee.v1.Arena/WhoAmI',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIResponse.FromString,
+                _registered_method=True)
+        self.ListPlayers = channel.unary_unary(
+                '/tetromino.referee.v1.Arena/ListPlayers',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersResponse.FromString,
+                _registered_method=True)
+        self.ListTokens = channel.unary_unary(
+                '/tetromino.referee.v1.Arena/ListTokens',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensResponse.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -148,6 +163,27 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WhoAmI(self, request, context):
+        """The caller's own token: its player, role, id and expiry. Student token or above.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListPlayers(self, request, context):
+        """Every registered player and team. Instructor token or above.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTokens(self, request, context):
+        """Every token's public facts (never a secret or a hash). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -195,6 +231,21 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.WatchGame,
                     request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WatchGameRequest.FromString,
                     response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.GameEvent.SerializeToString,
+            ),
+            'WhoAmI': grpc.unary_unary_rpc_method_handler(
+                    servicer.WhoAmI,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIResponse.SerializeToString,
+            ),
+            'ListPlayers': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListPlayers,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersResponse.SerializeToString,
+            ),
+            'ListTokens': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTokens,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -440,6 +491,87 @@ class Arena:
             '/tetromino.referee.v1.Arena/WatchGame',
             tetromino_dot_referee_dot_v1_dot_arena__pb2.WatchGameRequest.SerializeToString,
             tetromino_dot_referee_dot_v1_dot_arena__pb2.GameEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WhoAmI(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Arena/WhoAmI',
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.WhoAmIResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListPlayers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Arena/ListPlayers',
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.ListPlayersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTokens(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Arena/ListTokens',
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_arena__pb2.ListTokensResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -9,6 +9,13 @@ run) and by `referee serve --db URL` (stored data), on the same port as the Refe
 Verdicts and statuses are the referee's own lower-case words (`normal`, `time`, `memory`,
 `illegal_move`, ...; `created`, `running`, `paused`, `finished`), as stored and as shown by
 the CLI. Times are RFC 3339 UTC strings. Fields are only ever added.
+
+Access: the tables, tournaments and games are public (no token needed); the calls marked
+below need a token in the call metadata, `authorization: Bearer <token>`, of at least the
+role named (student < instructor < admin). A token that opens nothing is refused with
+UNAUTHENTICATED even on a public call, a role too low with PERMISSION_DENIED, and too many
+failed attempts with RESOURCE_EXHAUSTED (the message and the trailing metadata `retry-after`
+say when to try again). docs/protocol.md has the table.
 """
 
 from collections import abc as _abc
@@ -61,6 +68,12 @@ class ArenaStub:
     """A game's moves for spectators: the moves so far, then each new move as it is accepted,
     then the end. A game that is already stored is sent whole from storage.
     """
+    WhoAmI: _grpc.UnaryUnaryMultiCallable[_arena_pb2.WhoAmIRequest, _arena_pb2.WhoAmIResponse]
+    """The caller's own token: its player, role, id and expiry. Student token or above."""
+    ListPlayers: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListPlayersRequest, _arena_pb2.ListPlayersResponse]
+    """Every registered player and team. Instructor token or above."""
+    ListTokens: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListTokensRequest, _arena_pb2.ListTokensResponse]
+    """Every token's public facts (never a secret or a hash). Admin token."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -87,6 +100,12 @@ class ArenaAsyncStub(ArenaStub):
     """A game's moves for spectators: the moves so far, then each new move as it is accepted,
     then the end. A game that is already stored is sent whole from storage.
     """
+    WhoAmI: _aio.UnaryUnaryMultiCallable[_arena_pb2.WhoAmIRequest, _arena_pb2.WhoAmIResponse]  # type: ignore[assignment]
+    """The caller's own token: its player, role, id and expiry. Student token or above."""
+    ListPlayers: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListPlayersRequest, _arena_pb2.ListPlayersResponse]  # type: ignore[assignment]
+    """Every registered player and team. Instructor token or above."""
+    ListTokens: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListTokensRequest, _arena_pb2.ListTokensResponse]  # type: ignore[assignment]
+    """Every token's public facts (never a secret or a hash). Admin token."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -164,5 +183,29 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """A game's moves for spectators: the moves so far, then each new move as it is accepted,
         then the end. A game that is already stored is sent whole from storage.
         """
+
+    @_abc_1.abstractmethod
+    def WhoAmI(
+        self,
+        request: _arena_pb2.WhoAmIRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.WhoAmIResponse, _abc.Awaitable[_arena_pb2.WhoAmIResponse]]:
+        """The caller's own token: its player, role, id and expiry. Student token or above."""
+
+    @_abc_1.abstractmethod
+    def ListPlayers(
+        self,
+        request: _arena_pb2.ListPlayersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListPlayersResponse, _abc.Awaitable[_arena_pb2.ListPlayersResponse]]:
+        """Every registered player and team. Instructor token or above."""
+
+    @_abc_1.abstractmethod
+    def ListTokens(
+        self,
+        request: _arena_pb2.ListTokensRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListTokensResponse, _abc.Awaitable[_arena_pb2.ListTokensResponse]]:
+        """Every token's public facts (never a secret or a hash). Admin token."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

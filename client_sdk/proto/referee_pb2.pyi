@@ -190,7 +190,14 @@ class _ErrorCodeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorCode.V
     The referee ends the game with VERDICT_RUNTIME_ERROR.
     """
     ERROR_CODE_RESOURCE_EXHAUSTED: _ErrorCode.ValueType  # 11
-    """Too many messages or too large ones."""
+    """Too many messages or too large ones; before the Welcome: the server is full, too many
+    logins are in progress, or too many failed logins came from the bot's address or named its
+    token id (Error.retry_after_s says when to try again).
+    """
+    ERROR_CODE_DUPLICATE_SESSION: _ErrorCode.ValueType  # 12
+    """The same token and bot name already have a live session (one per pair unless the
+    referee allows more); another try cannot succeed while that session lives.
+    """
 
 class ErrorCode(_ErrorCode, metaclass=_ErrorCodeEnumTypeWrapper):
     """---------------------------------------------------------------------------------------------
@@ -221,7 +228,14 @@ ERROR_CODE_BOT_RUNTIME_ERROR: ErrorCode.ValueType  # 10
 The referee ends the game with VERDICT_RUNTIME_ERROR.
 """
 ERROR_CODE_RESOURCE_EXHAUSTED: ErrorCode.ValueType  # 11
-"""Too many messages or too large ones."""
+"""Too many messages or too large ones; before the Welcome: the server is full, too many
+logins are in progress, or too many failed logins came from the bot's address or named its
+token id (Error.retry_after_s says when to try again).
+"""
+ERROR_CODE_DUPLICATE_SESSION: ErrorCode.ValueType  # 12
+"""The same token and bot name already have a live session (one per pair unless the
+referee allows more); another try cannot succeed while that session lives.
+"""
 Global___ErrorCode: _TypeAlias = ErrorCode  # noqa: Y015
 
 @_typing.final
@@ -1087,12 +1101,17 @@ class Error(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     GAME_ID_FIELD_NUMBER: _builtins.int
     FATAL_FIELD_NUMBER: _builtins.int
+    RETRY_AFTER_S_FIELD_NUMBER: _builtins.int
     code: Global___ErrorCode.ValueType
     message: _builtins.str
     game_id: _builtins.str
     """The game it concerns, if any."""
     fatal: _builtins.bool
     """True when the sender closes the session after this error."""
+    retry_after_s: _builtins.int
+    """A refusal worth another try later (RESOURCE_EXHAUSTED: failed logins throttled, too many
+    logins in progress): the seconds to wait first; 0 when the referee does not say.
+    """
     def __init__(
         self,
         *,
@@ -1100,10 +1119,11 @@ class Error(_message.Message):
         message: _builtins.str = ...,
         game_id: _builtins.str = ...,
         fatal: _builtins.bool = ...,
+        retry_after_s: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "fatal", b"fatal", "game_id", b"game_id", "message", b"message"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "fatal", b"fatal", "game_id", b"game_id", "message", b"message", "retry_after_s", b"retry_after_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

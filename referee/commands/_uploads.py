@@ -138,7 +138,7 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
         validation=validation,
         concurrency=args.validation_concurrency,
     )
-    return SubmissionService(submissions)
+    return SubmissionService(submissions, gate=getattr(args, "gate", None))
 
 
 def _require_sandbox(no_sandbox: bool) -> None:

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
+from referee.commands._access import add_access_options, server_access, stored_doors
 from referee.commands._common import (
     add_game_options,
     add_limit_options,
@@ -93,6 +94,7 @@ def register(subparsers: Any) -> None:
 
 def _add_serving_options(parser: argparse.ArgumentParser) -> None:
     """Pairing, records, and how the server handles shutdown, drops and silent peers."""
+    add_access_options(parser)
     parser.add_argument(
         "--pair",
         choices=("auto", "none"),
@@ -213,14 +215,9 @@ def run(args: argparse.Namespace) -> int:
         if args.db:
             if args.tokens:
                 raise ValueError("--tokens and --db are two sources of tokens: give one")
-            from referee.server.arena import ArenaService
-            from referee.server.auth import LaunchTokens
-            from referee.storage.auth import StoredTokenAuth
-
             repo = open_repository(args.db, create=args.create)
-            # Launched tournament bots connect here too, each with a one-game token.
-            auth = LaunchTokens(StoredTokenAuth(repo))
-            services.append(ArenaService(repo, args.live_hub))
+            auth, arena = stored_doors(args, repo)
+            services.append(arena)
             from referee.server.casual import CasualRecorder
 
             recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
@@ -307,6 +304,7 @@ async def _serve(
         keepalive_timeout_s=args.keepalive / 2,
         default_game=args.default_game,
         max_sessions=args.max_sessions,
+        **server_access(args),
     )
     _open_files_for(args.max_sessions)
     # Before the address file is written: a SIGTERM sent as soon as it appears must be a clean

@@ -22,13 +22,20 @@ import asyncio
 import enum
 import resource
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from referee.server import bounds
 from referee.server.auth import Authenticator, AuthError
-from referee.server.session import Identity, Malformed, PlayContext, handshake_queue
+from referee.server.session import (
+    BotSession,
+    Identity,
+    Malformed,
+    PlayContext,
+    handshake_queue,
+)
 from referee.storage.names import as_name
 from referee.telemetry import metrics
 
@@ -50,6 +57,12 @@ class Refusal(enum.Enum):
     UNAUTHENTICATED = "unauthenticated"
     AUTH_TIMEOUT = "auth_timeout"
     NO_GAMES = "no_games"
+    #: Too many failed logins from the address or with the token id (tried again later).
+    THROTTLED = "throttled"
+    #: Too many handshakes in progress (unauthenticated streams), in all or from one address.
+    BUSY = "busy"
+    #: The same token and bot name already have a live session.
+    DUPLICATE = "duplicate"
 
     @property
     def retryable(self) -> bool:
@@ -58,20 +71,29 @@ class Refusal(enum.Enum):
 
 
 _RETRYABLE = frozenset(
-    {Refusal.SHUTTING_DOWN, Refusal.FULL, Refusal.HELLO_TIMEOUT, Refusal.AUTH_TIMEOUT}
+    {
+        Refusal.SHUTTING_DOWN,
+        Refusal.FULL,
+        Refusal.HELLO_TIMEOUT,
+        Refusal.AUTH_TIMEOUT,
+        Refusal.THROTTLED,
+        Refusal.BUSY,
+    }
 )
 metrics.declare_refusal_reasons(why.value for why in Refusal)
 
 
 class Refused(Exception):
     """A handshake that ends without a session: ``code`` and ``message`` go to the bot (no
-    code: the stream is already gone, nobody to tell)."""
+    code: the stream is already gone, nobody to tell). ``retry_after_s``: when another try
+    may succeed (0: the bot's own back-off decides)."""
 
-    def __init__(self, why: Refusal, code: int, message: str) -> None:
+    def __init__(self, why: Refusal, code: int, message: str, retry_after_s: int = 0) -> None:
         super().__init__(message)
         self.why = why
         self.code = code
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -147,12 +169,21 @@ async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
     return hello
 
 
-async def authenticate(auth: Authenticator, hello: pb.Hello, timeout: float) -> Identity:
+async def authenticate(
+    auth: Authenticator, hello: pb.Hello, timeout: float, peer: str = ""
+) -> Identity:
     """``auth``'s identity for ``hello``; a refusal, or a busy refusal after ``timeout`` s."""
     try:
         async with asyncio.timeout(timeout):
-            return await auth.authenticate(hello)
+            return await auth.authenticate(hello, peer)
     except AuthError as exc:
+        if exc.retry_after_s:
+            raise Refused(
+                Refusal.THROTTLED,
+                pb.ERROR_CODE_RESOURCE_EXHAUSTED,
+                str(exc),
+                exc.retry_after_s,
+            ) from None
         raise Refused(Refusal.UNAUTHENTICATED, pb.ERROR_CODE_UNAUTHENTICATED, str(exc)) from None
     except TimeoutError:
         raise Refused(
@@ -187,3 +218,99 @@ def raise_open_files_limit(max_sessions: int) -> tuple[int, str]:
             f"({needed}); raise it (ulimit -n, or LimitNOFILE= in the systemd unit)"
         )
     return soft, ""
+
+
+#: Handshakes (streams not yet past their token check) in progress at once, in all and from
+#: one client address. They are separate from ``max_sessions``: a flood of streams that never
+#: authenticate cannot hold the places of real sessions, nor unbounded memory.
+DEFAULT_MAX_HANDSHAKES = 1000
+DEFAULT_MAX_HANDSHAKES_PER_ADDRESS = 100
+
+
+class Doorway:
+    """Counts the unauthenticated streams (handshakes under way) in all and per address."""
+
+    def __init__(
+        self,
+        max_total: int = DEFAULT_MAX_HANDSHAKES,
+        max_per_address: int = DEFAULT_MAX_HANDSHAKES_PER_ADDRESS,
+    ) -> None:
+        self.max_total = max_total
+        self.max_per_address = max_per_address
+        self._by_address: Counter[str] = Counter()
+
+    def enter(self, address: str) -> Refused | None:
+        """Take a place for a handshake from ``address``, or say why not (leave() after)."""
+        total = sum(self._by_address.values())
+        if total >= self.max_total:
+            why = f"too many logins in progress ({self.max_total})"
+        elif self._by_address[address] >= self.max_per_address:
+            why = f"too many logins in progress from {address} ({self.max_per_address})"
+        else:
+            self._by_address[address] += 1
+            return None
+        return Refused(Refusal.BUSY, pb.ERROR_CODE_RESOURCE_EXHAUSTED, f"{why}; retry after 1 s", 1)
+
+    def leave(self, address: str) -> None:
+        self._by_address[address] -= 1
+        if self._by_address[address] <= 0:
+            del self._by_address[address]
+
+
+def one_live_session(
+    sessions: Iterable[BotSession], hello: pb.Hello, identity: Identity
+) -> tuple[BotSession | None, Refused | None]:
+    """The rule of one live session per (stored token, bot name).
+
+    Returns ``(replaced, refusal)``: the live session this new one replaces (it presented
+    that session's id, so it is the same client coming back), or the refusal for a second
+    copy. A token of no stored table (open servers, one-game tokens) is not limited here."""
+    if identity.token_id is None:
+        return None, None
+    for other in sessions:
+        same = other.identity.token_id == identity.token_id and other.name == identity.name
+        if not same or other.closed.is_set():
+            continue
+        if hello.resume_session_id and hello.resume_session_id == other.session_id:
+            return other, None
+        if other.suspended:
+            wait = max(1, int(other.resume_window))
+            return None, Refused(
+                Refusal.BUSY,
+                pb.ERROR_CODE_RESOURCE_EXHAUSTED,
+                f"bot {identity.name!r} of this token has a session waiting for its games to "
+                f"resume (up to {other.resume_window:g} s); retry after {wait} s",
+                wait,
+            )
+        return None, Refused(
+            Refusal.DUPLICATE,
+            pb.ERROR_CODE_DUPLICATE_SESSION,
+            f"bot {identity.name!r} is already connected with this token (session "
+            f"{other.session_id[:8]}); stop that copy first, give this one another name "
+            "(--name), or ask the operator for --allow-duplicate-sessions",
+        )
+    return None, None
+
+
+def casual_line(
+    offered: frozenset[str],
+    default_game: str,
+    casual: set[str] | frozenset[str],
+    asked: set[str],
+    channel: str,
+) -> str:
+    """The Welcome's sentence on which casual games the bot will be paired for."""
+    if asked:
+        line = f"casual games: {', '.join(sorted(casual))} (as asked)"
+    elif not casual:
+        line = (
+            f"no casual games: this server's default game is {default_game}, which "
+            "the bot does not play"
+        )
+    else:
+        others = sorted(offered - {default_game})
+        how = f"; ask for {' or '.join(others)} with --game" if others else ""
+        line = f"casual games: {default_game} (the server's default{how})"
+    if channel:
+        line += f"; channel {channel}: paired only with bots that join it (--channel {channel})"
+    return line

@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
 
 import grpc
-from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -25,21 +24,25 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.registry import game_names
 from referee.server.admission import (
     DEFAULT_MAX_SESSIONS,
+    Doorway,
     HandshakeCounts,
     Refusal,
     Refused,
     authenticate,
+    casual_line,
     core_options,
     first_hello,
+    one_live_session,
 )
 from referee.server.auth import Authenticator, OpenAuth
+from referee.server.codec import decode, passthrough
 from referee.server.guard import ErrorGuard
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession, Identity, Malformed, PlayContext
+from referee.server.throttle import peer_address
 from referee.server.transport import (
     KEEPALIVE_TIME_S,
     KEEPALIVE_TIMEOUT_S,
-    MAX_BOT_MESSAGE_BYTES,
     server_options,
 )
 from referee.server.transport import (
@@ -57,19 +60,6 @@ SERVER_VERSION = "tetromino-referee/0.1.0"
 RESUME_WINDOW_S = 10.0
 
 
-def _decode(data: bytes) -> pb.BotMessage | Malformed:
-    # A message that does not decode must become a protocol-error verdict for its bot, not an
-    # aborted stream, so decoding never raises.
-    if len(data) > MAX_BOT_MESSAGE_BYTES:
-        return Malformed(
-            len(data), f"at most {MAX_BOT_MESSAGE_BYTES} bytes are accepted", oversized=True
-        )
-    try:
-        return pb.BotMessage.FromString(data)
-    except DecodeError as exc:
-        return Malformed(len(data), str(exc))
-
-
 def protocol_refusal(version: int) -> str | None:
     """Why a bot speaking protocol ``version`` is refused (``None``: it is not)."""
     spoken = version or 1  # 0: an old bot that did not say, i.e. version 1
@@ -79,10 +69,6 @@ def protocol_refusal(version: int) -> str | None:
         f"the bot speaks protocol version {spoken}, this referee speaks {PROTOCOL_VERSION}: "
         f"install the SDK version that matches this referee ({SERVER_VERSION})"
     )
-
-
-def _passthrough(data: bytes) -> bytes:
-    return data
 
 
 #: The game a server pairs bots for when they ask for none (the course's game).
@@ -121,6 +107,8 @@ class RefereeServer:
         default_game: str | None = None,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         auth_timeout: float = 30.0,
+        doorway: Doorway | None = None,
+        allow_duplicate_sessions: bool = False,
     ) -> None:
         self.auth: Authenticator = auth or OpenAuth()
         self.games = frozenset(games) if games is not None else frozenset(game_names())
@@ -140,6 +128,9 @@ class RefereeServer:
         self.auth_timeout = auth_timeout
         #: Every handshake's outcome, counted (see :mod:`referee.server.admission`).
         self.handshakes = HandshakeCounts()
+        #: The cap on handshakes in progress (unauthenticated streams), in all and per address;
+        #: and whether one token may run two sessions of the same bot name at once.
+        self.doorway, self.allow_duplicate_sessions = doorway or Doorway(), allow_duplicate_sessions
         self.banner = banner
         self.lobby = Lobby()
         self.addresses: list[str] = []
@@ -186,9 +177,8 @@ class RefereeServer:
                 {
                     "Play": grpc.stream_stream_rpc_method_handler(
                         self._play,
-                        request_deserializer=_decode,
-                        # Sessions serialise their messages themselves (see BotSession.send).
-                        response_serializer=_passthrough,
+                        request_deserializer=decode,
+                        response_serializer=passthrough,
                     )
                 },
             )
@@ -317,12 +307,21 @@ class RefereeServer:
         """Read the Hello and admit the bot, or tell it why not (logged and counted)."""
         counts = self.handshakes
         counts.in_progress += 1
+        address = peer_address(context.peer())
+        busy = self.doorway.enter(address)
         try:
+            if busy is not None:
+                raise busy
             session = await self._admit(context)
         except Refused as refused:
             counts.refuse(refused.why)
             if refused.code:
-                error = pb.Error(code=refused.code, message=refused.message, fatal=True)  # type: ignore[arg-type]
+                error = pb.Error(
+                    code=refused.code,  # type: ignore[arg-type]
+                    message=refused.message,
+                    fatal=True,
+                    retry_after_s=refused.retry_after_s,
+                )
                 with contextlib.suppress(Exception):
                     await context.write(pb.RefereeMessage(error=error).SerializeToString())
             log.info(
@@ -335,6 +334,8 @@ class RefereeServer:
             return None
         finally:
             counts.in_progress -= 1
+            if busy is None:
+                self.doorway.leave(address)
         counts.admit(resumed=session.resumes > 0)
         return session
 
@@ -365,11 +366,22 @@ class RefereeServer:
         protocol = protocol_refusal(hello.protocol_version)
         if protocol is not None:
             raise Refused(Refusal.PROTOCOL, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL, protocol)
-        identity = await authenticate(self.auth, hello, self.auth_timeout)
+        identity = await authenticate(self.auth, hello, self.auth_timeout, context.peer())
         if hello.resume_session_id:
             resumed = await self._resume(hello, identity, context)
             if resumed is not None:
                 return resumed
+        if not self.allow_duplicate_sessions:
+            replaced, refusal = one_live_session(self.lobby.sessions(), hello, identity)
+            if refusal is not None:
+                raise refusal
+            if replaced is not None:
+                # The same client back with its session id: the new stream takes over.
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(2.0):
+                        await replaced.goodbye("replaced by a new connection of the same bot")
+                replaced.close("replaced by a new connection of the same bot")
+                await self.lobby.remove(replaced)
         return await self._new_session(hello, identity, context)
 
     async def _new_session(
@@ -417,7 +429,13 @@ class RefereeServer:
                 m
                 for m in (
                     self.banner,
-                    self._casual_line(casual, asked, hello.channel.strip().lower()),
+                    casual_line(
+                        self.games,
+                        self.default_game,
+                        casual,
+                        asked,
+                        hello.channel.strip().lower(),
+                    ),
                     *self._notes(identity, hello),
                 )
                 if m
@@ -438,25 +456,6 @@ class RefereeServer:
             if line:
                 notes.append(line)
         return notes
-
-    def _casual_line(self, casual: set[str] | frozenset[str], asked: set[str], channel: str) -> str:
-        """Tells the bot which casual games it will be paired for, and how to ask for others."""
-        line = self._casual_games_line(casual, asked)
-        if channel:
-            line += f"; channel {channel}: paired only with bots that join it (--channel {channel})"
-        return line
-
-    def _casual_games_line(self, casual: set[str] | frozenset[str], asked: set[str]) -> str:
-        if asked:
-            return f"casual games: {', '.join(sorted(casual))} (as asked)"
-        others = sorted(self.games - {self.default_game})
-        how = f"; ask for {' or '.join(others)} with --game" if others else ""
-        if not casual:
-            return (
-                f"no casual games: this server's default game is {self.default_game}, which "
-                "the bot does not play"
-            )
-        return f"casual games: {self.default_game} (the server's default{how})"
 
     def _claim(self, identity: Identity) -> bool:
         """Whether a new session may open for ``identity``: a one-game token opens one only,

@@ -19,7 +19,8 @@ import grpc
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
-from referee.server import bounds
+from referee.server import access, bounds
+from referee.server.access import ARENA_ACCESS, Gate
 from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
 from referee.storage import (
@@ -48,16 +49,20 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     name = SERVICE_NAME
 
-    def __init__(self, repo: Repository, hub: LiveHub | None = None) -> None:
+    def __init__(
+        self, repo: Repository, hub: LiveHub | None = None, *, gate: Gate | None = None
+    ) -> None:
         self.repo = repo
         self.hub = hub or LiveHub()
+        #: Token checks: every call passes :meth:`_allow` with its :data:`ARENA_ACCESS` role.
+        self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
         #: Tournament id -> the presence board of its remote entries, while a referee on this
         #: server runs it (:class:`referee.tournament.presence.PresenceBoard`).
         self.presence: dict[int, Any] = {}
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
-        self.callers = Callers(repo)
+        self.callers = Callers(repo, self.gate)
         #: On a server that runs tournaments: its lobby and the wait for remote entries, so
         #: presence is known before a tournament starts too (set by its tournament host).
         self.lobby: Any = None
@@ -67,6 +72,12 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
 
     # ----------------------------------------------------------------- helpers
+
+    async def _allow(
+        self, context: grpc.aio.ServicerContext[Any, Any], rpc: str
+    ) -> access.Caller | None:
+        """The caller of ``rpc`` if its token (if any) and role pass, else the call ends."""
+        return await self.gate.caller(context, ARENA_ACCESS[rpc])
 
     async def _call(
         self,
@@ -181,6 +192,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.ListTournamentsRequest,
         context: grpc.aio.ServicerContext[apb.ListTournamentsRequest, apb.ListTournamentsResponse],
     ) -> apb.ListTournamentsResponse:
+        await self._allow(context, "ListTournaments")
+
         def build() -> apb.ListTournamentsResponse:
             return apb.ListTournamentsResponse(
                 tournaments=[self._status(t) for t in self.repo.list_tournaments()]
@@ -193,6 +206,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.GetTournamentRequest,
         context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentStatus],
     ) -> apb.TournamentStatus:
+        await self._allow(context, "GetTournament")
         return await self._call(context, lambda: self._status(self._tournament(request.tournament)))
 
     async def GetTournamentPresence(
@@ -201,6 +215,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
     ) -> apb.TournamentPresence:
         from referee.tournament.presence import presence_reply
+
+        await self._allow(context, "GetTournamentPresence")
 
         def build() -> apb.TournamentPresence:
             t = self._tournament(request.tournament)
@@ -214,6 +230,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.GetLeaderboardRequest,
         context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
     ) -> apb.Leaderboard:
+        await self._allow(context, "GetLeaderboard")
+
         def build() -> apb.Leaderboard:
             anchor = bounds.bounded(request.anchor, "anchor", bounds.MAX_REF_CHARS) or None
             rating = bounds.finite(
@@ -259,6 +277,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.GetLadderRequest,
         context: grpc.aio.ServicerContext[apb.GetLadderRequest, apb.Ladder],
     ) -> apb.Ladder:
+        await self._allow(context, "GetLadder")
+
         def build() -> apb.Ladder:
             game = _game_of(request.game, None)
             standing = compute_ladder(self.repo, game)
@@ -289,6 +309,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.ListGamesRequest,
         context: grpc.aio.ServicerContext[apb.ListGamesRequest, apb.ListGamesResponse],
     ) -> apb.ListGamesResponse:
+        await self._allow(context, "ListGames")
+
         def build() -> apb.ListGamesResponse:
             limit, offset = bounds.page(request.limit, request.offset)
             t_id = self._tournament(request.tournament).id if request.tournament else None
@@ -319,7 +341,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.GetGameRequest,
         context: grpc.aio.ServicerContext[apb.GetGameRequest, apb.GameRecord],
     ) -> apb.GameRecord:
-        caller = await self.callers.of(context)
+        caller = await self.callers.of(context)  # GetGame is public: the gate's check
 
         def build() -> apb.GameRecord:
             detail = self._detail(request.game, caller=caller)
@@ -336,6 +358,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.ListLiveGamesRequest,
         context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
     ) -> apb.ListLiveGamesResponse:
+        await self._allow(context, "ListLiveGames")
         return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
 
     async def WatchGame(
@@ -343,15 +366,76 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.WatchGameRequest,
         context: grpc.aio.ServicerContext[apb.WatchGameRequest, apb.GameEvent],
     ) -> AsyncIterator[apb.GameEvent]:
+        caller = await self.callers.of(context)  # WatchGame is public: the gate's check
         live = self.hub.get(request.uid)
         if live is not None:
             async for event in live_events(live):
                 yield event
             return
-        caller = await self.callers.of(context)
         detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
+
+    async def WhoAmI(
+        self,
+        request: apb.WhoAmIRequest,
+        context: grpc.aio.ServicerContext[apb.WhoAmIRequest, apb.WhoAmIResponse],
+    ) -> apb.WhoAmIResponse:
+        caller = await self._allow(context, "WhoAmI")
+        assert caller is not None
+        owner = await self._call(context, self.repo.token_owner_by_id, caller.token_id)
+        return apb.WhoAmIResponse(
+            player=caller.player,
+            role=str(caller.role),
+            token_id=caller.token_id,
+            expires_at=_time(owner.expires_at),
+        )
+
+    async def ListPlayers(
+        self,
+        request: apb.ListPlayersRequest,
+        context: grpc.aio.ServicerContext[apb.ListPlayersRequest, apb.ListPlayersResponse],
+    ) -> apb.ListPlayersResponse:
+        await self._allow(context, "ListPlayers")
+        players = await self._call(context, self.repo.list_players)
+        return apb.ListPlayersResponse(
+            players=[
+                apb.PlayerEntry(
+                    name=p.name,
+                    kind=str(p.kind),
+                    display_name=p.display_name or "",
+                    created_at=_time(p.created_at),
+                )
+                for p in players
+            ]
+        )
+
+    async def ListTokens(
+        self,
+        request: apb.ListTokensRequest,
+        context: grpc.aio.ServicerContext[apb.ListTokensRequest, apb.ListTokensResponse],
+    ) -> apb.ListTokensResponse:
+        await self._allow(context, "ListTokens")
+
+        def build() -> apb.ListTokensResponse:
+            entries = []
+            for p in self.repo.list_players():
+                entries += [
+                    apb.TokenEntry(
+                        token_id=t.key_id,
+                        player=p.name,
+                        role=str(t.role),
+                        label=t.label or "",
+                        state=t.state(),
+                        created_at=_time(t.created_at),
+                        last_used_at=_time(t.last_used_at),
+                        expires_at=_time(t.expires_at),
+                    )
+                    for t in self.repo.list_tokens(p.id)
+                ]
+            return apb.ListTokensResponse(tokens=entries)
+
+        return await self._call(context, build)
 
 
 def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:

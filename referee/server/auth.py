@@ -16,12 +16,18 @@ from referee.server.session import Identity
 
 
 class AuthError(Exception):
-    """The token is unknown or missing; the message is shown to the bot."""
+    """The token is unknown or missing; the message is shown to the bot. ``retry_after_s``
+    set: the attempt was throttled (too many failures), not examined; try again then."""
+
+    def __init__(self, message: str, retry_after_s: int = 0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class Authenticator(Protocol):
-    async def authenticate(self, hello: pb.Hello) -> Identity:
-        """The identity behind ``hello.token``; raises :class:`AuthError`."""
+    async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:
+        """The identity behind ``hello.token`` sent from ``peer`` (a gRPC peer string);
+        raises :class:`AuthError`."""
         ...
 
 
@@ -33,7 +39,7 @@ def _bot_name(hello: pb.Hello) -> str:
 class OpenAuth:
     """Accept everyone; the bot's name is what it says it is."""
 
-    async def authenticate(self, hello: pb.Hello) -> Identity:
+    async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:
         return Identity(name=_bot_name(hello))
 
 
@@ -47,7 +53,7 @@ class TokenTable:
         self._tokens = dict(tokens)
         self.one_session = one_session
 
-    async def authenticate(self, hello: pb.Hello) -> Identity:
+    async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:
         token = hello.token
         for known, player in self._tokens.items():
             # compare_digest so the time taken does not leak how much of a token matched
@@ -76,13 +82,13 @@ class LaunchTokens:
     def revoke(self, token: str) -> None:
         self.tokens.pop(token, None)
 
-    async def authenticate(self, hello: pb.Hello) -> Identity:
+    async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:
         player = self.tokens.get(hello.token)
         if player is not None:
             return Identity(name=_bot_name(hello), player_id=player, one_session=True)
         if self.fallback is None:
             raise AuthError("unknown token")
-        return await self.fallback.authenticate(hello)
+        return await self.fallback.authenticate(hello, peer)
 
 
 def read_token_file(path: str) -> dict[str, str]:

@@ -9,10 +9,10 @@ token table's (:meth:`Repository.resolve_token <referee.storage.players>`).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from referee.server.access import Gate
 from referee.storage.enums import GameKind, Role
 from referee.storage.games import GameSummary
 from referee.storage.players import PlayerInfo
@@ -32,28 +32,18 @@ class Caller:
         return self.role.allows(Role.INSTRUCTOR)
 
 
-def bearer_token(context: Any) -> str:
-    """The token of a call's ``authorization: Bearer`` metadata, or ``""``."""
-    for key, value in context.invocation_metadata() or ():
-        if key == "authorization" and isinstance(value, str):
-            scheme, _, token = value.partition(" ")
-            if scheme.lower() == "bearer":
-                return token.strip()
-    return ""
-
-
 class Callers:
-    """Resolves a call's token to a :class:`Caller` (``None``: no token, or not a valid one)."""
+    """Resolves a call's token to a :class:`Caller` (``None``: no token) through the server's
+    :class:`~referee.server.access.Gate`: a token that opens nothing ends the call with
+    UNAUTHENTICATED (never quietly served as the public), and failed attempts are throttled."""
 
-    def __init__(self, repo: Repository) -> None:
+    def __init__(self, repo: Repository, gate: Gate | None = None) -> None:
         self.repo = repo
+        self.gate = gate or Gate(repo)
 
     async def of(self, context: Any) -> Caller | None:
-        token = bearer_token(context)
-        if not token:
-            return None
-        owner = await asyncio.to_thread(self.repo.resolve_token, token)
-        return Caller(owner.player, owner.role) if owner is not None else None
+        caller = await self.gate.caller(context)
+        return Caller(caller.info, caller.role) if caller is not None else None
 
 
 def own_seat(repo: Repository, player: PlayerInfo, summary: GameSummary) -> int | None:

@@ -33,6 +33,16 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
             "this server keeps no database (referee serve --db URL): only live games are served",
         )
 
+    # No database, no stored tokens: the calls that need a token are not served either.
+    async def WhoAmI(self, request: Any, context: Any) -> apb.WhoAmIResponse:
+        return await self._no_db(context)
+
+    async def ListPlayers(self, request: Any, context: Any) -> apb.ListPlayersResponse:
+        return await self._no_db(context)
+
+    async def ListTokens(self, request: Any, context: Any) -> apb.ListTokensResponse:
+        return await self._no_db(context)
+
     async def ListTournaments(
         self,
         request: apb.ListTournamentsRequest,

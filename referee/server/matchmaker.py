@@ -221,6 +221,8 @@ class Matchmaker:
             for second in free[i + 1 :]:
                 if first.channel != second.channel:
                     continue  # a channel plays only within itself
+                if same_owner(first, second):
+                    continue  # a player's own sessions never make a game of their own
                 for game in self.games:
                     if first.pairs_casually(game.name) and second.pairs_casually(game.name):
                         return first, second, game
@@ -273,3 +275,10 @@ class Matchmaker:
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def same_owner(first: BotSession, second: BotSession) -> bool:
+    """Whether two sessions belong to one player (the same token owner): casual pairing
+    never matches them, so a player cannot farm rating from copies of their own bot."""
+    owner = first.identity.player_id
+    return owner is not None and owner == second.identity.player_id

@@ -101,6 +101,9 @@ class Identity:
     player_id: str | None = None
     #: A one-game credential: it opens exactly one session (which may resume), never two.
     one_session: bool = False
+    #: A stored token's role and public id (``None``: no stored token); see server/access.py.
+    role: str | None = None
+    token_id: str | None = None
 
 
 @dataclass(slots=True)

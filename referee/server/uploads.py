@@ -19,6 +19,7 @@ import grpc
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
 from referee.server import bounds, myviews
+from referee.server.access import Gate
 from referee.server.callers import Caller, Callers
 from referee.storage import NotFoundError
 from referee.storage.enums import SubmissionStatus
@@ -45,6 +46,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         *,
         validate: bool = True,
         upload_timeout_s: float = UPLOAD_TIMEOUT_S,
+        gate: Gate | None = None,
     ) -> None:
         self.submissions = submissions
         self.upload_timeout_s = upload_timeout_s
@@ -54,8 +56,9 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         self.validate = validate
         self.repo = submissions.repo
         self._validations: set[asyncio.Task[Any]] = set()
-        #: The player and role behind each call's token.
-        self.callers = Callers(self.repo)
+        #: The player and role behind each call's token, checked by the server's gate (shared
+        #: with its other doors, so a client's failed logins count at all of them).
+        self.callers = Callers(self.repo, gate)
 
     def add_to(self, server: grpc.aio.Server) -> None:
         submissions_pb2_grpc.add_SubmissionsServicer_to_server(self, server)
