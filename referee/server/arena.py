@@ -230,8 +230,6 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.GetLeaderboardRequest,
         context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
     ) -> apb.Leaderboard:
-        await self._allow(context, "GetLeaderboard")
-
         def build() -> apb.Leaderboard:
             anchor = bounds.bounded(request.anchor, "anchor", bounds.MAX_REF_CHARS) or None
             rating = bounds.finite(
@@ -270,6 +268,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 game=game,
             )
 
+        await self._allow(context, "GetLeaderboard")
         return await self._call(context, build)
 
     async def GetLadder(
