@@ -168,7 +168,11 @@ class Gate:
                     (("retry-after", str(refusal.throttled.retry_after_s)),)
                 )
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, refusal.message)
+            await _abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"a valid player token is required ({refusal.message})",
+            )
         caller = Caller(owner.player.name, owner.role, owner.key_id, owner.player)
         if needed is not None and not caller.allows(needed):
             await _abort(

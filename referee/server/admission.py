@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import resource
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -105,6 +106,8 @@ class HandshakeCounts:
     refused: Counter[Refusal] = field(default_factory=Counter)
     #: Handshakes under way now (Hello read, not yet admitted or refused).
     in_progress: int = 0
+    #: Which refusals get a log line (floods of throttled or busy ones are sampled).
+    sampled: RefusalLog = field(default_factory=lambda: RefusalLog())
 
     def refuse(self, why: Refusal) -> None:
         self.refused[why] += 1
@@ -255,6 +258,34 @@ class Doorway:
         self._by_address[address] -= 1
         if self._by_address[address] <= 0:
             del self._by_address[address]
+
+
+class RefusalLog:
+    """Which refusals to log: all, except floods. Throttled and busy refusals come by the
+    thousand from one address under attack, and a log line each would be the attack's best
+    lever; the first of each kind per address is logged every ``every_s`` seconds, with how
+    many like it went unlogged since (the counters count every one)."""
+
+    SAMPLED = frozenset({Refusal.THROTTLED, Refusal.BUSY})
+
+    def __init__(self, every_s: float = 10.0, max_addresses: int = 10_000) -> None:
+        self.every_s = every_s
+        self.max_addresses = max_addresses
+        self._last: dict[tuple[Refusal, str], tuple[float, int]] = {}
+
+    def unlogged(self, why: Refusal, address: str) -> int | None:
+        """``None``: do not log this one; else log it, with this many unlogged before it."""
+        if why not in self.SAMPLED:
+            return 0
+        now = time.monotonic()
+        last, skipped = self._last.get((why, address), (-self.every_s, 0))
+        if now - last < self.every_s:
+            self._last[(why, address)] = (last, skipped + 1)
+            return None
+        if len(self._last) >= self.max_addresses:
+            self._last.clear()
+        self._last[(why, address)] = (now, 0)
+        return skipped
 
 
 def one_live_session(

@@ -324,13 +324,16 @@ class RefereeServer:
                 )
                 with contextlib.suppress(Exception):
                     await context.write(pb.RefereeMessage(error=error).SerializeToString())
-            log.info(
-                "session_refused",
-                why=refused.why.value,
-                reason=refused.message,
-                peer=context.peer(),
-                retryable=refused.why.retryable,
-            )
+            unlogged = self.handshakes.sampled.unlogged(refused.why, address)
+            if unlogged is not None:
+                log.info(
+                    "session_refused",
+                    why=refused.why.value,
+                    reason=refused.message,
+                    peer=context.peer(),
+                    retryable=refused.why.retryable,
+                    like_it_unlogged=unlogged,
+                )
             return None
         finally:
             counts.in_progress -= 1
