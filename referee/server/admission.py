@@ -19,19 +19,19 @@ either admitted or told why not, never silently dropped. Two places can drop a s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import resource
 import time
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from referee.server import bounds
 from referee.server.auth import Authenticator, AuthError
+from referee.server.lobby import Lobby
 from referee.server.session import (
-    BotSession,
     Identity,
     Malformed,
     PlayContext,
@@ -288,39 +288,42 @@ class RefusalLog:
         return skipped
 
 
-def one_live_session(
-    sessions: Iterable[BotSession], hello: pb.Hello, identity: Identity
-) -> tuple[BotSession | None, Refused | None]:
+async def one_live_session(lobby: Lobby, hello: pb.Hello, identity: Identity) -> None:
     """The rule of one live session per (stored token, bot name).
 
-    Returns ``(replaced, refusal)``: the live session this new one replaces (it presented
-    that session's id, so it is the same client coming back), or the refusal for a second
-    copy. A token of no stored table (open servers, one-game tokens) is not limited here."""
+    A second copy is refused (:class:`Refused`, final); one that presents the live session's
+    id is the same client coming back and replaces it (the old one is told so). A token of no
+    stored table (open servers, one-game tokens) is not limited here."""
     if identity.token_id is None:
-        return None, None
-    for other in sessions:
+        return
+    for other in lobby.sessions():
         same = other.identity.token_id == identity.token_id and other.name == identity.name
         if not same or other.closed.is_set():
             continue
         if hello.resume_session_id and hello.resume_session_id == other.session_id:
-            return other, None
+            why = "replaced by a new connection of the same bot"
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await other.goodbye(why)
+            other.close(why)
+            await lobby.remove(other)
+            return
         if other.suspended:
             wait = max(1, int(other.resume_window))
-            return None, Refused(
+            raise Refused(
                 Refusal.BUSY,
                 pb.ERROR_CODE_RESOURCE_EXHAUSTED,
                 f"bot {identity.name!r} of this token has a session waiting for its games to "
                 f"resume (up to {other.resume_window:g} s); retry after {wait} s",
                 wait,
             )
-        return None, Refused(
+        raise Refused(
             Refusal.DUPLICATE,
             pb.ERROR_CODE_DUPLICATE_SESSION,
             f"bot {identity.name!r} is already connected with this token (session "
             f"{other.session_id[:8]}); stop that copy first, give this one another name "
             "(--name), or ask the operator for --allow-duplicate-sessions",
         )
-    return None, None
 
 
 def casual_line(
@@ -342,6 +345,7 @@ def casual_line(
         others = sorted(offered - {default_game})
         how = f"; ask for {' or '.join(others)} with --game" if others else ""
         line = f"casual games: {default_game} (the server's default{how})"
+    channel = channel.strip().lower()
     if channel:
         line += f"; channel {channel}: paired only with bots that join it (--channel {channel})"
     return line

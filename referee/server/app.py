@@ -126,11 +126,9 @@ class RefereeServer:
         self.max_sessions = max_sessions
         #: How long a token check may take before the bot is told the server is busy.
         self.auth_timeout = auth_timeout
-        #: Every handshake's outcome, counted (see :mod:`referee.server.admission`).
-        self.handshakes = HandshakeCounts()
-        #: The cap on handshakes in progress (unauthenticated streams), in all and per address;
-        #: and whether one token may run two sessions of the same bot name at once.
-        self.doorway, self.allow_duplicate_sessions = doorway or Doorway(), allow_duplicate_sessions
+        #: Handshakes (see admission.py): outcomes counted; those in progress capped; duplicates?
+        self.handshakes, self.doorway = HandshakeCounts(), doorway or Doorway()
+        self.allow_duplicate_sessions = allow_duplicate_sessions
         self.banner = banner
         self.lobby = Lobby()
         self.addresses: list[str] = []
@@ -375,16 +373,7 @@ class RefereeServer:
             if resumed is not None:
                 return resumed
         if not self.allow_duplicate_sessions:
-            replaced, refusal = one_live_session(self.lobby.sessions(), hello, identity)
-            if refusal is not None:
-                raise refusal
-            if replaced is not None:
-                # The same client back with its session id: the new stream takes over.
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(2.0):
-                        await replaced.goodbye("replaced by a new connection of the same bot")
-                replaced.close("replaced by a new connection of the same bot")
-                await self.lobby.remove(replaced)
+            await one_live_session(self.lobby, hello, identity)
         return await self._new_session(hello, identity, context)
 
     async def _new_session(
@@ -432,13 +421,7 @@ class RefereeServer:
                 m
                 for m in (
                     self.banner,
-                    casual_line(
-                        self.games,
-                        self.default_game,
-                        casual,
-                        asked,
-                        hello.channel.strip().lower(),
-                    ),
+                    casual_line(self.games, self.default_game, casual, asked, hello.channel),
                     *self._notes(identity, hello),
                 )
                 if m

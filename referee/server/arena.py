@@ -21,6 +21,7 @@ from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
 from referee.server import access, bounds
 from referee.server.access import ARENA_ACCESS, Gate
+from referee.server.arena_accounts import AccountViews
 from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
 from referee.storage import (
@@ -44,7 +45,7 @@ def _time(value: datetime | None) -> str:
     return value.isoformat().replace("+00:00", "Z") if value is not None else ""
 
 
-class ArenaService(arena_pb2_grpc.ArenaServicer):
+class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
     """Read-only views of ``repo``; live games from ``hub`` (optional)."""
 
     name = SERVICE_NAME
@@ -374,67 +375,6 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
         async for stored in _stored_events(detail, self._summary(detail.summary)):
             yield stored
-
-    async def WhoAmI(
-        self,
-        request: apb.WhoAmIRequest,
-        context: grpc.aio.ServicerContext[apb.WhoAmIRequest, apb.WhoAmIResponse],
-    ) -> apb.WhoAmIResponse:
-        caller = await self._allow(context, "WhoAmI")
-        assert caller is not None
-        owner = await self._call(context, self.repo.token_owner_by_id, caller.token_id)
-        return apb.WhoAmIResponse(
-            player=caller.player,
-            role=str(caller.role),
-            token_id=caller.token_id,
-            expires_at=_time(owner.expires_at),
-        )
-
-    async def ListPlayers(
-        self,
-        request: apb.ListPlayersRequest,
-        context: grpc.aio.ServicerContext[apb.ListPlayersRequest, apb.ListPlayersResponse],
-    ) -> apb.ListPlayersResponse:
-        await self._allow(context, "ListPlayers")
-        players = await self._call(context, self.repo.list_players)
-        return apb.ListPlayersResponse(
-            players=[
-                apb.PlayerEntry(
-                    name=p.name,
-                    kind=str(p.kind),
-                    display_name=p.display_name or "",
-                    created_at=_time(p.created_at),
-                )
-                for p in players
-            ]
-        )
-
-    async def ListTokens(
-        self,
-        request: apb.ListTokensRequest,
-        context: grpc.aio.ServicerContext[apb.ListTokensRequest, apb.ListTokensResponse],
-    ) -> apb.ListTokensResponse:
-        await self._allow(context, "ListTokens")
-
-        def build() -> apb.ListTokensResponse:
-            entries = []
-            for p in self.repo.list_players():
-                entries += [
-                    apb.TokenEntry(
-                        token_id=t.key_id,
-                        player=p.name,
-                        role=str(t.role),
-                        label=t.label or "",
-                        state=t.state(),
-                        created_at=_time(t.created_at),
-                        last_used_at=_time(t.last_used_at),
-                        expires_at=_time(t.expires_at),
-                    )
-                    for t in self.repo.list_tokens(p.id)
-                ]
-            return apb.ListTokensResponse(tokens=entries)
-
-        return await self._call(context, build)
 
 
 def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:

@@ -32,6 +32,7 @@ from grpc.aio import EOF
 
 from client_sdk.proto import referee_pb2 as pb
 from referee.server import bounds
+from referee.server.identity import Identity as Identity
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.server.session")
@@ -91,19 +92,6 @@ class SessionClosed(Exception):
 
 class SessionAway(SessionClosed):
     """Writing to a suspended session (its stream dropped; it may still resume)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who a session is: the name the referee knows it by and its player id (token owner)."""
-
-    name: str
-    player_id: str | None = None
-    #: A one-game credential: it opens exactly one session (which may resume), never two.
-    one_session: bool = False
-    #: A stored token's role and public id (``None``: no stored token); see server/access.py.
-    role: str | None = None
-    token_id: str | None = None
 
 
 @dataclass(slots=True)

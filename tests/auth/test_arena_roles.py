@@ -19,6 +19,7 @@ from referee.storage.enums import Role
 REQUESTS: dict[str, Any] = {
     "ListTournaments": apb.ListTournamentsRequest(),
     "GetTournament": apb.GetTournamentRequest(tournament="nope"),
+    "GetTournamentPresence": apb.GetTournamentRequest(tournament="nope"),
     "GetLeaderboard": apb.GetLeaderboardRequest(),
     "GetLadder": apb.GetLadderRequest(),
     "ListGames": apb.ListGamesRequest(),

@@ -1,0 +1,101 @@
+"""The Arena service's account views: who a token is, the players, the tokens.
+
+Each needs a token of a role (``WhoAmI`` a student's, ``ListPlayers`` an instructor's,
+``ListTokens`` an admin's; :data:`referee.server.access.ARENA_ACCESS`). A mixin of
+:class:`referee.server.arena.ArenaService`, which provides ``repo``, ``_allow`` and ``_call``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import grpc
+
+from client_sdk.proto import arena_pb2 as apb
+from referee.server import access
+from referee.storage import Repository
+
+_T = TypeVar("_T")
+
+
+def _time(value: datetime | None) -> str:
+    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
+
+
+class AccountViews:
+    """``WhoAmI``, ``ListPlayers`` and ``ListTokens``."""
+
+    repo: Repository
+
+    async def _allow(
+        self, context: grpc.aio.ServicerContext[Any, Any], rpc: str
+    ) -> access.Caller | None:
+        raise NotImplementedError
+
+    async def _call(
+        self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[..., _T], *args: Any
+    ) -> _T:
+        raise NotImplementedError
+
+    async def WhoAmI(
+        self,
+        request: apb.WhoAmIRequest,
+        context: grpc.aio.ServicerContext[apb.WhoAmIRequest, apb.WhoAmIResponse],
+    ) -> apb.WhoAmIResponse:
+        caller = await self._allow(context, "WhoAmI")
+        assert caller is not None
+        owner = await self._call(context, self.repo.token_owner_by_id, caller.token_id)
+        return apb.WhoAmIResponse(
+            player=caller.player,
+            role=str(caller.role),
+            token_id=caller.token_id,
+            expires_at=_time(owner.expires_at),
+        )
+
+    async def ListPlayers(
+        self,
+        request: apb.ListPlayersRequest,
+        context: grpc.aio.ServicerContext[apb.ListPlayersRequest, apb.ListPlayersResponse],
+    ) -> apb.ListPlayersResponse:
+        await self._allow(context, "ListPlayers")
+        players = await self._call(context, self.repo.list_players)
+        return apb.ListPlayersResponse(
+            players=[
+                apb.PlayerEntry(
+                    name=p.name,
+                    kind=str(p.kind),
+                    display_name=p.display_name or "",
+                    created_at=_time(p.created_at),
+                )
+                for p in players
+            ]
+        )
+
+    async def ListTokens(
+        self,
+        request: apb.ListTokensRequest,
+        context: grpc.aio.ServicerContext[apb.ListTokensRequest, apb.ListTokensResponse],
+    ) -> apb.ListTokensResponse:
+        await self._allow(context, "ListTokens")
+
+        def build() -> apb.ListTokensResponse:
+            entries = []
+            for p in self.repo.list_players():
+                entries += [
+                    apb.TokenEntry(
+                        token_id=t.key_id,
+                        player=p.name,
+                        role=str(t.role),
+                        label=t.label or "",
+                        state=t.state(),
+                        created_at=_time(t.created_at),
+                        last_used_at=_time(t.last_used_at),
+                        expires_at=_time(t.expires_at),
+                    )
+                    for t in self.repo.list_tokens(p.id)
+                ]
+            return apb.ListTokensResponse(tokens=entries)
+
+        return await self._call(context, build)
