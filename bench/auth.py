@@ -245,6 +245,10 @@ async def measure(repo: Repository, count: int, flood: int, sustained: bool) -> 
         "flood_mode": "sustained" if sustained else "burst",
         "flood_attempts": counts["attempts"],
         "flood_throttled": counts["throttled"],
+        "flood_unauthenticated": counts["unauthenticated"],
+        # Refused at the login cap before the flood client had written its Hello: the client
+        # sees its stream end instead of reading the refusal.
+        "flood_cut_before_hello": counts["other"],
         "flood_examined": gate.rejected,
         "target_met": flood_ms < TARGET_MS,
     }
