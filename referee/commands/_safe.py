@@ -3,7 +3,7 @@
 rich reads a ``str`` cell or line as markup (``[red]`` recolours, ``[link=...]`` hides a
 link) and passes terminal escape sequences through untouched, so a name could clear the
 instructor's screen or forge a table. Every table the CLI prints is a :class:`SafeTable`,
-whose string cells are cleaned (:func:`referee.storage.names.display`: no escape sequence, no
+whose string cells are cleaned (:func:`referee.text.names.display`: no escape sequence, no
 control or bidi character, one line, capped) and wrapped in :class:`rich.text.Text`, which is
 never read as markup. Lines printed with markup use :func:`esc` for every outside value.
 """
@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from referee.storage.names import display
+from referee.text.names import display
 
 #: A table cell's cap: ``owner/name@version`` fits (64 + 1 + 64 + 1 + 64).
 MAX_CELL_CHARS = 200

@@ -113,7 +113,7 @@ def _show(args: argparse.Namespace) -> int:
 
     from referee.commands._botviews import bot_detail
     from referee.storage import NotFoundError
-    from referee.storage.names import display
+    from referee.text.names import display
 
     repo = open_repo(args)
     try:

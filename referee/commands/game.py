@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
 def _show(args: argparse.Namespace) -> int:
     from referee.commands.games import game_json
     from referee.storage import NotFoundError
-    from referee.storage.names import display
+    from referee.text.names import display
 
     repo = open_repo(args)
     try:

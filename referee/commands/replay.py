@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from engine.errors import RecordError
     from engine.records import positions, replay
     from referee.analysis.recordfile import issue_lines, read_record_file
-    from referee.storage.names import display
+    from referee.text.names import display
 
     try:
         record = read_record_file(args.file)

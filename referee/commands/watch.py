@@ -8,7 +8,7 @@ from typing import Any
 from referee.commands._arena import fail
 from referee.commands._common import verdict_label
 from referee.commands._safe import esc
-from referee.storage.names import display
+from referee.text.names import display
 
 
 def register(subparsers: Any) -> None:

@@ -37,8 +37,8 @@ from referee.server.session import (
     PlayContext,
     handshake_queue,
 )
-from referee.storage.names import as_name
 from referee.telemetry import metrics
+from referee.text.names import as_name
 
 #: Sessions one server holds by default (an idle session costs about 46 KB; see
 #: docs/referee.md). Past it new sessions are refused with ``ERROR_CODE_RESOURCE_EXHAUSTED``
@@ -166,7 +166,7 @@ async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
     except bounds.BadField as exc:
         raise Refused(Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, str(exc)) from None
     # The bot's own name and version are shown in tables and stored as its registration:
-    # from here on they are names (referee.storage.names), whatever the bot sent.
+    # from here on they are names (referee.text.names), whatever the bot sent.
     hello.bot_name = as_name(hello.bot_name)
     hello.bot_version = as_name(hello.bot_version, "") if hello.bot_version else ""
     return hello

@@ -16,7 +16,7 @@ import re
 import unicodedata
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.storage.names import HIDDEN, strip_escapes
+from referee.text.names import HIDDEN, strip_escapes
 
 #: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
 MAX_ID = 2**63 - 1
@@ -30,7 +30,7 @@ MAX_ANCHOR_RATING = 100_000.0
 
 # -- Hello ------------------------------------------------------------------------------------
 #: The bot's own name as sent; the name the referee uses is then cleaned and cut to 64
-#: characters (see referee.storage.names).
+#: characters (see referee.text.names).
 MAX_HELLO_NAME_CHARS = 256
 MAX_HELLO_VERSION_CHARS = 64
 #: Stored tokens are about 90 characters; anything much longer is not a token.

@@ -1,42 +1,10 @@
-"""What a player's or a bot's name may be, and how any text from outside is made safe to show.
-
-Names are registered once and then printed everywhere (terminal tables, web pages, logs,
-records), so they are held to a small character set at registration: ASCII letters, digits and
-``-_.``, at most :data:`MAX_NAME_CHARS`, and for bots ``owner/name`` (a student's bot that its
-client registered). Nothing in such a name can clear a terminal, forge colours, hide a link,
-reverse the text around it or break a table's row.
-
-Text that cannot be held to that set (a player's display name, a reason sentence quoting a
-bot, a name stored before these rules) goes through :func:`display` wherever it is shown:
-terminal escape sequences, control characters, bidirectional and other invisible format
-characters are removed, runs of white space (newlines included) become one space, and the
-length is capped.
-"""
+"""Names at registration: a player's, a bot's or a version's name is refused unless it
+follows the rules of :mod:`referee.text.names` (which also cleans text for display)."""
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from referee.storage.errors import ConflictError
-
-#: A player's name, a bot's name (each half of ``owner/name``), a version.
-MAX_NAME_CHARS = 64
-#: A display name (and any other outside text shown in a table cell).
-MAX_DISPLAY_CHARS = 80
-
-_NAME = re.compile(r"[A-Za-z0-9._-]+")
-_NOT_NAME = re.compile(r"[^A-Za-z0-9._-]+")
-#: ESC-introduced sequences: CSI (``ESC [ ... final``), OSC/DCS/APC/PM/SOS strings (ended by
-#: BEL or ``ESC \\``), and two-character escapes; also their 8-bit C1 forms.
-_ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]"
-)
-#: Unicode categories never shown: controls, format characters (bidi marks and overrides,
-#: zero-width characters), line and paragraph separators, surrogates, private use, unassigned.
-HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+from referee.text.names import MAX_NAME_CHARS, name_problem
 
 
 class InvalidNameError(ConflictError):
@@ -44,62 +12,28 @@ class InvalidNameError(ConflictError):
     :class:`ConflictError`, so every caller that reports a refused registration reports it."""
 
 
-def _check_part(name: str, what: str, max_chars: int) -> str:
-    if not name or len(name) > max_chars or not _NAME.fullmatch(name) or name in (".", ".."):
-        shown = display(name, 40) if name else ""
-        raise InvalidNameError(
-            f"{what} {shown!r} is not allowed: use 1 to {max_chars} ASCII letters, digits, "
-            "'-', '_' and '.'"
-        )
+def _check_part(name: str, what: str) -> str:
+    problem = name_problem(name, what, MAX_NAME_CHARS)
+    if problem is not None:
+        raise InvalidNameError(problem)
     return name
 
 
 def check_player_name(name: str) -> str:
     """``name`` if a player or team may be registered under it (:class:`InvalidNameError`)."""
-    return _check_part(name, "player name", MAX_NAME_CHARS)
+    return _check_part(name, "player name")
 
 
 def check_bot_name(name: str) -> str:
     """``name`` if a bot may be registered under it: a name, or ``owner/name``."""
     owner, sep, rest = name.partition("/")
     if sep:
-        _check_part(owner, "bot owner", MAX_NAME_CHARS)
-        _check_part(rest, "bot name", MAX_NAME_CHARS)
+        _check_part(owner, "bot owner")
+        _check_part(rest, "bot name")
         return name
-    return _check_part(name, "bot name", MAX_NAME_CHARS)
+    return _check_part(name, "bot name")
 
 
 def check_version(version: str) -> str:
     """``version`` if it may name a bot version (the same characters as a name)."""
-    return _check_part(version, "version", MAX_NAME_CHARS)
-
-
-def as_name(text: str, default: str = "anonymous") -> str:
-    """``text`` made into an allowed name (a remote bot's Hello name, a module's label):
-    white space and every other character outside the set become ``_``, cut to
-    :data:`MAX_NAME_CHARS`; ``default`` when nothing is left."""
-    cleaned = _NOT_NAME.sub("_", display(text, MAX_NAME_CHARS * 4).strip())
-    cleaned = cleaned[:MAX_NAME_CHARS]
-    if cleaned in ("", ".", "..") or not cleaned.strip("_"):
-        return default
-    return cleaned
-
-
-def strip_escapes(text: str) -> str:
-    """``text`` without terminal escape sequences (CSI, OSC and the like)."""
-    return _ESCAPES.sub("", text)
-
-
-def display(text: str, max_chars: int = MAX_DISPLAY_CHARS) -> str:
-    """``text`` safe to show on one line: escape sequences, control, bidi and other invisible
-    characters removed, white space runs made one space, cut to ``max_chars`` (ending ``…``)."""
-    text = strip_escapes(text[: max_chars * 8])
-    kept = "".join(
-        " " if ch.isspace() else ch
-        for ch in text
-        if ch.isspace() or unicodedata.category(ch) not in HIDDEN
-    )
-    kept = " ".join(kept.split())
-    if len(kept) > max_chars:
-        kept = kept[: max_chars - 1] + "…"
-    return kept
+    return _check_part(version, "version")

@@ -14,7 +14,8 @@ from referee.storage.base import AreaRepository, rowcount
 from referee.storage.enums import PlayerKind, Role
 from referee.storage.errors import ConflictError, NotFoundError
 from referee.storage.models import Player, Token, utcnow
-from referee.storage.names import check_player_name, display
+from referee.storage.names import check_player_name
+from referee.text.names import display
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ class PlayerRepository(AreaRepository):
         self, name: str, *, kind: PlayerKind = PlayerKind.PLAYER, display_name: str | None = None
     ) -> PlayerInfo:
         """A new player or team; :class:`ConflictError` if the name is taken or not allowed
-        (:mod:`referee.storage.names`). The display name is kept cleaned for display."""
+        (:mod:`referee.text.names`). The display name is kept cleaned for display."""
         check_player_name(name)
         shown = display(display_name) if display_name else None
         try:

@@ -22,7 +22,7 @@ from referee.storage import (
     SourceKind,
 )
 from referee.storage.content import content_hash
-from referee.storage.names import as_name
+from referee.text.names import as_name
 
 
 @dataclass(frozen=True, slots=True)

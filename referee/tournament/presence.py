@@ -14,7 +14,7 @@ from typing import Any
 from client_sdk.proto import arena_pb2 as apb
 from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
-from referee.storage.names import display
+from referee.text.names import display
 from referee.tournament.seats import SeatFinder
 from referee.tournament.skipped import MissedGames
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 import pytest
 
 from referee.storage import ConflictError, Repository, SourceKind
-from referee.storage.names import (
-    MAX_DISPLAY_CHARS,
-    InvalidNameError,
-    as_name,
-    check_bot_name,
-    display,
-)
+from referee.storage.names import InvalidNameError, check_bot_name
+from referee.text.names import MAX_DISPLAY_CHARS, as_name, display
 from referee.tournament.bots import describe_source
 
 HOSTILE_NAMES = {
