@@ -4,13 +4,13 @@ INVALID_ARGUMENT naming it, an unknown id NOT_FOUND, and no Python exception rea
 from __future__ import annotations
 
 import asyncio
+import io
 import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import grpc
-import pytest
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc, submissions_pb2_grpc
@@ -25,6 +25,7 @@ from referee.storage import Repository
 from referee.storage import submissions as rows
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
+from referee.telemetry import logs
 
 Call = Callable[[arena_pb2_grpc.ArenaStub], Awaitable[Any]]
 
@@ -139,9 +140,7 @@ def test_live_only_arena_bounds_the_watched_uid() -> None:
     assert out["unknown"][0] == grpc.StatusCode.NOT_FOUND
 
 
-def test_an_unexpected_failure_is_internal_with_a_neutral_message(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_unexpected_failure_is_internal_with_a_neutral_message(tmp_path: Path) -> None:
     """A storage failure inside a handler (the games table gone) reaches the client as
     INTERNAL naming an incident, never as UNKNOWN with the exception's type; the server logs
     the exception under that incident and keeps serving."""
@@ -151,23 +150,27 @@ def test_an_unexpected_failure_is_internal_with_a_neutral_message(
         raw.execute("DROP TABLE game_seats")
         raw.execute("DROP TABLE games")
     server = RefereeServer(services=[ArenaService(repo)])
-    out = asyncio.run(
-        _codes(
-            server,
-            {
-                "broken": lambda s: s.ListGames(apb.ListGamesRequest()),
-                "after": lambda s: s.ListLiveGames(apb.ListLiveGamesRequest()),
-            },
+    logged_to = io.StringIO()
+    logs.configure("json", stream=logged_to)
+    try:
+        out = asyncio.run(
+            _codes(
+                server,
+                {
+                    "broken": lambda s: s.ListGames(apb.ListGamesRequest()),
+                    "after": lambda s: s.ListLiveGames(apb.ListLiveGamesRequest()),
+                },
+            )
         )
-    )
+    finally:
+        logs.configure("console")
     code, details = out["broken"]
     assert code == grpc.StatusCode.INTERNAL
     assert details.startswith("the server failed on this request (incident ")
     for leak in ("Error", "sqlite", "Traceback", "table"):
         assert leak not in details
     incident = details.split("incident ", 1)[1].split(")", 1)[0]
-    captured = capsys.readouterr()
-    logged = captured.out + captured.err
+    logged = logged_to.getvalue()
     assert "rpc_failed" in logged and incident in logged and "no such table" in logged
     assert out["after"] == ("OK", "")
 
