@@ -161,6 +161,7 @@ def start_ladder(
     if not args.submissions or args.repo is None or args.ladder_games_per_hour <= 0:
         return None
     from referee.server.autoplay import AutoplaySettings, SubmittedLadder
+    from referee.workers.queue import is_postgres
 
     settings = AutoplaySettings(
         game=next(g for g in games if g.name == args.default_game),
@@ -170,5 +171,11 @@ def start_ladder(
         concurrency=max(1, args.ladder_concurrency),
         no_sandbox=bool(getattr(args, "no_sandbox", False)),
     )
-    ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub)
+    queue = None
+    if is_postgres(args.db):
+        # On PostgreSQL the ladder's games are played by `referee worker` processes.
+        from referee.workers.dispatch import QueueDispatcher
+
+        queue = QueueDispatcher(args.repo, args.db)
+    ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub, queue)
     return ladder, asyncio.create_task(ladder.run())

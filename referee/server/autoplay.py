@@ -7,6 +7,11 @@ in each seat, and the live ladder is refreshed as for the games of connected bot
 (:class:`~referee.server.casual.CasualRecorder`). A rejected or still-validating version never
 plays; a new accepted upload plays from its next game on.
 
+On a PostgreSQL database the ladder is given a job queue (:mod:`referee.workers.dispatch`):
+it still picks the pair, then enqueues one job per game carrying the two exact versions, the
+game, its clocks and a uid made here (:mod:`referee.workers.ladderjob`), and a ``referee
+worker`` plays and stores it; ``--ladder-concurrency`` then bounds the jobs in flight.
+
 Pairs are chosen so that every two entrants meet about equally often: the pair with the
 fewest games between them in this server's run goes next (ties at random), seats alternating.
 """
@@ -20,7 +25,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
 from referee.match.clock import TimeControl
@@ -28,13 +33,16 @@ from referee.match.verdicts import Verdict
 from referee.sandbox.isolation import choose, require_trusted
 from referee.server.casual import CasualRecorder
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
-from referee.storage import BotVersionInfo, Repository
+from referee.storage import BotVersionInfo, NotFoundError, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR
 from referee.telemetry.logs import get_logger
 from referee.tournament.gamerows import finished_game
 from referee.tournament.play import GamePlayer, GameTerms
+
+if TYPE_CHECKING:
+    from referee.workers.dispatch import QueueDispatcher
 
 log = get_logger("referee.server.autoplay")
 
@@ -69,6 +77,7 @@ class SubmittedLadder:
         settings: AutoplaySettings,
         recorder: CasualRecorder,
         hub: LiveHub | None = None,
+        queue: QueueDispatcher | None = None,
     ) -> None:
         if settings.games_per_hour <= 0 or settings.concurrency < 1:
             raise ValueError("the ladder needs games_per_hour > 0 and concurrency >= 1")
@@ -76,6 +85,8 @@ class SubmittedLadder:
         self.settings = settings
         self.recorder = recorder
         self.hub = hub
+        #: On PostgreSQL: games are enqueued for workers instead of played here.
+        self.queue = queue
         isolation = choose(settings.no_sandbox)
         # Uploads are untrusted: without the sandbox they play only if the operator said so.
         require_trusted(isolation, False, "an uploaded bot", settings.no_sandbox)
@@ -98,6 +109,13 @@ class SubmittedLadder:
 
     async def run(self) -> None:
         """Start a game every :attr:`AutoplaySettings.interval_s` while a slot is free."""
+        if self.queue is None:
+            await self._run()
+            return
+        async with self.queue:
+            await self._run()
+
+    async def _run(self) -> None:
         while True:
             await self._slots.acquire()
             try:
@@ -142,6 +160,9 @@ class SubmittedLadder:
 
     async def _play(self, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
         uid = uuid.uuid4().hex[:16]
+        if self.queue is not None:
+            await self._enqueue(uid, seats)
+            return
         game = self.settings.game
         started = datetime.now(UTC)
         observer = None
@@ -177,6 +198,36 @@ class SubmittedLadder:
                 self.hub.finish(
                     uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "not played", None)
                 )
+
+    async def _enqueue(self, uid: str, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
+        """Have a worker play the game; wait for its job so the slot stays taken meanwhile."""
+        from referee.workers.ladderjob import ladder_job_kwargs
+
+        assert self.queue is not None
+        terms = self.player.terms
+        kwargs = ladder_job_kwargs(
+            uid, terms.game, seats, terms.time_control, terms.memory_mb, terms.connect_timeout
+        )
+        try:
+            job_id = await self.queue.enqueue_ladder(kwargs)
+            status = await self.queue.wait(job_id)
+            stored = await asyncio.to_thread(self._stored, uid)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("ladder_job_failed", game_id=uid, seats=[v.label for v in seats])
+            return
+        if stored:
+            self.stored += 1
+            await self.recorder.refresh_ladder(terms.game.name)
+        log.info("ladder_job_done", game_id=uid, job_id=job_id, status=status, stored=stored)
+
+    def _stored(self, uid: str) -> bool:
+        try:
+            self.repo.get_game(uid)
+        except NotFoundError:
+            return False
+        return True
 
     async def drain(self, grace: float) -> None:
         """Let running games finish for ``grace`` seconds, then stop the rest (not stored)."""

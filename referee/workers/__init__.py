@@ -7,7 +7,8 @@ game (:mod:`.dispatch`) and waits for the stored result. ``referee worker --db U
 machine (:mod:`.job`), and record it. Their moves reach the server's spectators through
 PostgreSQL ``NOTIFY`` (:mod:`.live`). Stalled workers are found by their heartbeat and their
 games played again elsewhere; a game that fails three times is recorded void
-(:mod:`.recovery`). docs/scaling.md has the picture and the failure modes.
+(:mod:`.recovery`). The ladder of submitted bots enqueues its games the same way, each keyed
+by its game uid (:mod:`.ladderjob`). docs/scaling.md has the picture and the failure modes.
 """
 
 #: The procrastinate task every game job runs.

@@ -81,6 +81,16 @@ class QueueDispatcher:
         log.debug("game_enqueued", job_id=job_id, pairing_id=pairing_id, game_index=game_index)
         return job_id
 
+    async def enqueue_ladder(self, kwargs: dict[str, Any]) -> int:
+        """A job for one ladder game (:func:`~referee.workers.ladderjob.ladder_job_kwargs`);
+        its uid is also its lock, so two jobs of one game never run at once."""
+        deferrer = self.app.configure_task(
+            TASK_NAME, queue=QUEUE, lock=f"arena-ladder-{kwargs['ladder_uid']}"
+        )
+        job_id = await deferrer.defer_async(**kwargs)
+        log.debug("ladder_game_enqueued", job_id=job_id, game_id=kwargs["ladder_uid"])
+        return job_id
+
     async def play(
         self, tournament_id: int, pairing_id: int, game_index: int
     ) -> GameSummary | None:

@@ -74,7 +74,10 @@ async def _recover_one(
     """``retried``, ``void``, or ``""`` when another worker got to the job first."""
     attempt = job.attempts + 1
     kwargs = job.task_kwargs
-    pairing_id, index = int(kwargs["pairing_id"]), int(kwargs["game_index"])
+    # A ladder job has no pairing slot to void: its last attempt just fails.
+    ladder = "pairing_id" not in kwargs
+    pairing_id = None if ladder else int(kwargs["pairing_id"])
+    index = None if ladder else int(kwargs["game_index"])
     reason = f"the worker playing it sent no heartbeat for {timeout_s:g} s"
     if attempt < MAX_ATTEMPTS:
         async with conn.transaction():
@@ -92,14 +95,15 @@ async def _recover_one(
             )
         outcome = "retried"
     else:
-        pairing = await asyncio.to_thread(state.repo.get_pairing, pairing_id)
-        why = f"attempt {attempt}: {reason}"
-        try:
-            await asyncio.to_thread(
-                _void, state, int(kwargs["tournament_id"]), pairing, index, job, why
-            )
-        except LeaseLost:
-            return ""
+        if pairing_id is not None and index is not None:
+            pairing = await asyncio.to_thread(state.repo.get_pairing, pairing_id)
+            why = f"attempt {attempt}: {reason}"
+            try:
+                await asyncio.to_thread(
+                    _void, state, int(kwargs["tournament_id"]), pairing, index, job, why
+                )
+            except LeaseLost:
+                return ""
         with contextlib.suppress(psycopg.Error, ProcrastinateException):
             await app.job_manager.finish_job_by_id_async(
                 job.id, status=Status.FAILED, delete_job=False

@@ -24,6 +24,7 @@ from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, TASK_NAME
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, play_job
+from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
@@ -65,7 +66,8 @@ def register_task(app: App, state: WorkerState) -> None:
             state.own_ids.add(job.worker_id)
         # The game runs on a task of its own: a worker that lost its lease stops the game
         # without this task ever returning, so the queue never marks a handed-on job done.
-        inner = asyncio.create_task(play_job(state, job.id, job.worker_id, job.attempts, kwargs))
+        play = play_ladder_job if LADDER_KEY in kwargs else play_job
+        inner = asyncio.create_task(play(state, job.id, job.worker_id, job.attempts, kwargs))
         state.running[job.id] = (job.worker_id, inner)
         try:
             await asyncio.wait({inner})

@@ -1,0 +1,157 @@
+"""One ladder game job on a worker: two exact bot versions, played here, recorded once.
+
+The server's ladder of submitted bots (:mod:`referee.server.autoplay`) picks the pair and, on
+PostgreSQL, enqueues a job carrying everything the game needs (:func:`ladder_job_kwargs`): the
+two bot version ids in seat order, the game and its parameters, the clocks, the memory limit,
+and the game's uid, generated at enqueue. The uid is the key of exactly-once results: the
+games table holds each uid once (``UNIQUE(uid)``), so a retried or doubly enqueued job cannot
+store the game twice. The game is played by the same :class:`~referee.tournament.play
+.GamePlayer` the tournament jobs use and stored, under the job's lease guard
+(:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from structlog.contextvars import bound_contextvars
+
+from engine.game import Game
+from engine.registry import load_game
+from referee.match.clock import TimeControl
+from referee.sandbox.isolation import choose, require_trusted
+from referee.storage import BotVersionInfo, ConflictError, NotFoundError
+from referee.telemetry.logs import bound_job, get_logger
+from referee.tournament.gamerows import finished_game
+from referee.tournament.play import GamePlayer, GameTerms
+from referee.workers import MAX_ATTEMPTS
+from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
+from referee.workers.live import NotifyObserver
+
+log = get_logger("referee.workers.ladderjob")
+
+#: The job argument that marks a ladder job (and is the uid of the game it stores).
+LADDER_KEY = "ladder_uid"
+
+
+def ladder_job_kwargs(
+    uid: str,
+    game: Game[Any],
+    seats: Sequence[BotVersionInfo],
+    time_control: TimeControl,
+    memory_mb: int | None,
+    connect_timeout_s: float,
+) -> dict[str, Any]:
+    """The arguments of a ladder job (JSON: they are stored with the job)."""
+    return {
+        LADDER_KEY: uid,
+        "game": game.name,
+        "params": dict(game.params),
+        "versions": [v.id for v in seats],
+        "time_control": dataclasses.asdict(time_control),
+        "memory_mb": memory_mb,
+        "connect_timeout_s": connect_timeout_s,
+    }
+
+
+def _already_stored(state: WorkerState, uid: str) -> bool:
+    try:
+        state.repo.get_game(uid)
+    except NotFoundError:
+        return False
+    return True
+
+
+def _player(state: WorkerState, kwargs: dict[str, Any]) -> tuple[GamePlayer, list[BotVersionInfo]]:
+    if state.isolation is None:
+        state.isolation = choose(state.no_sandbox)
+    seats = [state.repo.get_bot_version(int(v)) for v in kwargs["versions"]]
+    for v in seats:
+        # Submitted versions are untrusted: no sandbox only when the operator said so.
+        require_trusted(state.isolation, False, f"uploaded bot {v.label}", state.no_sandbox)
+    game = load_game(str(kwargs["game"]), **{k: int(v) for k, v in kwargs["params"].items()})
+    memory = kwargs.get("memory_mb")
+    terms = GameTerms(
+        game,
+        TimeControl(**{k: float(v) for k, v in kwargs["time_control"].items()}),
+        int(memory) if memory else None,
+        float(kwargs.get("connect_timeout_s", 30.0)),
+        None,
+        state.isolation,
+    )
+    return GamePlayer(terms), seats
+
+
+async def play_ladder_job(
+    state: WorkerState, job_id: int, worker_id: int | None, attempts: int, kwargs: dict[str, Any]
+) -> str:
+    """Play and store one ladder game (``attempts``: failed attempts before this one)."""
+    uid = str(kwargs[LADDER_KEY])
+    with bound_job(job_id), bound_contextvars(game_id=uid, ladder=True):
+        if await asyncio.to_thread(_already_stored, state, uid):
+            log.info("job_already_done")
+            return "already recorded"
+        try:
+            await _play(state, job_id, worker_id, uid, kwargs)
+        except (LeaseLost, asyncio.CancelledError):
+            raise
+        except ConflictError:
+            # Another attempt of this key stored the game between the check and this write.
+            if await asyncio.to_thread(_already_stored, state, uid):
+                log.info("job_duplicate")
+                return "already recorded"
+            raise
+        except Exception as exc:
+            log.exception("game_failed", attempt=attempts + 1)
+            if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+                raise LeaseLost(f"job {job_id} was handed on while it failed: {exc}") from exc
+            if attempts + 1 < MAX_ATTEMPTS:
+                raise GameFailed(f"{type(exc).__name__}: {exc}") from exc
+            # Nothing to hold for a ladder game: the ladder simply picks a next pair.
+            return "void"
+        return "recorded"
+
+
+async def _play(
+    state: WorkerState, job_id: int, worker_id: int | None, uid: str, kwargs: dict[str, Any]
+) -> None:
+    player, seats = await asyncio.to_thread(_player, state, kwargs)
+    game = player.terms.game
+    observer = None
+    if state.publisher is not None:
+        observer = NotifyObserver(state.publisher, uid)
+        state.publisher.start_game(
+            uid,
+            game.name,
+            [v.label for v in seats],
+            game.seat_names,
+            game.new_state().to_string(),
+            None,
+        )
+    started = datetime.now(UTC)
+    log.info("game_started", seats=[v.label for v in seats])
+    stored, why = False, "not played"
+    try:
+        played = await player.play(list(seats), uid, {"mode": "ladder"}, observer)
+        row = finished_game(
+            played.report,
+            game,
+            list(seats),
+            outputs=played.outputs,
+            event="ladder",
+            started=started,
+            finished=datetime.now(UTC),
+            uid=uid,
+        )
+        summary = await asyncio.to_thread(
+            state.repo.record_game, row, lease_guard(job_id, worker_id)
+        )
+        stored, why = True, summary.reason
+    finally:
+        if observer is not None:
+            observer.publish_end(stored, why)
+    log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
