@@ -16,12 +16,17 @@ from referee.match.runner import MatchRunner
 from referee.server import bounds
 from referee.server.app import RefereeServer
 from referee.server.auth import TokenTable
+from referee.server.session import BotSession
 
 METHOD = "/tetromino.referee.v1.Referee/Play"
 HOSTILE = "\x1b[2J\x1b]8;;http://evil.example\x07click\x1b]8;;\x07[red]x[/red]\n\u202eevil"
 
 
-async def _first_reply(address: str, hello: pb.Hello) -> pb.RefereeMessage:
+async def _first_reply(
+    address: str, hello: pb.Hello, held: list[BotSession] | None = None, server: Any = None
+) -> pb.RefereeMessage:
+    """The referee's first answer to ``hello``; with ``server``, the session it holds for
+    this stream is appended to ``held`` while the stream is still open."""
     async with grpc.aio.insecure_channel(address) as channel:
         call = channel.stream_stream(
             METHOD,
@@ -31,6 +36,8 @@ async def _first_reply(address: str, hello: pb.Hello) -> pb.RefereeMessage:
         await call.write(pb.BotMessage(hello=hello))
         async with asyncio.timeout(10):
             reply = await call.read()
+            if server is not None and held is not None:
+                held.append(await server.lobby.wait_for(lambda _: True))
         call.cancel()
         assert reply is not grpc.aio.EOF
         return reply  # type: ignore[no-any-return]
@@ -96,8 +103,10 @@ def test_a_hostile_hello_name_is_cleaned_before_it_is_used() -> None:
         server = RefereeServer(auth=TokenTable({"good": "p1"}), games=["tetress"])
         address = await server.start("127.0.0.1:0")
         try:
-            reply = await _first_reply(address, _hello(bot_name=HOSTILE, bot_version="v 2\u202e"))
-            return reply, (server.lobby.sessions() or [None])[0].version  # type: ignore[union-attr]
+            held: list[BotSession] = []
+            hello = _hello(bot_name=HOSTILE, bot_version="v 2\u202e")
+            reply = await _first_reply(address, hello, held, server)
+            return reply, held[0].version
         finally:
             await server.stop(0)
 
