@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -274,7 +275,9 @@ def test_match_verbose_shows_each_bots_output() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "RED> thinking about 2299 moves at ply 0\n" in done.stdout
-    assert "RED> thinking about" in done.stdout.split("  3. RED")[0].split("  2. BLUE")[1]
+    # Every turn's output is shown; where among the move lines it lands is not pinned: the
+    # bot's output pipe and its move's stream race each other on a loaded machine.
+    assert re.search(r"^RED> thinking about \d+ moves at ply 2$", done.stdout, re.M), done.stdout
 
 
 @pytest.mark.slow
