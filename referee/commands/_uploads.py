@@ -172,10 +172,11 @@ def start_ladder(
         no_sandbox=bool(getattr(args, "no_sandbox", False)),
     )
     queue = None
-    if is_postgres(args.db):
-        # On PostgreSQL the ladder's games are played by `referee worker` processes.
+    if not getattr(args, "in_process", False) and is_postgres(args.repo.db.url):
+        # On PostgreSQL the ladder's games are played by `referee worker` processes (their
+        # live moves reach the hub through the listener of the hosted tournaments' queue).
         from referee.workers.dispatch import QueueDispatcher
 
-        queue = QueueDispatcher(args.repo, args.db)
+        queue = QueueDispatcher(args.repo, args.repo.db.url)
     ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub, queue)
     return ladder, asyncio.create_task(ladder.run())

@@ -87,6 +87,8 @@ class SubmittedLadder:
         self.hub = hub
         #: On PostgreSQL: games are enqueued for workers instead of played here.
         self.queue = queue
+        self._open = contextlib.AsyncExitStack()
+        self._queue_open = False
         isolation = choose(settings.no_sandbox)
         # Uploads are untrusted: without the sandbox they play only if the operator said so.
         require_trusted(isolation, False, "an uploaded bot", settings.no_sandbox)
@@ -109,13 +111,10 @@ class SubmittedLadder:
 
     async def run(self) -> None:
         """Start a game every :attr:`AutoplaySettings.interval_s` while a slot is free."""
-        if self.queue is None:
-            await self._run()
-            return
-        async with self.queue:
-            await self._run()
-
-    async def _run(self) -> None:
+        if self.queue is not None and not self._queue_open:
+            # Closed by drain(), once the games waited for have ended.
+            await self._open.enter_async_context(self.queue)
+            self._queue_open = True
         while True:
             await self._slots.acquire()
             try:
@@ -230,7 +229,15 @@ class SubmittedLadder:
         return True
 
     async def drain(self, grace: float) -> None:
-        """Let running games finish for ``grace`` seconds, then stop the rest (not stored)."""
+        """Let running games finish for ``grace`` seconds, then stop the rest (not stored;
+        a queued game goes on on its worker and is stored there)."""
+        try:
+            await self._drain(grace)
+        finally:
+            await self._open.aclose()
+            self._queue_open = False
+
+    async def _drain(self, grace: float) -> None:
         if not self.running:
             return
         _, pending = await asyncio.wait(set(self.running), timeout=grace)

@@ -117,3 +117,38 @@ def test_a_ladder_key_enqueued_twice_records_one_game(pg_url: str, tmp_path: Pat
     events = [line["event"] for line in log_lines(tmp_path / "w1.log")]
     assert events.count("game_started") == 1 and events.count("job_already_done") == 1
     repo.close()
+
+
+def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
+    """Whether the ladder `referee serve --submissions --db url` starts has a job queue."""
+    from referee.commands._uploads import start_ladder
+    from referee.commands.main import build_parser
+
+    argv = ["serve", "--db", url, "--submissions", str(tmp_path / "store"), *extra]
+    args = build_parser().parse_args(argv)
+    args.repo, args.live_hub, args.default_game = Repository.open(url), None, "tetress"
+    game = load_game("tetress", turn_limit=TURN_LIMIT)
+
+    async def start() -> bool:
+        started = start_ladder(args, CasualRecorder(args.repo), [game], TimeControl())
+        assert started is not None
+        ladder, task = started
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await ladder.drain(1)
+        return ladder.queue is not None
+
+    try:
+        return asyncio.run(start())
+    finally:
+        args.repo.close()
+
+
+def test_serve_enqueues_ladder_games_on_postgresql_only(pg_url: str, tmp_path: Path) -> None:
+    """`referee serve --submissions` gives the ladder the job queue on a PostgreSQL --db, and
+    keeps playing in-process on SQLite or with --in-process."""
+    assert _serve_ladder(pg_url, tmp_path, "--no-sandbox")
+    assert not _serve_ladder(pg_url, tmp_path, "--no-sandbox", "--in-process")
+    assert not _serve_ladder(str(tmp_path / "arena.db"), tmp_path, "--no-sandbox")
