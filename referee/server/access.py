@@ -135,9 +135,12 @@ class Gate:
         try:
             owner = await loop.run_in_executor(self._pool, self.repo.check_token, token)
         except TokenRejected as exc:
-            self.rejected += 1
-            self.throttle.failed(address, token_id)
+            self.rejected += 1  # its drops stay in the buckets
             raise Refusal(str(exc)) from None
+        except BaseException:
+            self.throttle.release(address, token_id)  # not the token's fault
+            raise
+        self.throttle.release(address, token_id)
         self.verified += 1
         self._verified[digest] = owner.key_id
         if len(self._verified) > MAX_REMEMBERED:

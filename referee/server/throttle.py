@@ -1,8 +1,11 @@
 """Throttling failed logins: a leaky bucket per client address and per token id.
 
-Every failed token check (malformed, unknown, wrong secret, revoked, expired) pours one drop
-into the bucket of the client's address and one into the bucket of the token id it named (the
-public ``<id>`` of ``arena_<id>_<secret>``). Buckets leak at a steady rate. While either
+Every failed token check (malformed, unknown, wrong secret, revoked, expired) leaves one drop
+in the bucket of the client's address and one in the bucket of the token id it named (the
+public ``<id>`` of ``arena_<id>_<secret>``). The drops are poured when the attempt is admitted
+and taken back when the token proves good: attempts still being checked count as failures, so
+a burst of simultaneous wrong tokens cannot all slip past the check before the first of them
+fails. Buckets leak at a steady rate. While either
 bucket is full, further attempts from that address, or naming that token id, are refused at
 once with ``RESOURCE_EXHAUSTED`` and the seconds until a drop has leaked, without looking the
 token up: a flood of wrong tokens costs the server a dictionary look-up each, never a database
@@ -55,9 +58,9 @@ class _Buckets:
         over = self._level(key, self._clock()) + 1.0 - self.spec.capacity
         return over / self.spec.leak_per_s if over > 0 else 0.0
 
-    def pour(self, key: str) -> None:
+    def pour(self, key: str, drops: float = 1.0) -> None:
         now = self._clock()
-        level = min(self._level(key, now) + 1.0, self.spec.capacity + 1.0)
+        level = min(max(0.0, self._level(key, now) + drops), self.spec.capacity + 1.0)
         self._levels[key] = (level, now)
         if len(self._levels) > MAX_BUCKETS:
             self._prune(now)
@@ -101,10 +104,14 @@ class LoginThrottle:
         self.refused = 0
 
     def check(self, address: str, token_id: str) -> Throttled | None:
-        """A :class:`Throttled` when the address or the token id has failed too often."""
+        """A :class:`Throttled` when the address or the token id has failed too often;
+        otherwise the attempt is admitted and counted as a failure until :meth:`release`."""
         by_address = self.addresses.wait(address)
         by_token = self.token_ids.wait(token_id) if token_id else 0.0
         if by_address <= 0 and by_token <= 0:
+            self.addresses.pour(address)
+            if token_id:
+                self.token_ids.pour(token_id)
             return None
         self.refused += 1
         if by_address >= by_token:
@@ -113,11 +120,12 @@ class LoginThrottle:
             reason = f"too many failed logins with token id {token_id}"
         return Throttled(reason, max(1, math.ceil(max(by_address, by_token))))
 
-    def failed(self, address: str, token_id: str) -> None:
-        """Count one failed attempt against the address and the token id."""
-        self.addresses.pour(address)
+    def release(self, address: str, token_id: str) -> None:
+        """An admitted attempt did not fail for its token (it was good, or the check itself
+        broke): take its drops back."""
+        self.addresses.pour(address, -1.0)
         if token_id:
-            self.token_ids.pour(token_id)
+            self.token_ids.pour(token_id, -1.0)
 
 
 def peer_address(peer: str) -> str:
