@@ -39,7 +39,7 @@ def _identity(data: bytes) -> bytes:
 
 
 #: Refusals a bench bot retries with back-off, as the SDK does (the server is busy or full).
-RETRY_CODES = ("RESOURCE_EXHAUSTED", "CANCELLED", "UNAVAILABLE")
+RETRY_CODES = ("RESOURCE_EXHAUSTED", "CANCELLED", "UNAVAILABLE", "INTERNAL")
 
 
 class Tally:

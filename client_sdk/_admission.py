@@ -34,8 +34,12 @@ FINAL_REFUSALS = frozenset(
 )
 
 #: gRPC statuses with which a referee that was reached turns a new stream away while busy
-#: (``CANCELLED``: gRPC core refused the stream before the referee's handler saw it).
-BUSY_STATUS = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED})
+#: (``CANCELLED``: gRPC core refused the stream before the referee's handler saw it;
+#: ``INTERNAL``: under load, a busy refusal that ends the stream at once can reach the client
+#: as a stream reset instead of the referee's message).
+BUSY_STATUS = frozenset(
+    {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED, grpc.StatusCode.INTERNAL}
+)
 
 
 #: Back-off for getting admitted: patient (about 5 minutes in all), since a class connecting
