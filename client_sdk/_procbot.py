@@ -184,8 +184,13 @@ class ProcessBot:
             rss += sum(c.memory_info().rss for c in process.children(recursive=True))
         except psutil.NoSuchProcess:
             return 0
-        except (psutil.AccessDenied, NotImplementedError, OSError):
+        except (psutil.AccessDenied, NotImplementedError, OSError) as exc:
             self.memory_measured = False
+            print(
+                f"note: the memory of {self.label} cannot be measured on this platform "
+                f"({type(exc).__name__}): its memory limit is not enforced here",
+                file=sys.stderr,
+            )
             return 0
         self.peak_rss = max(self.peak_rss, rss)
         return int(rss)
