@@ -9,9 +9,9 @@ edited checkout gets a new wheel. The build works on a copy of the source, so tw
 once (two workers, two tests) never share a ``build/`` folder; the finished wheel is moved
 into the cache in one rename.
 
-An install without its source tree (a plain ``pip install`` of the project) cannot build the
-wheel; it serves the one its installer built into the cache (``referee sdk wheel`` at install
-time, as ``deploy/install.sh`` and the container image do).
+An install without its source tree beside the packages (a plain ``pip install`` of the
+project) builds from :data:`SOURCE_ENV`, the tree it was installed from, or serves the wheel
+built into the cache at install time (the container image runs ``referee sdk wheel`` so).
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from pathlib import Path
 
 #: Where built wheels are kept (default: the user's cache folder).
 CACHE_ENV = "TETROMINO_SDK_CACHE"
+#: A source tree to build from when the packages are installed without theirs (a container
+#: image builds its wheel at build time from the tree it installed).
+SOURCE_ENV = "TETROMINO_SDK_SOURCE"
 #: The packages the wheel holds (and whose files key the cache).
 PACKAGES = ("engine", "referee", "client_sdk")
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "*.egg-info", "build", "dist")
@@ -94,7 +97,7 @@ def sdk_wheel(cache: Path | None = None) -> Wheel:
         found = _cached(slot)
         if found is not None:
             return found
-        _build(root, slot)
+        _build(Path(os.environ.get(SOURCE_ENV) or root), slot)
         found = _cached(slot)
     if found is None:
         raise WheelError(f"the build left no wheel in {slot}")
