@@ -95,6 +95,9 @@ class Service(Protocol):
 class RefereeServer:
     """A referee gRPC server; the games are played by whoever takes sessions from ``lobby``."""
 
+    #: This server's ``/sdk`` page, named in a protocol refusal (empty: no web front).
+    sdk_url: str = ""
+
     def __init__(
         self,
         *,
@@ -114,8 +117,6 @@ class RefereeServer:
     ) -> None:
         self.auth: Authenticator = auth or OpenAuth()
         self.games = frozenset(games) if games is not None else frozenset(game_names())
-        #: This server's ``/sdk`` page, named in a protocol refusal (empty: no web front).
-        self.sdk_url = ""
         #: The game casual pairing gives a bot that did not ask for one.
         self.default_game = default_game or default_game_of(self.games)
         if self.default_game not in self.games:
