@@ -51,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--game", default="tetress", metavar="NAME", help="default tetress")
     parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a game parameter, e.g. turn_limit=100 (repeatable)",
+    )
+    parser.add_argument(
         "--games", type=int, default=1, metavar="N", help="play N games, colours alternating"
     )
     parser.add_argument(
@@ -100,43 +107,52 @@ def play_main(argv: Sequence[str]) -> int:
     )
     limits = Limits(control, int(args.memory * 1024 * 1024))
     try:
+        params = _params(args.param)
+        _check_game(args.game, params)
         openings = _openings(args.openings, args.game, args.games, args.seed)
         _check_record_path(args.record)
     except ValueError as exc:
         print(f"python -m client_sdk play: {exc}", file=sys.stderr)
         return 2
     print(NOT_SANDBOXED, file=sys.stderr)
+    bot = BUILTIN_OPPONENTS.get(args.bot, args.bot)
     opponent = BUILTIN_OPPONENTS.get(args.opponent, args.opponent)
     if args.seed is not None:
         os.environ[SEED_ENV] = str(args.seed)
     show = None if args.json or not args.verbose else _show
     try:
         games = _play_all(
-            (args.bot, opponent), args.games, args.game, limits, openings, not args.json, show
-        )
+            (bot, opponent), args.games, (args.game, params), limits, openings,
+            not args.json, show,
+        )  # fmt: skip
     except BotStartError as exc:
         print(f"python -m client_sdk play: {exc}", file=sys.stderr)
         return 2
     if args.record:
         _write_records(args.record, games)
-    _report(games, args.bot, args.json)
+    _report(games, bot, args.json)
     return 0
 
 
 def _play_all(
     specs: tuple[str, str],
     count: int,
-    game: str,
+    game: tuple[str, dict[str, int]],
     limits: Limits,
     openings: list[Opening],
     echo: bool,
     show: Callable[[str], None] | None,
 ) -> list[LocalMatch]:
     """``count`` games of ``specs`` (BOT, OPPONENT), BOT first in the odd-numbered ones; each
-    line of the bots' stderr is shown with their label when ``echo``."""
+    line of the bots' stderr is shown with their label when ``echo``. ``game``: its name and
+    parameters."""
     bot, opponent = specs
     ours = ProcessBot(bot, label="bot", echo=echo)
-    theirs = ProcessBot(opponent, label="opponent", echo=echo)
+    try:
+        theirs = ProcessBot(opponent, label="opponent", echo=echo)
+    except BotStartError:
+        ours.close()
+        raise
     games: list[LocalMatch] = []
     try:
         for index in range(count):
@@ -145,8 +161,8 @@ def _play_all(
             played = play_one(
                 seated,
                 (names[0], names[1]),
-                game=game,
-                params={},
+                game=game[0],
+                params=game[1],
                 limits=limits,
                 opening=openings[index // 2],
                 game_id=f"local-{index + 1}",
@@ -168,6 +184,30 @@ def _play_all(
 
 def _show(picture: str) -> None:
     print(picture, flush=True)
+
+
+def _params(items: Sequence[str]) -> dict[str, int]:
+    """``--param KEY=VALUE`` items; ``ValueError`` naming a malformed one."""
+    params: dict[str, int] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip().lstrip("-").isdigit():
+            raise ValueError(f"--param expects KEY=INTEGER, got {item!r}")
+        params[key.strip()] = int(value)
+    return params
+
+
+def _check_game(game: str, params: dict[str, int]) -> None:
+    """The game exists and takes these parameters; ``ValueError`` with one line otherwise."""
+    from engine.errors import UnknownGameError
+    from engine.registry import load_game
+
+    try:
+        load_game(game, **params)
+    except UnknownGameError as exc:
+        raise ValueError(str(exc).strip("\"'")) from None
+    except TypeError as exc:
+        raise ValueError(f"--param: {exc}") from None
 
 
 def _openings(book_name: str | None, game: str, count: int, seed: int | None) -> list[Opening]:

@@ -159,3 +159,20 @@ def test_help_lists_every_subcommand_with_one_line() -> None:
         line = rf"^\s+{re.escape(name)}\s+{re.escape(summary)}$"
         assert re.search(line, done.stdout, re.M), (name, done.stdout)
     assert {name for name, *_ in COMMANDS} >= {"play", "new", "submit", "mine"}
+
+
+def test_the_game_its_parameters_and_a_shipped_bot_name_work_as_on_the_server() -> None:
+    """--game att with --param plays ATT under that parameter; an unknown game or parameter
+    is one line before any bot starts; shipped bot names work for BOT too."""
+    done = _sdk("play", "greedy", "--game", "att", "--param", "max_placer_turns=20", "--json")
+    assert done.returncode == 0, done.stderr
+    game = json.loads(done.stdout.splitlines()[-1])["games"][0]
+    assert set(game["seats"]) == {"CHOOSER", "PLACER"}
+    assert game["seats"]["CHOOSER"]["bot"] == GREEDY
+    for flags, said in (
+        (["--game", "nope"], "unknown game 'nope'"),
+        (["--param", "x=1"], "--param"),
+    ):
+        bad = _sdk("play", "greedy", *flags)
+        assert bad.returncode == 2 and said in bad.stderr and "Traceback" not in bad.stderr
+        assert "nothing is sandboxed" not in bad.stderr  # refused before anything ran
