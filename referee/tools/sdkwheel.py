@@ -16,6 +16,7 @@ built into the cache at install time (the container image runs ``referee sdk whe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -64,8 +65,13 @@ def installed_root() -> Path:
 
 
 def source_key(root: Path | None = None) -> str:
-    """The digest of every file of the installed packages (names and contents)."""
-    root = root or installed_root()
+    """The digest of every file of the installed packages (names and contents), read once per
+    process: the code running is the code that was there when it was first asked."""
+    return _digest(root or installed_root())
+
+
+@functools.cache
+def _digest(root: Path) -> str:
     digest = hashlib.sha256()
     for package in PACKAGES:
         for folder, dirs, files in os.walk(root / package):
