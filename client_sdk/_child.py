@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import sys
 from typing import IO, Any
 
@@ -74,6 +75,8 @@ def _result(raw: dict[str, Any]) -> GameResult:
 def serve(bot: str) -> int:
     """Load ``bot``, then answer requests until stdin closes."""
     out = _replies()
+    # Ctrl-C reaches the whole terminal's process group: the command decides, and ends us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     seed = os.environ.get("TETROMINO_PLAY_SEED")
     if seed is not None:
         random.seed(int(seed))
