@@ -1,13 +1,13 @@
-"""``python -m client_sdk --server HOST:PORT --token T BOT``: connect one bot to a referee.
+"""``python -m client_sdk``: the bot author's command.
 
-``python -m client_sdk submit ... PATH`` uploads a bot's code instead, and
-``python -m client_sdk mine ...`` lists your versions, games and bot output (see
-:mod:`client_sdk._submit` and :mod:`client_sdk._mine`).
+``python -m client_sdk --server HOST[:PORT] BOT`` connects one bot to a referee and plays the
+games it is given; the subcommands in :data:`COMMANDS` do the rest (play locally, start a
+bot, upload one, list your own). Adding a subcommand is one line there.
 
 BOT is a course-style package directory (``path/to/pkg`` or ``path/to/pkg:ClassName``), an
 SDK module (``client_sdk.examples.random_bot`` or ``module:Name``) or a Python file
-(``bot.py`` or ``bot.py:Name``). Everything this command and the bot print goes to stderr
-(only ``--help`` goes to stdout); stdin is closed for the bot.
+(``bot.py`` or ``bot.py:Name``). Everything the connecting command and the bot print goes to
+stderr (only ``--help`` goes to stdout); stdin is closed for the bot.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+from client_sdk._options import TokenError, add_server_options, token_of
 from client_sdk._tls import TlsSetupError, tls_of, tls_options
 
 if TYPE_CHECKING:
@@ -55,24 +57,40 @@ def _challenge_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: The subcommands: name, module, its ``main(argv) -> int`` and the line ``--help`` shows.
+COMMANDS: tuple[tuple[str, str, str, str], ...] = (
+    ("play", "client_sdk._play", "play_main", "play a game on this machine, no server needed"),
+    ("new", "client_sdk._starter", "new_main", "write a starter bot, its README and a test"),
+    ("submit", "client_sdk._submit", "submit_main", "upload a bot's code to a referee"),
+    ("mine", "client_sdk._mine", "mine_main", "your versions, games, records and bot output"),
+)
+
+
+def _commands_help() -> str:
+    width = max(len(name) for name, *_ in COMMANDS)
+    lines = [f"  {name:<{width}}  {summary}" for name, _, _, summary in COMMANDS]
+    return (
+        "commands (python -m client_sdk COMMAND --help for each):\n"
+        + "\n".join(lines)
+        + "\n\nwithout a command: connect BOT to the referee at --server and play its games"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m client_sdk",
+        usage="python -m client_sdk [COMMAND] ... | python -m client_sdk --server HOST BOT",
         description="Connect a bot to a tetromino referee and play the games it is given.",
+        epilog=_commands_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("bot", metavar="BOT", help="package dir[:Class], module[:Name] or file.py")
-    parser.add_argument("--server", help="HOST:PORT or unix:PATH of the referee (required)")
+    add_server_options(parser, required=False)
     parser.add_argument(
         "--check",
         action="store_true",
         help="only load the bot and find its entry point, then exit (0: it loads; 2: it does "
         "not, with the reason)",
-    )
-    parser.add_argument("--token", default="", help="your player token (open servers take any)")
-    parser.add_argument(
-        "--token-file",
-        help="read the token from this file (keeps it off the command line; a launched bot's "
-        "one-game token comes this way)",
     )
     parser.add_argument("--name", help="the bot's name (default: from the BOT argument)")
     parser.add_argument("--version", default="", dest="bot_version", help="the bot's version")
@@ -111,32 +129,15 @@ LOAD_CHECK_ENV = "TETROMINO_LOAD_CHECK"
 
 def _check(bot: str) -> int:
     """Import ``bot`` and find its entry point; one line saying why when that fails."""
-    from client_sdk._loader import load_bot
+    from client_sdk._loader import BotLoadError, load_bot
 
     try:
         load_bot(bot)
-    except SyntaxError as exc:
-        where = f"{exc.filename}:{exc.lineno}" if exc.filename else "its code"
-        print(f"python -m client_sdk: {bot}: syntax error in {where}: {exc.msg}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        # Our own load errors name the bot already; anything else (the bot's imports) does not.
-        text = reason if type(exc).__name__ == "BotLoadError" else f"{bot}: {type(exc).__name__}"
-        if type(exc).__name__ != "BotLoadError" and reason:
-            text += f": {reason}"
-        print(f"python -m client_sdk: {text}", file=sys.stderr)
+    except BotLoadError as exc:
+        print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 2
     print(f"python -m client_sdk: {bot} loads", file=sys.stderr)
     return 0
-
-
-def _token(args: argparse.Namespace) -> str:
-    """``--token``, or the contents of ``--token-file`` (which keeps it off the command line)."""
-    if not args.token_file:
-        return str(args.token)
-    with open(args.token_file, encoding="utf-8") as handle:
-        return handle.read().strip()
 
 
 def _policy(parser: argparse.ArgumentParser, text: str | None) -> ChallengePolicy | None:
@@ -154,11 +155,25 @@ def _policy(parser: argparse.ArgumentParser, text: str | None) -> ChallengePolic
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    # Commands that talk to a person, not to a referee game: their stdout stays stdout.
-    if words and words[0] in ("submit", "mine"):
-        from client_sdk import _mine, _submit
+    try:
+        return _main(words)
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as a Unix tool does, and keep
+        # the interpreter's final flush of stdout from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+    except KeyboardInterrupt:
+        return 130
 
-        return (_submit.submit_main if words[0] == "submit" else _mine.mine_main)(words[1:])
+
+def _main(words: list[str]) -> int:
+    # Commands that talk to a person, not to a referee game: their stdout stays stdout.
+    for name, module, function, _ in COMMANDS:
+        if words[:1] == [name]:
+            command: Callable[[list[str]], int] = getattr(import_module(module), function)
+            return command(words[1:])
     # Parsed first, so that --help (and only --help) goes to stdout.
     parser = _parser()
     args = parser.parse_args(words)
@@ -167,15 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check(args.bot)
     if not args.server:
         parser.error("the following arguments are required: --server")
-
-    from client_sdk._link import SessionError
-    from client_sdk._loader import BotLoadError
-    from client_sdk._session import run
-
     try:
-        token = _token(args)
-    except OSError as exc:
-        print(f"python -m client_sdk: cannot read the token file: {exc}", file=sys.stderr)
+        token = token_of(args.token, args.token_file)
+    except TokenError as exc:
+        print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 2
     policy = _policy(parser, args.accept_challenges)
     try:
@@ -183,6 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TlsSetupError as exc:
         print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 2
+    return _connect(args, token, policy, credentials)
+
+
+def _connect(
+    args: argparse.Namespace, token: str, policy: ChallengePolicy | None, credentials: Any
+) -> int:
+    from client_sdk._link import SessionError
+    from client_sdk._loader import BotLoadError
+    from client_sdk._session import run
+
     try:
         results = run(
             args.bot,
@@ -207,8 +227,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[client_sdk] {tally(exc.results)}", file=sys.stderr)
         print(f"python -m client_sdk: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 130
     print(f"[client_sdk] {tally(results)}", file=sys.stderr)
     return 0
 

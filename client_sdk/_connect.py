@@ -37,6 +37,16 @@ def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
+def unreachable(server: str, tls: bool, code: grpc.StatusCode | None, detail: str) -> str:
+    """The sentence for a referee never reached at ``server`` (every client command's)."""
+    hint = "is referee serve running there, and is the port right?"
+    if not tls and detail.rstrip().endswith("Socket closed"):
+        # A plain-text client at a TLS port: the referee closes the connection unread.
+        hint = "does the referee speak TLS there? then connect with --tls"
+    name = code.name if code else "?"
+    return f"cannot reach a referee at {server}: {name}: {_first_line(detail)} ({hint})"
+
+
 class Connector:
     """The connection loop of a session (see the module's docstring)."""
 
@@ -101,12 +111,7 @@ class Connector:
                 self._retry_link(reconnect, backoff, code, detail)
 
     def _unreachable(self, code: grpc.StatusCode | None, detail: str) -> str:
-        hint = "is referee serve running there, and is the port right?"
-        if self.tls is None and detail.rstrip().endswith("Socket closed"):
-            # A plain-text client at a TLS port: the referee closes the connection unread.
-            hint = "does the referee speak TLS there? then connect with --tls"
-        name = code.name if code else "?"
-        return f"cannot reach a referee at {self.server}: {name}: {_first_line(detail)} ({hint})"
+        return unreachable(self.server, self.tls is not None, code, detail)
 
     def _check_handshake(self, code: grpc.StatusCode | None) -> None:
         """A TLS connection the referee's port took but the handshake refused: a

@@ -23,10 +23,31 @@ class BotLoadError(Exception):
 
 
 def load_bot(spec: str) -> AgentFactory:
-    """A factory giving the agent for each new game (a fresh instance per game for classes)."""
+    """A factory giving the agent for each new game (a fresh instance per game for classes).
+
+    Anything that goes wrong while the bot's code is imported (a syntax error, a missing
+    import, an exception at its top level) is a :class:`BotLoadError` whose message is one
+    line naming the bot and the cause: the same line wherever a bot is loaded.
+    """
     target, name = _split_spec(spec)
-    module = _import_target(target)
+    try:
+        module = _import_target(target)
+    except BotLoadError:
+        raise
+    except Exception as exc:
+        raise BotLoadError(load_failure(spec, exc)) from exc
     return factory_for(_pick(module, name, spec), spec)
+
+
+def load_failure(spec: str, exc: BaseException) -> str:
+    """One line saying why importing the bot ``spec`` failed: where a syntax error is, or
+    the exception's type and first line (a missing module by name)."""
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}:{exc.lineno}" if exc.filename else "its code"
+        return f"{spec}: syntax error in {where}: {exc.msg}"
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    return f"{spec}: {type(exc).__name__}" + (f": {first}" if first else "")
 
 
 def factory_for(obj: Any, label: str = "bot") -> AgentFactory:

@@ -32,6 +32,9 @@ BUILTIN_OPPONENTS = {
     "greedy": "client_sdk.examples.greedy_bot",
     "course-random": "client_sdk.examples.course_random",
     "course-greedy": "client_sdk.examples.course_greedy",
+    "level1": "client_sdk.examples.reference_bot:Level1",
+    "level2": "client_sdk.examples.reference_bot:Level2",
+    "level3": "client_sdk.examples.reference_bot:Level3",
 }
 
 BotLike = Agent | type | Callable[..., Any] | str

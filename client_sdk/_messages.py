@@ -61,8 +61,8 @@ def protocol_mismatch(referee_version: int, server: str = "") -> str:
     who = f"the referee ({server})" if server else "the referee"
     return (
         f"{who} speaks protocol version {referee_version or 1}, this SDK speaks "
-        f"{PROTOCOL_VERSION}: install the SDK version that matches the referee "
-        "(ask its operator which one)"
+        f"{PROTOCOL_VERSION}: install the SDK version that matches the referee: its web "
+        "pages serve it at /sdk (else ask its operator)"
     )
 
 

@@ -7,14 +7,11 @@ own wall clock is authoritative; the figures here are the bot's self-report, sto
 
 from __future__ import annotations
 
-import resource
-import sys
-
 import psutil
 
 _PROCESS = psutil.Process()
-# ru_maxrss is KiB on Linux, bytes on macOS.
-_MAXRSS_UNIT = 1 if sys.platform == "darwin" else 1024
+#: The largest resident size seen so far, where the platform keeps no high-water mark.
+_seen_peak = 0
 
 
 def current_rss() -> int:
@@ -25,15 +22,19 @@ def current_rss() -> int:
 def peak_rss() -> int:
     """The process's peak resident memory so far, in bytes.
 
-    On Linux this is ``VmHWM``, the high-water mark of this process's own memory map. Not
-    ``ru_maxrss``: a process started with vfork()+exec (as Python's subprocess does) inherits
-    the *launcher's* peak in it, so a bot started by a large referee or test runner would
-    report the launcher's memory as its own.
+    On Linux this is ``VmHWM``, the high-water mark of this process's own memory map, and on
+    Windows the peak working set; elsewhere (macOS) the largest resident size seen at each
+    call. Not ``ru_maxrss``: a process started with vfork()+exec (as Python's subprocess
+    does) inherits the *launcher's* peak in it, and the ``resource`` module does not exist
+    on Windows.
     """
+    global _seen_peak
     hwm = _vm_hwm()
     if hwm is not None:
         return hwm
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * _MAXRSS_UNIT
+    info = _PROCESS.memory_info()
+    _seen_peak = max(_seen_peak, int(getattr(info, "peak_wset", 0) or info.rss))
+    return _seen_peak
 
 
 def _vm_hwm() -> int | None:

@@ -23,7 +23,8 @@ from typing import Any
 
 import grpc
 
-from client_sdk._submit import bearer, channel, common_parser, reason
+from client_sdk._options import TokenError
+from client_sdk._submit import bearer, channel, common_parser, reason, token
 from client_sdk._tls import TlsSetupError
 
 WHAT = ("all", "versions", "games", "game", "output")
@@ -50,7 +51,7 @@ def mine_main(argv: Sequence[str]) -> int:
         parser.error(f"mine {args.what} needs a GAME_ID")
     try:
         data = _call(args)
-    except TlsSetupError as exc:
+    except (TlsSetupError, TokenError) as exc:
         print(f"python -m client_sdk mine: {exc}", file=sys.stderr)
         return 2
     except grpc.RpcError as exc:
@@ -77,7 +78,7 @@ def _call(args: Any) -> Any:
     from client_sdk.proto import submissions_pb2 as spb
     from client_sdk.proto import submissions_pb2_grpc
 
-    metadata = bearer(args.token)
+    metadata = bearer(token(args))
     with channel(args) as chan:
         stub = submissions_pb2_grpc.SubmissionsStub(chan)
         if args.what == "game":

@@ -25,6 +25,7 @@ from client_sdk._link import Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
 from client_sdk._messages import game_info_of, protocol_mismatch, result_of
 from client_sdk._messages import remaining as _remaining
+from client_sdk._options import address_of
 from client_sdk._tls import Tls
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 from client_sdk.proto import referee_pb2 as pb
@@ -118,7 +119,7 @@ class Session(ChallengeSide, Connector):
     ) -> None:
         self.factory = factory
         self._init_challenges(challenge, accept_challenges, factory)
-        self.server = server
+        self.server = address_of(server, tls=credentials is not None)
         self.token = token
         self.version = version
         self.max_games = games
@@ -247,11 +248,13 @@ class Session(ChallengeSide, Connector):
                 refused = refusal(err)
                 if refused is not None:
                     raise refused
-            self.log(f"referee error {name}{where}: {err.message}")
-            if err.code in _FATAL_CODES or (err.fatal and not self._drivers):
+            if err.code in _FATAL_CODES:
+                # Said once, by whoever catches the error (the command prints it).
                 self._done = True
-                if err.code in _FATAL_CODES:
-                    raise SessionError(f"the referee refused the session: {name}: {err.message}")
+                raise SessionError(f"the referee refused the session: {name}: {err.message}")
+            self.log(f"referee error {name}{where}: {err.message}")
+            if err.fatal and not self._drivers:
+                self._done = True
         elif kind == "goodbye":
             self.log(f"the referee said goodbye: {message.goodbye.reason}")
             self._done = True

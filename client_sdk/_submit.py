@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -28,6 +27,8 @@ from typing import Any
 
 import grpc
 
+from client_sdk._connect import unreachable
+from client_sdk._options import TokenError, add_server_options, address_of, token_of
 from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
 
 CHUNK = 256 * 1024
@@ -46,6 +47,8 @@ class Package:
     data: bytes
     entry: str
     files: int
+    #: What the packing did that its author should know (a symbolic link followed).
+    notes: tuple[str, ...] = ()
 
 
 def pack(path: str, helpers: Sequence[str] = ()) -> Package:
@@ -72,14 +75,15 @@ def pack(path: str, helpers: Sequence[str] = ()) -> Package:
     items = [source.resolve(), *(_helper(source, h) for h in names)]
     buffer = io.BytesIO()
     count = 0
+    notes: list[str] = []
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         top = {"entry": entry, **({"class": cls} if cls else {})}
         archive.writestr("submission.json", json.dumps(top))
         for item in dict.fromkeys(items):
-            for file, name in _files(item):
+            for file, name in _files(item, notes):
                 archive.write(file, name)
                 count += 1
-    return Package(buffer.getvalue(), entry, count)
+    return Package(buffer.getvalue(), entry, count, tuple(notes))
 
 
 def _split(path: str) -> tuple[str, str | None]:
@@ -98,33 +102,63 @@ def _helper(source: Path, name: str) -> Path:
     raise PackError(f"helper {name!r}: no package or module of that name beside {source}")
 
 
-def _files(item: Path) -> Iterator[tuple[Path, str]]:
+def _files(item: Path, notes: list[str]) -> Iterator[tuple[Path, str]]:
+    """Every file to upload from ``item`` (a resolved file or folder) with its name in the
+    archive. A symbolic link inside the folder that points inside it is uploaded as what it
+    points to (said in ``notes``); one that points outside is refused, naming it: following
+    it would upload a file the author never meant to share (``/etc/passwd``, a key)."""
     if item.is_file():
         yield item, item.name
         return
-    for folder, dirs, files in os.walk(item):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in sorted(files):
-            if name.endswith(_SKIP_SUFFIXES):
+    yield from _walk(item, item, Path(item.name), notes, {item})
+
+
+def _walk(
+    root: Path, folder: Path, base: Path, notes: list[str], seen: set[Path]
+) -> Iterator[tuple[Path, str]]:
+    """The files under ``folder`` (inside ``root``), named relative to ``base``."""
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name in _SKIP_DIRS or entry.name.endswith(_SKIP_SUFFIXES):
+            continue
+        name = (base / entry.relative_to(folder)).as_posix()
+        target = entry
+        if entry.is_symlink():
+            target = entry.resolve()
+            if not target.is_relative_to(root):
+                raise PackError(
+                    f"{entry} is a symbolic link to {target}, outside the bot's folder {root}: "
+                    "refused (copy the file into the folder if the bot needs it)"
+                )
+            notes.append(f"{entry} is a symbolic link: uploaded as the contents of {target}")
+        if target.is_dir():
+            if target in seen:  # a link back up the tree: its files are uploaded already
                 continue
-            file = Path(folder) / name
-            yield file, file.relative_to(item.parent).as_posix()
+            yield from _walk(root, target, Path(name), notes, seen | {target})
+        elif target.is_file():
+            yield target, name
 
 
 def channel(args: argparse.Namespace) -> grpc.Channel:
     tls = tls_of(args)
+    server = address_of(args.server, tls is not None)
     if tls is not None:
-        return grpc.secure_channel(args.server, tls.credentials())
-    return grpc.insecure_channel(args.server)
+        return grpc.secure_channel(server, tls.credentials())
+    return grpc.insecure_channel(server)
 
 
 def reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
-    """Why a call failed: the referee's words, or why the TLS handshake failed."""
-    if exc.code() == grpc.StatusCode.UNAVAILABLE and args.tls:
-        why = handshake_failure(tls_of(args), args.server)
-        if why is not None:
-            return why
+    """Why a call failed: the referee's words, why the TLS handshake failed, or that no
+    referee answers at that address (the connecting command's sentence)."""
+    server = address_of(args.server, args.tls)
+    if exc.code() == grpc.StatusCode.UNAVAILABLE:
+        why = handshake_failure(tls_of(args), server) if args.tls else None
+        return why or unreachable(server, args.tls, exc.code(), exc.details() or "")
     return str(exc.details() or exc.code())
+
+
+def token(args: argparse.Namespace) -> str:
+    """The token the options give (see :func:`client_sdk._options.token_of`)."""
+    return token_of(args.token, args.token_file)
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:
@@ -169,15 +203,16 @@ def submit_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"bot": args.name or "", "version": "", "status": "rejected"}
     try:
+        secret = token(args)
         package = pack(args.path, args.helper)
-    except (PackError, OSError) as exc:
+    except (PackError, OSError, TokenError) as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
+    for note in package.notes:
+        _say(args, note)
     _say(args, f"uploading {package.entry} ({package.files} files, {len(package.data)} bytes)")
     try:
         with channel(args) as chan:
-            for event in upload(
-                chan, args.token, package.data, name=args.name, wait=not args.no_wait
-            ):
+            for event in upload(chan, secret, package.data, name=args.name, wait=not args.no_wait):
                 result.update(_event(args, event))
     except TlsSetupError as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
@@ -223,8 +258,7 @@ def common_parser(command: str, description: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python -m client_sdk {command}", description=description
     )
-    parser.add_argument("--server", required=True, help="HOST:PORT of the referee")
-    parser.add_argument("--token", required=True, help="your player token")
+    add_server_options(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
     tls_options(parser)
     return parser

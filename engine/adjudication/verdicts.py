@@ -54,6 +54,18 @@ _LABELS = {
     Verdict.ABORTED: "aborted",
 }
 
+#: The word a game record's ``Termination`` tag uses for each referee verdict (the rules'
+#: own endings are written by the rules); every fault and ``aborted`` has one.
+RECORD_WORDS: dict[Verdict, str] = {
+    Verdict.TIME: "time_forfeit",
+    Verdict.MEMORY: "memory_limit",
+    Verdict.ILLEGAL_MOVE: "illegal_move",
+    Verdict.RUNTIME_ERROR: "crash",
+    Verdict.PROTOCOL_ERROR: "invalid_reply",
+    Verdict.DISCONNECT: "disconnect",
+    Verdict.ABORTED: "abandoned",
+}
+
 #: A game's detailed termination: the rules' own for a normal end or turn limit, else the
 #: verdict itself (``time``, ``memory``, ...).
 Ending = Termination | Verdict

@@ -318,6 +318,8 @@ async def _serve(
         await server.stop(0)
         return 1
     web, ops = fronts
+    if web:
+        _link_sdk(server, web)
     resumed = _resume_validations(services or [])
     host, hosting = _start_hosting(args, server)
     matchmaker, pairing = _start_pairing(args, server, games, control, memory, recorder, host)
@@ -331,6 +333,20 @@ async def _serve(
         await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting, ladder)
         await ops.stop()
     return 0
+
+
+def _link_sdk(server: RefereeServer, web: Any) -> None:
+    """The referee names the web front's ``/sdk`` page in a protocol refusal, and the page's
+    quick start names the referee's port."""
+    import socket
+
+    host, _, port = web.url.removeprefix("http://").rpartition(":")
+    if host in ("0.0.0.0", "[::]"):
+        host = socket.getfqdn()
+    server.sdk_url = f"http://{host}:{port}/sdk"
+    tcp = [a for a in server.addresses if not a.startswith("unix:")]
+    if tcp:
+        web.app.state.referee_port = int(tcp[0].rpartition(":")[2])
 
 
 async def _listen(args: argparse.Namespace, server: RefereeServer, tls: Any) -> bool:

@@ -12,25 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.adjudication.verdicts import RECORD_WORDS
 from engine.game import Game
 from engine.records import RecordBuilder, record_to_json, write_record
 from engine.records.model import GameRecord
 from referee.match.report import GameReport
-from referee.match.verdicts import Verdict
 
 _MB = 1024 * 1024
-
-# The engine's record format suggests these words for referee verdicts; every verdict maps to
-# one, and the referee's own verdict code is kept in the Verdict tag.
-_TERMINATION_WORDS: dict[Verdict, str] = {
-    Verdict.TIME: "time_forfeit",
-    Verdict.MEMORY: "memory_limit",
-    Verdict.ILLEGAL_MOVE: "illegal_move",
-    Verdict.RUNTIME_ERROR: "crash",
-    Verdict.PROTOCOL_ERROR: "invalid_reply",
-    Verdict.DISCONNECT: "disconnect",
-    Verdict.ABORTED: "abandoned",
-}
 
 
 def build_record(
@@ -74,7 +62,7 @@ def build_record(
             comment=entry.comment.replace("{", "(").replace("}", ")"),
         )
     # A rules ending is in the record's moves already; a referee verdict gets its word.
-    termination = _TERMINATION_WORDS.get(end.verdict)
+    termination = RECORD_WORDS.get(end.verdict)
     return builder.finish(
         result=end.result(),
         termination=termination,

@@ -60,14 +60,16 @@ SERVER_VERSION = "tetromino-referee/0.1.0"
 RESUME_WINDOW_S = 10.0
 
 
-def protocol_refusal(version: int) -> str | None:
-    """Why a bot speaking protocol ``version`` is refused (``None``: it is not)."""
+def protocol_refusal(version: int, sdk_url: str = "") -> str | None:
+    """Why a bot speaking protocol ``version`` is refused (``None``: it is not), and where
+    the matching SDK is: ``sdk_url`` (this server's ``/sdk`` page) when it serves one."""
     spoken = version or 1  # 0: an old bot that did not say, i.e. version 1
     if spoken == PROTOCOL_VERSION:
         return None
+    where = f"get it at {sdk_url}" if sdk_url else "ask the server's operator for it"
     return (
         f"the bot speaks protocol version {spoken}, this referee speaks {PROTOCOL_VERSION}: "
-        f"install the SDK version that matches this referee ({SERVER_VERSION})"
+        f"install the SDK version that matches this referee ({SERVER_VERSION}): {where}"
     )
 
 
@@ -92,6 +94,9 @@ class Service(Protocol):
 
 class RefereeServer:
     """A referee gRPC server; the games are played by whoever takes sessions from ``lobby``."""
+
+    #: This server's ``/sdk`` page, named in a protocol refusal (empty: no web front).
+    sdk_url: str = ""
 
     def __init__(
         self,
@@ -364,7 +369,7 @@ class RefereeServer:
             )
         hello = await first_hello(context, self.hello_timeout)
         self._check_room(hello)
-        protocol = protocol_refusal(hello.protocol_version)
+        protocol = protocol_refusal(hello.protocol_version, self.sdk_url)
         if protocol is not None:
             raise Refused(Refusal.PROTOCOL, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL, protocol)
         identity = await authenticate(self.auth, hello, self.auth_timeout, context.peer())

@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, live, pages, uploads
+from referee.web import account, api, live, pages, sdk, uploads
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -23,6 +23,9 @@ def routes() -> list[Any]:
     return [
         Route("/", pages.home),
         Route("/healthz", healthz),
+        Route("/sdk", sdk.sdk_page),
+        Route("/sdk/{name}", sdk.sdk_file, name="sdk_file"),
+        Route("/api/sdk", sdk.sdk_api),
         Route("/leaderboard/{game}", pages.leaderboard),
         Route("/tournaments", pages.tournaments),
         Route("/tournaments/{tid:int}", pages.tournament),
@@ -108,4 +111,6 @@ def create_app(
     app.state.signin_limiter = account.SigninLimiter()
     app.state.submissions = submissions
     app.state.validations = set()
+    #: The referee's gRPC port when it serves beside this front (for the /sdk quick start).
+    app.state.referee_port = None
     return app

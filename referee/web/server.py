@@ -47,6 +47,7 @@ class WebServer:
         self.sock.setblocking(False)
         self.host = host
         self.port = int(self.sock.getsockname()[1])
+        self.app = app
         config = uvicorn.Config(
             app,
             lifespan="off",
