@@ -5,10 +5,11 @@ from pathlib import Path
 from typing import Any
 
 import helpermod
-from client_sdk.examples.course_random import Agent as RandomAgent
-from referee.game import PlaceAction, PlayerColor
 from utils.choose import pick
 from utils.search.depth import DEPTH
+
+from client_sdk.examples.course_random import Agent as RandomAgent
+from referee.game import PlaceAction, PlayerColor
 
 from .tables import OPENING_KEY
 
