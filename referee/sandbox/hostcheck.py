@@ -137,6 +137,9 @@ def run_sandboxed_python(timeout: float = 60.0) -> Finding | None:
 
 
 def _python_failure(detail: str) -> Finding:
+    lowered = detail.lower()
+    if detail.startswith("bwrap:") and ("namespace" in lowered or "not permitted" in lowered):
+        return explain_bwrap_failure(detail)  # the bots' uid may not make namespaces
     who = "the bots' uids" if os.geteuid() == 0 else "this user"
     return Finding(
         f"the sandbox cannot start this Python ({sys.executable}) with the platform's "
