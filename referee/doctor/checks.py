@@ -137,15 +137,16 @@ def _bot_uids(_: Context) -> Check:
 
 def _reachable(_: Context) -> Check:
     from referee.sandbox.botcode import PLATFORM
+    from referee.sandbox.isolation import probe
     from referee.sandbox.jail import PLATFORM_PARTS, python_roots
 
     name = "checkout and venv for bots"
-    if shutil.which("bwrap") is None:
-        return Check(name, Status.BROKEN, "not tried: no bwrap", "apt-get install bubblewrap")
-    found = hostcheck.run_sandboxed_python()
+    support = probe()  # its last step: a sandboxed Python as a bot, reading them
+    if not support.available:
+        if hostcheck.PYTHON_FAILURE in support.reason:
+            return Check(name, Status.BROKEN, support.reason, support.fix)
+        return Check(name, Status.BROKEN, f"not tried: {support.reason}", support.fix)
     where = ", ".join([*(str(r) for r, _ in python_roots()), str(PLATFORM / PLATFORM_PARTS[0])])
-    if found is not None:
-        return Check(name, Status.BROKEN, found.reason, found.fix)
     who = "a bot's uid" if os.geteuid() == 0 else "this user"
     return Check(name, Status.WORKS, f"sandboxed Python as {who} reads {where}")
 

@@ -13,10 +13,19 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Finding", "explain_bwrap_failure", "run_sandboxed_python", "seccomp_mode", "sysctl"]
+__all__ = [
+    "Finding",
+    "explain_bwrap_failure",
+    "first_unreadable",
+    "run_sandboxed_python",
+    "seccomp_mode",
+    "sysctl",
+]
 
 #: The seccomp profile shipped for containers (it allows the namespaces bwrap makes).
 PROFILE = "deploy/helm/tetromino/files/referee-sandbox.seccomp.json"
+#: How a finding about the sandboxed interpreter begins.
+PYTHON_FAILURE = "the sandbox cannot start this Python"
 #: What the sandboxed interpreter must reach: the SDK, the rules, the course surface and gRPC,
 #: each found and its first file read (importing them would cost a bot's whole start-up).
 _IMPORTS = (
@@ -141,9 +150,34 @@ def _python_failure(detail: str) -> Finding:
     if detail.startswith("bwrap:") and ("namespace" in lowered or "not permitted" in lowered):
         return explain_bwrap_failure(detail)  # the bots' uid may not make namespaces
     who = "the bots' uids" if os.geteuid() == 0 else "this user"
+    hidden = first_unreadable() if os.geteuid() == 0 else None
+    if hidden is not None:
+        detail = f"{detail}; {hidden} is not readable by other users"
     return Finding(
-        f"the sandbox cannot start this Python ({sys.executable}) with the platform's "
-        f"packages ({detail})",
+        f"{PYTHON_FAILURE} ({sys.executable}) with the platform's packages ({detail})",
         f"make the Python installation, the virtualenv and the checkout readable by {who} "
         "(chmod -R o+rX on them, or reinstall with umask 022)",
     )
+
+
+def first_unreadable() -> Path | None:
+    """The first folder or file of the Python installation, the virtualenv or the platform's
+    packages that other users cannot read (what a bot's uid is), if any."""
+    import stat
+
+    from referee.sandbox.botcode import PLATFORM
+    from referee.sandbox.jail import PLATFORM_PARTS, python_roots
+
+    tops = [host for _, host in python_roots()] + [PLATFORM / p for p in PLATFORM_PARTS]
+    for top in tops:
+        for folder, dirs, files in os.walk(top):
+            for name in [*dirs, *files]:
+                path = Path(folder, name)
+                try:
+                    mode = path.lstat().st_mode
+                except OSError:
+                    continue
+                need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+                if not stat.S_ISLNK(mode) and mode & need != need:
+                    return path
+    return None
