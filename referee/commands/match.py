@@ -128,13 +128,10 @@ def run(args: argparse.Namespace) -> int:
     except (UnknownGameError, ValueError, TypeError) as exc:
         return _not_started(args, str(exc))
     isolation = announce_isolation(args, "referee match")
-    try:
-        failed = _load_failure(specs, isolation)
-        if failed is not None:
-            return _not_started(args, failed[1], game, specs, failed[0], isolation.value)
-        opening, labels = _opening(args, game)
-    except ValueError as exc:
-        return _not_started(args, str(exc), game, specs, sandbox=isolation.value)
+    ready = _ready(args, game, specs, isolation)
+    if isinstance(ready, int):
+        return ready
+    opening, labels = ready
     observer = _Display(display, game.seat_names) if args.verbose else None
 
     async def main() -> Any:
@@ -167,6 +164,20 @@ def run(args: argparse.Namespace) -> int:
         reason = f"the game could not start: {exc}"
         return _not_started(args, reason, game, specs, sandbox=isolation.value)
     return _report(args, result, specs, game, display)
+
+
+def _ready(
+    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Any
+) -> tuple[tuple[str, ...], dict[str, str]] | int:
+    """The opening and its labels once both bots load; else the exit status of a game that
+    could not start (said by :func:`_not_started`)."""
+    try:
+        failed = _load_failure(specs, isolation)
+        if failed is not None:
+            return _not_started(args, failed[1], game, specs, failed[0], isolation.value)
+        return _opening(args, game)
+    except ValueError as exc:
+        return _not_started(args, str(exc), game, specs, sandbox=isolation.value)
 
 
 def _load_failure(specs: Sequence[BotSpec], isolation: Any) -> tuple[int, str] | None:
