@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from referee.sandbox.identity import reachable
@@ -26,7 +27,6 @@ _DEV_ONLY = (
     "playwright",
     "kubernetes_validate",
     "mypy",
-    "mypyc",
     "pip",
     "grpc_tools",
     "hypothesis",
@@ -43,8 +43,15 @@ def _link(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def _skip(folder: str, names: list[str]) -> list[str]:
-    return [n for n in names if n.startswith(_DEV_ONLY) or "__mypyc" in n or n == "pytest"]
+def _skipper(top: Path) -> Callable[[str, list[str]], list[str]]:
+    """Leave out the development tools at the top of ``top`` (only there)."""
+
+    def skip(folder: str, names: list[str]) -> list[str]:
+        if Path(folder) != top:
+            return []
+        return [n for n in names if n.startswith(_DEV_ONLY) or n == "pytest"]
+
+    return skip
 
 
 def interpreter_for(other_user: bool) -> str:
@@ -81,7 +88,8 @@ def place(folder: Path, interpreter: str | None = None) -> Path:
     packages = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages"
     shutil.rmtree(venv / packages)
     here = Path(sys.prefix) / packages
-    shutil.copytree(here, venv / packages, symlinks=True, copy_function=_link, ignore=_skip)
+    skip = _skipper(here)
+    shutil.copytree(here, venv / packages, symlinks=True, copy_function=_link, ignore=skip)
     return venv / "bin" / "python"
 
 
