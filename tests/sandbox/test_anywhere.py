@@ -94,7 +94,8 @@ def test_a_clone_under_tmp(tmp_clone: Path) -> None:
 
 def test_a_normal_users_private_home_under_tmp(tmp_clone: Path) -> None:
     """A normal user's 0700 home (under /tmp here) holding checkout, virtualenv and bot, the
-    referee run as that user (through setpriv when the suite runs as root)."""
+    referee run as that user (through setpriv when the suite runs as root). A fresh uid has no
+    cgroup of its own: doctor calls memory degraded, and the game says how it measured."""
     require_sandbox()
     uid = NORMAL_UID if os.geteuid() == 0 else None
     home = tmp_clone / "home"
@@ -103,4 +104,22 @@ def test_a_normal_users_private_home_under_tmp(tmp_clone: Path) -> None:
     if uid is not None:
         subprocess.run(["chown", "-R", f"{uid}:{uid}", str(home)], check=True)
     home.chmod(0o700)
-    _assert_sandboxed(*_play(home, python, uid))
+    summary, stderr = _play(home, python, uid)
+    _assert_sandboxed(summary, stderr)
+    if uid is None:
+        return
+    doctor = subprocess.run(
+        [*as_user(uid), *referee_argv(python, "doctor", "--json")],
+        cwd=home,
+        env=placed_env(python),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["checkout and venv for bots"]["status"] == "works", checks
+    assert checks["memory cgroup"]["status"] == "degraded" and checks["memory cgroup"]["fix"]
+    assert checks["per-bot uids"]["status"] == "degraded"
+    seats = summary["seats"].values()
+    assert {seat["memory_measured_by"] for seat in seats} == {"rss_poll"}, summary
