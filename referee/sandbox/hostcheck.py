@@ -147,7 +147,10 @@ def run_sandboxed_python(timeout: float = 60.0) -> Finding | None:
 
 def _python_failure(detail: str) -> Finding:
     lowered = detail.lower()
-    if detail.startswith("bwrap:") and ("namespace" in lowered or "not permitted" in lowered):
+    namespaces = ("namespace", "not permitted", "uid map", "setting up")
+    if detail.startswith("bwrap:") and (
+        userns_blocker() is not None or any(word in lowered for word in namespaces)
+    ):
         return explain_bwrap_failure(detail)  # the bots' uid may not make namespaces
     who = "the bots' uids" if os.geteuid() == 0 else "this user"
     hidden = first_unreadable() if os.geteuid() == 0 else None
