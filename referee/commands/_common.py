@@ -153,9 +153,10 @@ def verdict_label(verdict: str, termination: str) -> str:
     return f"{verdict}: {termination}"
 
 
-def refuse_unloadable(specs: Sequence[Any]) -> None:
-    """Load-check each local bot (``None``: nothing to check) through the launch path;
-    ``ValueError`` with one line for the first that does not load."""
+def refuse_unloadable(specs: Sequence[Any], isolation: Any = None) -> None:
+    """Load-check each local bot (``None``: nothing to check) through the launch path, under
+    ``isolation`` (default: the sandbox where it runs); ``ValueError`` with one line for the
+    first that does not load."""
     import asyncio
 
     from referee.match.loadcheck import check_all, refusal
@@ -163,7 +164,7 @@ def refuse_unloadable(specs: Sequence[Any]) -> None:
     local = [s for s in specs if s is not None]
     if not local:
         return
-    line = refusal(local, asyncio.run(check_all(local)))
+    line = refusal(local, asyncio.run(check_all(local, isolation=isolation)))
     if line is not None:
         raise ValueError(line)
 
@@ -185,7 +186,7 @@ def announce_isolation(args: argparse.Namespace, command: str) -> Any:
 
     isolation = choose(getattr(args, "no_sandbox", False))
     if isolation is Isolation.NONE:
-        why = "--no-sandbox" if getattr(args, "no_sandbox", False) else probe().reason
+        why = "--no-sandbox" if getattr(args, "no_sandbox", False) else probe().line
         print(
             f"{command}: bots run WITHOUT the sandbox ({why}); games are recorded with "
             "sandbox: none",

@@ -96,8 +96,16 @@ def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
         group.add_argument(
             "--no-sandbox",
             action="store_true",
-            help="validate uploads without the sandbox where it cannot run (see docs/sandbox.md)",
+            help="launch bots without the sandbox (with --submissions, also needs "
+            "--allow-unsandboxed-uploads; see docs/sandbox.md)",
         )
+    group.add_argument(
+        "--allow-unsandboxed-uploads",
+        action="store_true",
+        help="run uploaded bots (validation, ladder) without the sandbox when --no-sandbox is "
+        "given or the sandbox cannot run here: uploaded code is hostile, so only on a machine "
+        "that holds nothing to protect",
+    )
 
 
 def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: float) -> Any:
@@ -119,8 +127,7 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
         max_submissions_per_window=args.upload_rate,
         max_stored_bytes_per_player=int(args.upload_quota_mb * MB),
     )
-    no_sandbox = bool(getattr(args, "no_sandbox", False))
-    _require_sandbox(no_sandbox)
+    no_sandbox = uploads_uncontained(args)
     from referee.commands._common import game_params
 
     validation = ValidationSettings(
@@ -141,16 +148,26 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
     return SubmissionService(submissions, gate=getattr(args, "gate", None))
 
 
-def _require_sandbox(no_sandbox: bool) -> None:
-    """Uploads are untrusted code: a server that would validate them uncontained refuses to
-    start unless the operator passed --no-sandbox."""
+def uploads_uncontained(args: argparse.Namespace) -> bool:
+    """Whether uploaded bots run without the sandbox (``ValueError`` when they would but the
+    operator did not pass --allow-unsandboxed-uploads): uploads are untrusted code."""
     from referee.sandbox.isolation import Isolation, choose, probe
 
-    if not no_sandbox and choose(False) is Isolation.NONE:
+    no_sandbox = bool(getattr(args, "no_sandbox", False))
+    allowed = bool(getattr(args, "allow_unsandboxed_uploads", False))
+    if no_sandbox and not allowed:
         raise ValueError(
-            f"--submissions needs the sandbox to validate uploads ({probe().reason}); "
-            "pass --no-sandbox to validate them uncontained"
+            "--submissions with --no-sandbox would run uploaded code, which is hostile, "
+            "without the sandbox; drop --no-sandbox, or add --allow-unsandboxed-uploads"
         )
+    if no_sandbox or choose(False) is not Isolation.NONE:
+        return no_sandbox
+    if not allowed:
+        raise ValueError(
+            f"--submissions needs the sandbox to validate uploads ({probe().line}); "
+            "or pass --allow-unsandboxed-uploads to run uploads without it"
+        )
+    return True
 
 
 def start_ladder(
@@ -169,7 +186,7 @@ def start_ladder(
         memory_mb=args.memory or None,
         games_per_hour=args.ladder_games_per_hour,
         concurrency=max(1, args.ladder_concurrency),
-        no_sandbox=bool(getattr(args, "no_sandbox", False)),
+        no_sandbox=uploads_uncontained(args),
     )
     queue = None
     if not getattr(args, "in_process", False) and is_postgres(args.repo.db.url):

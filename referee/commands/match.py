@@ -16,7 +16,6 @@ from referee.commands._common import (
     announce_isolation,
     game_params,
     load_game_option,
-    refuse_unloadable,
     time_control,
     verdict_label,
 )
@@ -127,16 +126,13 @@ def run(args: argparse.Namespace) -> int:
         specs = [parse_bot_spec(args.first), parse_bot_spec(args.second)]
         control = time_control(args)
     except (UnknownGameError, ValueError, TypeError) as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return 2
-    try:
-        refuse_unloadable(specs)
-        opening, labels = _opening(args, game)
-    except ValueError as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return 2
-    observer = _Display(display, game.seat_names) if args.verbose else None
+        return _not_started(args, str(exc))
     isolation = announce_isolation(args, "referee match")
+    ready = _ready(args, game, specs, isolation)
+    if isinstance(ready, int):
+        return ready
+    opening, labels = ready
+    observer = _Display(display, game.seat_names) if args.verbose else None
 
     async def main() -> Any:
         # SIGTERM: the game may finish within the grace period, else it is recorded as
@@ -164,7 +160,74 @@ def run(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("referee match: interrupted; every bot was stopped", file=sys.stderr)
         return 130
+    except (OSError, ValueError) as exc:  # a bot could not be launched at all
+        reason = f"the game could not start: {exc}"
+        return _not_started(args, reason, game, specs, sandbox=isolation.value)
     return _report(args, result, specs, game, display)
+
+
+def _ready(
+    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Any
+) -> tuple[tuple[str, ...], dict[str, str]] | int:
+    """The opening and its labels once both bots load; else the exit status of a game that
+    could not start (said by :func:`_not_started`)."""
+    try:
+        failed = _load_failure(specs, isolation)
+        if failed is not None:
+            return _not_started(args, failed[1], game, specs, failed[0], isolation.value)
+        return _opening(args, game)
+    except ValueError as exc:
+        return _not_started(args, str(exc), game, specs, sandbox=isolation.value)
+
+
+def _load_failure(specs: Sequence[BotSpec], isolation: Any) -> tuple[int, str] | None:
+    """The seat of the first bot that does not load (checked as it will be launched) and the
+    line saying why, or ``None``."""
+    import asyncio
+
+    from referee.match.loadcheck import check_all, refusal
+
+    reasons = asyncio.run(check_all(specs, isolation=isolation))
+    for seat, reason in enumerate(reasons):
+        if reason is not None:
+            line = refusal([specs[seat]], [reason])
+            return seat, line or reason
+    return None
+
+
+def _not_started(
+    args: argparse.Namespace,
+    reason: str,
+    game: Game[Any] | None = None,
+    specs: Sequence[BotSpec] = (),
+    offender: int | None = None,
+    sandbox: str | None = None,
+) -> int:
+    """The game could not start: one line on stderr and, with ``--json``, one object saying
+    so on stdout (verdict ``aborted``, no moves); exit status 2."""
+    print(f"referee match: {reason}", file=sys.stderr)
+    if args.json:
+        names = list(game.seat_names) if game is not None else []
+        seats = {
+            name: {"spec": spec.value, "loaded": seat != offender}
+            for seat, (name, spec) in enumerate(zip(names, specs, strict=False))
+        }
+        summary = {
+            "game_id": None,
+            "game": game.name if game is not None else args.game,
+            "result": "*",
+            "winner": None,
+            "winner_seat": None,
+            "verdict": "aborted",
+            "termination": "load_failure" if offender is not None else "not_started",
+            "reason": reason,
+            "offender": names[offender] if offender is not None and names else None,
+            "plies": 0,
+            "seats": seats,
+            "sandbox": sandbox,
+        }
+        print(json.dumps(summary), flush=True)
+    return 2
 
 
 def _report(

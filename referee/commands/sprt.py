@@ -8,7 +8,12 @@ import sys
 from typing import Any
 
 from referee.commands._arena import add_db_option, fail
-from referee.commands._common import add_game_options, add_limit_options, add_log_options
+from referee.commands._common import (
+    add_game_options,
+    add_limit_options,
+    add_log_options,
+    add_sandbox_option,
+)
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 
@@ -60,6 +65,7 @@ def register(subparsers: Any) -> None:
     add_game_options(parser)
     add_limit_options(parser)
     add_db_option(parser)
+    add_sandbox_option(parser)
     add_log_options(parser, "WARNING")
     parser.set_defaults(func=run)
 
@@ -148,15 +154,16 @@ async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any
     import math
 
     from referee.analysis.sprt_run import run_sprt
-    from referee.commands._common import time_control
+    from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
-    from referee.sandbox.isolation import Isolation, choose
+    from referee.sandbox.isolation import Isolation
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
     from referee.tournament.play import GamePlayer, GameTerms
 
     test, game, book, repo, versions = setup
-    isolation = choose()  # launched bots: the sandbox where it works here
+    # Launched bots: the sandbox where it works here, unless --no-sandbox.
+    isolation = announce_isolation(args, "referee sprt")
     new, base = versions[0].label, versions[1].label
     terms = GameTerms(
         game=game,

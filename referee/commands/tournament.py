@@ -209,7 +209,10 @@ def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: lis
     load_game_option(settings.game, dict(settings.game_params))
     if len(bots) < 2:
         raise ValueError("a tournament needs at least two bots")
-    refuse_unloadable([launchable_spec(repo, b) for b in bots])
+    from referee.sandbox.isolation import choose
+
+    isolation = choose(getattr(args, "no_sandbox", False))
+    refuse_unloadable([launchable_spec(repo, b) for b in bots], isolation)
     versions = [resolve_bot(repo, b) for b in bots]
     if challenger := settings.options.get("challenger"):
         picked = resolve_bot(repo, challenger)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec, launch
 
 #: Seconds a bot may take to import itself (NumPy and a big package included).
@@ -23,11 +24,20 @@ async def check_loads(
     *,
     memory_mb: float | None = DEFAULT_MEMORY_MB,
     timeout: float = LOAD_CHECK_TIMEOUT_S,
+    isolation: Isolation | None = None,
 ) -> str | None:
-    """``None`` when ``spec`` loads (or cannot be checked), else one line saying why not."""
+    """``None`` when ``spec`` loads (or cannot be checked), else one line saying why not.
+    ``isolation`` is the one the game will use (default: the sandbox where it runs here)."""
     if spec.kind != "sdk":
         return None
-    bot = await launch(spec, "", "", memory_mb=memory_mb, extra_env={"TETROMINO_LOAD_CHECK": "1"})
+    bot = await launch(
+        spec,
+        "",
+        "",
+        memory_mb=memory_mb,
+        extra_env={"TETROMINO_LOAD_CHECK": "1"},
+        isolation=isolation,
+    )
     try:
         code = await bot.wait(timeout)
     finally:
@@ -48,10 +58,14 @@ async def check_loads(
 
 
 async def check_all(
-    specs: Sequence[BotSpec], *, memory_mb: float | None = DEFAULT_MEMORY_MB
+    specs: Sequence[BotSpec],
+    *,
+    memory_mb: float | None = DEFAULT_MEMORY_MB,
+    isolation: Isolation | None = None,
 ) -> list[str | None]:
     """:func:`check_loads` for each spec, concurrently; the reasons in spec order."""
-    return list(await asyncio.gather(*(check_loads(s, memory_mb=memory_mb) for s in specs)))
+    checks = (check_loads(s, memory_mb=memory_mb, isolation=isolation) for s in specs)
+    return list(await asyncio.gather(*checks))
 
 
 def refusal(specs: Sequence[BotSpec], reasons: Sequence[str | None]) -> str | None:

@@ -1,9 +1,13 @@
 """Exec shim: applies the sandbox to itself, then becomes the bot.
 
-Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- PARENT_PID EXECUTABLE ARGV0 ...``,
-where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the memory
-cgroup, and on cgroup v1 the ``pids`` one) and UID, when given, the unprivileged uid and gid
-to become once the cgroups are joined (see ``identity.py``).
+Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- STAGE|- PARENT_PID EXECUTABLE
+ARGV0 ...``, where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the
+memory cgroup, and on cgroup v1 the ``pids`` one), UID, when given, the unprivileged uid and
+gid to become once the cgroups are joined (see ``identity.py``), and STAGE, when given,
+newline-separated pairs of lines SOURCE and TARGET: host folders or files the bot's uid cannot
+reach (a checkout or Python installation in a private home) that root bind-mounts, read-only,
+onto TARGET (a stage point in the bot's own folder) in a mount namespace of the bot's own,
+before becoming UID. bwrap, started as UID, then mounts the stage points where the bot sees them.
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the
@@ -18,9 +22,34 @@ import os
 import resource
 import sys
 
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
+_MS_REC, _MS_PRIVATE = 16384, 1 << 18
+
+
+def _stage(pairs: list[str]) -> None:
+    """Bind each SOURCE read-only on its TARGET in a new mount namespace (root only)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result: int, what: str) -> None:
+        if result != 0:
+            error = os.strerror(ctypes.get_errno())
+            os.write(2, f"sandbox: cannot {what}: {error}\n".encode())
+            os._exit(126)
+
+    check(libc.unshare(_CLONE_NEWNS), "make the bot's mount namespace")
+    check(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "make its mounts private")
+    for source, target in zip(pairs[0::2], pairs[1::2], strict=True):
+        src, dst = os.fsencode(source), os.fsencode(target)
+        check(libc.mount(src, dst, None, _MS_BIND | _MS_REC, None), f"bind {source}")
+        flags = _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV
+        check(libc.mount(None, dst, None, flags, None), f"make {source} read-only")
+
 
 def main() -> None:
-    data_bytes, procs_file, uid, parent_pid, executable, *argv = sys.argv[1:]
+    data_bytes, procs_file, uid, stage, parent_pid, executable, *argv = sys.argv[1:]
     for path in procs_file.split("\n") if procs_file != "-" else ():
         try:
             with open(path, "w") as f:
@@ -33,6 +62,8 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     # No core files from crashing bots (slow, and they would land in the bot's directory).
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if stage != "-":
+        _stage(stage.split("\n"))
     if uid != "-":
         # Before the parent-death signal: changing credentials clears it.
         os.setgroups([])

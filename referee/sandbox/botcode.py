@@ -4,8 +4,8 @@ What is copied, by kind of bot:
 
 * a package directory or a Python file: it, plus every package or module lying beside it
   (in the same parent folder) that its code imports by name, found by reading the code's
-  ``import`` statements (a course bot's helper package shipped beside it); never a folder
-  another bot of the same game was launched from;
+  ``import`` statements (a course bot's helper package shipped beside it, with or without an
+  ``__init__.py``); never a folder another bot of the same game was launched from;
 * an importable module that is not part of the platform: its top-level package or module;
 * a shell command: every file or folder its words name (absolute, or relative to the
   referee's working directory) that is not a system or Python installation path.
@@ -17,6 +17,7 @@ sandbox) and refuses special files and anything over :data:`CODE_LIMIT_BYTES`.
 from __future__ import annotations
 
 import ast
+import importlib.machinery
 import importlib.util
 import os
 import shlex
@@ -198,11 +199,31 @@ class _Copier:
 
 
 def _sibling(parent: Path, name: str) -> Path | None:
+    """What ``import name`` finds beside a bot, as Python does with ``parent`` on its path: a
+    package, a module, else a folder without ``__init__.py`` (a namespace package, as course
+    bots ship their ``utils/``), unless a module of that name is found elsewhere (the standard
+    library, an installed package), which Python prefers to a namespace folder."""
     package = parent / name
     if (package / "__init__.py").is_file():
         return package.resolve()
     module = parent / f"{name}.py"
-    return module.resolve() if module.is_file() else None
+    if module.is_file():
+        return module.resolve()
+    if package.is_dir() and name.isidentifier() and not _found_elsewhere(name, parent):
+        return package.resolve()
+    return None
+
+
+def _found_elsewhere(name: str, parent: Path) -> bool:
+    """Whether ``name`` is a regular module or package outside ``parent`` (and the cwd)."""
+    import sys
+
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    here = {"", str(parent), os.getcwd()}
+    path = [p for p in sys.path if p not in here]
+    found = importlib.machinery.PathFinder.find_spec(name, path)
+    return found is not None and found.origin is not None
 
 
 def _imported_names(source: Path) -> set[str]:

@@ -6,33 +6,58 @@ So a root referee starts bwrap (through the exec shim, after the cgroups are joi
 uid and gid from a reserved range, one per launch, in no supplementary group. That uid owns the
 bot's per-game copy and nothing else on the host; other bots (other uids) cannot read it.
 
-bwrap resolves every bind source with that uid's permissions, so each host path the sandbox
-mounts must be reachable by an unprivileged user. A Python installation under a private folder
-(``/root/.pyenv``) is not: :func:`host_source` then offers a hard-link mirror of it in a
-world-readable cache folder (same files, reachable directories), mounted at the original path.
+bwrap resolves every bind source with that uid's permissions, so a host path under a folder it
+cannot search (a checkout or a pyenv in ``/root``, mode 0700) cannot be mounted by it. Such a
+path is *staged*: the shim, still root, bind-mounts it read-only onto an empty stage point in
+the bot's own folder, in a mount namespace of the bot's own (gone with its last process), and
+bwrap mounts the stage point where the bot sees it. Nothing on the host changes: no copy, no
+link, no permission; the files themselves must still be readable by others (mode ``o+r``), as
+in any installation made with the usual umask.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import secrets
-import shutil
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from referee.telemetry.logs import get_logger
-
-__all__ = ["BOT_UID_BASE", "BOT_UID_COUNT", "MIRROR_ROOT", "bot_uid", "host_source", "reachable"]
-
-log = get_logger("referee.sandbox.identity")
+__all__ = ["BOT_UID_BASE", "BOT_UID_COUNT", "HostIdentity", "bot_uid", "reachable"]
 
 #: Reserved range of host uids/gids for bots (far above any login or system account).
 BOT_UID_BASE = 1_900_000_000
 BOT_UID_COUNT = 1_000_000
-#: Where mirrors of unreachable host folders live (next to the temp folder: same filesystem).
-MIRROR_ROOT = Path(os.environ.get("TETROMINO_SANDBOX_MIRROR", "/var/tmp/arena-sandbox-mirror"))
+
+
+@dataclass
+class HostIdentity:
+    """Who a root referee's bot becomes on the host, and what root mounts for it first."""
+
+    uid: int
+    #: (host source, stage point) pairs the shim bind-mounts read-only before becoming ``uid``.
+    stage: list[tuple[str, str]] = field(default_factory=list)
+
+    def source(self, path: Path, folder: Path) -> Path:
+        """What bwrap (as ``uid``) binds for ``path``: itself when any user can reach it, else
+        a new stage point under ``folder`` (which the caller gives to ``uid`` afterwards)."""
+        if reachable(path):
+            return path
+        if "\n" in str(path):
+            raise OSError(f"cannot mount {path!r} into the sandbox: its name holds a newline")
+        stage = folder / "stage"
+        stage.mkdir(exist_ok=True)
+        point = stage / str(len(self.stage))
+        if path.is_dir():
+            point.mkdir()
+        else:
+            point.touch()
+        self.stage.append((str(path), str(point)))
+        return point
+
+    def stage_argument(self) -> str:
+        """The shim's STAGE argument: SOURCE and TARGET lines, pair after pair."""
+        return "\n".join(line for pair in self.stage for line in pair)
 
 
 def bot_uid() -> int | None:
@@ -46,41 +71,12 @@ def bot_uid() -> int | None:
 def reachable(path: Path) -> bool:
     """Whether any unprivileged user can reach (search every folder of) and read ``path``."""
     path = Path(os.path.abspath(path))
-    for folder in [*reversed(path.parents)]:
-        if not os.stat(folder).st_mode & stat.S_IXOTH:
-            return False
-    mode = os.stat(path).st_mode
+    try:
+        for folder in [*reversed(path.parents)]:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return False
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
     need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
     return mode & need == need
-
-
-def host_source(path: Path) -> Path | None:
-    """What to bind for ``path`` so an unprivileged bwrap can: ``path`` itself when reachable,
-    else a hard-link mirror of it (made once per process); ``None`` if neither works."""
-    if reachable(path):
-        return path
-    return _mirror(str(path))
-
-
-@functools.cache
-def _mirror(source: str) -> Path | None:
-    key = hashlib.sha256(f"{source}:{os.stat(source).st_mtime_ns}".encode()).hexdigest()[:16]
-    target = MIRROR_ROOT / key
-    if (target / ".complete").exists():
-        return target
-    try:
-        MIRROR_ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
-        os.chmod(MIRROR_ROOT, 0o755)
-        building = MIRROR_ROOT / f".{key}.{os.getpid()}"
-        shutil.rmtree(building, ignore_errors=True)
-        shutil.copytree(source, building, symlinks=True, copy_function=os.link)
-        os.chmod(building, 0o755)
-        (building / ".complete").touch()
-        try:
-            os.rename(building, target)
-        except OSError:  # another referee made it meanwhile
-            shutil.rmtree(building, ignore_errors=True)
-    except OSError as exc:
-        log.warning("sandbox_mirror_failed", source=source, error=str(exc))
-        return None
-    return target if reachable(target) else None

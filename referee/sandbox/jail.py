@@ -23,7 +23,7 @@ from pathlib import Path
 
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
-from referee.sandbox.identity import bot_uid, host_source
+from referee.sandbox.identity import HostIdentity, bot_uid
 
 __all__ = [
     "DEFAULT_SCRATCH_MB",
@@ -32,12 +32,15 @@ __all__ = [
     "Jail",
     "build_jail",
     "inner_argv",
+    "python_roots",
 ]
 
 SOCKET_INSIDE = "/run/arena/referee.sock"
 TOKEN_INSIDE = "/run/arena/token"
 SCRATCH_INSIDE = "/tmp"
 PLATFORM_INSIDE = "/opt/arena"
+#: The platform's bot-side packages (the SDK, the rules, the course's ``referee.game``).
+PLATFORM_PARTS = ("client_sdk", "engine", "referee/__init__.py", "referee/game")
 #: Size of the writable scratch (a tmpfs: it counts against the bot's memory cgroup too).
 DEFAULT_SCRATCH_MB = 64
 #: The user and group the bot runs as inside its user namespace.
@@ -57,8 +60,9 @@ class Jail:
     pass_fds: tuple[int, ...]
     folder: Path
     code: StagedCode
-    #: The host uid/gid bwrap and the bot run as (``None``: the referee's own, not root).
-    run_as: int | None = None
+    #: The host uid/gid bwrap and the bot run as, and what root mounts for them first
+    #: (``None``: the referee's own uid, not root).
+    run_as: HostIdentity | None = None
     _fds: list[int] = field(default_factory=list)
 
     def close_fds(self) -> None:
@@ -112,25 +116,25 @@ def build_jail(
     ``pass_fds``), then calls :meth:`Jail.close_fds`, and :meth:`Jail.remove` once it is over."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bot-"))
     fds: list[int] = []
-    run_as = bot_uid()
+    uid = bot_uid()
+    run_as = HostIdentity(uid) if uid is not None else None
     try:
         (folder / "code").mkdir()
         code = stage_code(kind, value, folder / "code", exclude)
         if socket_path and run_as is not None:
             socket_path = _private_socket(socket_path, folder)
+        mounts = _mounts(run_as, folder, scratch_mb)
         if run_as is not None:
-            _give(folder, run_as)
+            _give(folder, run_as.uid)
         seccomp_fd = _memory_file("arena-seccomp", seccomp.bpf_program())
         fds.append(seccomp_fd)
         token_fd = _memory_file("arena-token", token.encode())
         fds.append(token_fd)
-        argv = ["bwrap", *_namespaces(), *_system_mounts(run_as), *_platform_mounts()]
+        argv = ["bwrap", *_namespaces(), *mounts]
         argv += ["--ro-bind", str(folder / "code"), INSIDE]
         if socket_path:  # none for a bot that only loads itself (the load check)
             argv += ["--ro-bind", socket_path, SOCKET_INSIDE]
         argv += ["--perms", "0400", "--ro-bind-data", str(token_fd), TOKEN_INSIDE]
-        argv += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
-        argv += ["--tmpfs", SCRATCH_INSIDE]
         argv += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE, "--"]
         argv += inner_argv(kind, code.value)
     except BaseException:
@@ -140,6 +144,23 @@ def build_jail(
         raise
     env = _environment(memory_mb, code.on_path)
     return Jail(argv, env, tuple(fds), folder, code, run_as, fds)
+
+
+def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[str]:
+    """The system, the scratch, then the Python installation and the platform's packages: the
+    scratch is laid before them, so a virtualenv or a checkout under ``/tmp`` stays visible."""
+
+    def source(path: Path) -> str:
+        return str(run_as.source(path, folder) if run_as is not None else path)
+
+    args = _system_mounts()
+    args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
+    args += ["--tmpfs", SCRATCH_INSIDE]
+    for root, host in python_roots():
+        args += ["--ro-bind", source(host), str(root)]
+    for part in PLATFORM_PARTS:
+        args += ["--ro-bind", source(PLATFORM / part), f"{PLATFORM_INSIDE}/{part}"]
+    return args
 
 
 def _private_socket(socket_path: str, folder: Path) -> str:
@@ -195,7 +216,7 @@ def _namespaces() -> list[str]:
     ]
 
 
-def _system_mounts(run_as: int | None) -> list[str]:
+def _system_mounts() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = Path("/", name)
@@ -207,33 +228,28 @@ def _system_mounts(run_as: int | None) -> list[str]:
         path = Path("/etc", name)
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
-    for root in _python_roots():
-        source = host_source(root) if run_as is not None else root
-        if source is None:
-            raise OSError(f"the Python installation {root} is not reachable by the bot's uid")
-        args += ["--ro-bind", str(source), str(root)]
     return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
-def _python_roots() -> list[Path]:
-    """The Python installation (and virtualenv) the bot runs with, unless under /usr."""
-    roots: list[Path] = []
-    for prefix in (sys.base_prefix, sys.prefix):
-        path = Path(prefix).resolve()
-        if path.is_relative_to("/usr") or path in roots:
-            continue
-        roots.append(path)
-    executable = Path(sys.executable)
-    if not any(executable.is_relative_to(r) for r in [*roots, Path("/usr")]):
-        roots.append(executable.parent)
-    return roots
-
-
-def _platform_mounts() -> list[str]:
-    args: list[str] = []
-    for part in ("client_sdk", "engine", "referee/__init__.py", "referee/game"):
-        args += ["--ro-bind", str(PLATFORM / part), f"{PLATFORM_INSIDE}/{part}"]
-    return args
+def python_roots() -> list[tuple[Path, Path]]:
+    """The Python installation and virtualenv the bot runs with, unless under /usr: (the path
+    inside, the host folder mounted there). Each is mounted at the path Python itself uses, so
+    what an installation records by absolute path (a virtualenv's ``pyvenv.cfg`` home and its
+    interpreter link, a shared libpython's run path, ``.pth`` files) holds inside too."""
+    executable = Path(os.path.abspath(sys.executable))
+    paths = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix]
+    paths += [str(executable.parent), str(executable.resolve().parent)]
+    found: dict[Path, Path] = {}
+    for text in paths:
+        for path in (Path(os.path.abspath(text)), Path(text).resolve()):
+            if not path.is_relative_to("/usr"):
+                found.setdefault(path, path.resolve())
+    # A folder inside another one mounted already comes with it.
+    return [
+        (root, host)
+        for root, host in sorted(found.items())
+        if not any(root != other and root.is_relative_to(other) for other in found)
+    ]
 
 
 def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:

@@ -334,7 +334,7 @@ async def _launch_jailed(
         bot=spec.label,
         pid=proc.pid,
         isolation="bwrap",
-        uid=jail.run_as,
+        uid=jail.run_as.uid if jail.run_as is not None else None,
         copied=jail.code.copied,
     )
     return bot

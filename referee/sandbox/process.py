@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Literal, Self
 
-from referee.sandbox import lastresort, poller
+from referee.sandbox import identity, lastresort, poller
 from referee.sandbox.botgroups import BotCgroups
 from referee.sandbox.cgroups import CgroupParent, MemoryCgroup
 from referee.sandbox.exits import MemoryVerdict, describe_exit, judge_memory, unwrap_status
@@ -107,7 +107,7 @@ class BotProcess:
         pass_fds: Sequence[int] = (),
         max_tasks: int | None = DEFAULT_MAX_TASKS,
         wrapped: bool = False,
-        run_as: int | None = None,
+        run_as: identity.HostIdentity | None = None,
     ) -> BotProcess:
         """Launch ``argv`` as a bot: stdin from /dev/null, ``env`` (default: the referee's) plus
         a random tag variable marking its descendants, its own session and process group,
@@ -151,7 +151,7 @@ class BotProcess:
         cwd: str | os.PathLike[str] | None,
         stdout: OutputMode,
         pass_fds: Sequence[int],
-        run_as: int | None = None,
+        run_as: identity.HostIdentity | None = None,
     ) -> None:
         out, err = OutputPipe.targets(self._output, stdout)
         self._popen = spawn_shim(

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.sandbox.identity import HostIdentity
 
 __all__ = ["resolve_program", "spawn_shim"]
 
@@ -25,11 +29,11 @@ def spawn_shim(
     stdout: int | None,
     stderr: int,
     pass_fds: Sequence[int],
-    run_as: int | None = None,
+    run_as: HostIdentity | None = None,
 ) -> subprocess.Popen[bytes]:
     """Run ``argv`` (``executable``) under the shim: it joins ``cgroup_procs``, sets
-    RLIMIT_DATA to ``data_bytes`` (0: none), becomes uid/gid ``run_as`` if given, and execs.
-    A new session, stdin from /dev/null."""
+    RLIMIT_DATA to ``data_bytes`` (0: none), mounts what ``run_as`` stages and becomes its
+    uid/gid if given, and execs. A new session, stdin from /dev/null."""
     shim_argv = [
         sys.executable,
         "-S",
@@ -38,7 +42,8 @@ def spawn_shim(
         _SHIM,
         str(data_bytes),
         "\n".join(cgroup_procs) or "-",
-        "-" if run_as is None else str(run_as),
+        "-" if run_as is None else str(run_as.uid),
+        "-" if run_as is None or not run_as.stage else run_as.stage_argument(),
         str(os.getpid()),
         executable,
         *argv,

@@ -95,10 +95,12 @@ class ForeignImport:
     line: int
 
     def sentence(self) -> str:
+        top = self.module.split(".", 1)[0]
         return (
-            f"{self.file} line {self.line} imports {self.module!r}, which is not available: "
-            "bots may import only the standard library, NumPy and the SDK (client_sdk, "
-            "engine, referee.game), plus their own packages"
+            f"{self.file} line {self.line} imports {self.module!r}, which is neither in your "
+            "upload nor available on the server (the standard library, NumPy and the SDK: "
+            f"client_sdk, engine, referee.game); if {top} is your own code, upload it beside "
+            f"your bot (python -m client_sdk submit ... --helper {top})"
         )
 
 

@@ -23,7 +23,7 @@ from referee.match.verdicts import Verdict
 from referee.sandbox.isolation import choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec
 from referee.submissions.errors import LayoutError
-from referee.submissions.layout import foreign_imports
+from referee.submissions.layout import foreign_imports, own_modules
 
 #: The reference opponent: quick, never faults, plays every game.
 REFERENCE_BOT = "client_sdk.examples.random_bot"
@@ -101,7 +101,7 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
         )
 
     if end.offender == 0 or (end.verdict is Verdict.ABORTED and end.offender is None):
-        return verdict(False, _explain(end.reason, output))
+        return verdict(False, _explain(end.reason, output, _upload_root(target)))
     if end.offender == 1:
         # The reference bot failed: not the student's fault, but nothing was shown either.
         return verdict(
@@ -111,13 +111,28 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
     return verdict(True, f"the validation game ended without a fault ({how})")
 
 
-def _explain(reason: str, output: str) -> str:
-    """The fault's sentence, naming a missing module when that is what went wrong."""
+def _upload_root(target: str) -> Path:
+    """The unpacked upload's top folder (the bot's entry lies in it)."""
+    return Path(target.rsplit(":", 1)[0] if target.count(":") else target).parent
+
+
+def _explain(reason: str, output: str, root: Path) -> str:
+    """The fault's sentence, naming a missing module when that is what went wrong: one the
+    upload holds (then the server failed to give it to the bot, not the student) or not."""
     missing = _MISSING.search(output)
-    if missing:
+    if not missing:
+        return f"the validation game ended with a fault: {reason}"
+    module = missing.group(1)
+    top = module.split(".", 1)[0]
+    if top in own_modules(root):
+        if module != top:
+            return f"your bot imports {module!r}, which your upload's {top} lacks ({reason})"
         return (
-            f"your bot failed to import {missing.group(1)!r}, which is not available: bots may "
-            "import only the standard library, NumPy and the SDK, plus their own packages "
-            f"({reason})"
+            f"your bot's own {top!r} was uploaded but could not be imported in the sandbox: "
+            f"a fault of the server, not of your bot; tell the instructor ({reason})"
         )
-    return f"the validation game ended with a fault: {reason}"
+    return (
+        f"your bot failed to import {module!r}, which is neither in your upload nor available "
+        "on the server (the standard library, NumPy and the SDK); if it is your own code, "
+        f"upload it beside your bot (--helper {top}) ({reason})"
+    )

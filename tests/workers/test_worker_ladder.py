@@ -119,6 +119,10 @@ def test_a_ladder_key_enqueued_twice_records_one_game(pg_url: str, tmp_path: Pat
     repo.close()
 
 
+#: The ladder runs uploads; uncontained only with the explicit allowance.
+UNSANDBOXED = ("--no-sandbox", "--allow-unsandboxed-uploads")
+
+
 def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
     """Whether the ladder `referee serve --submissions --db url` starts has a job queue."""
     from referee.commands._uploads import start_ladder
@@ -149,6 +153,6 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
 def test_serve_enqueues_ladder_games_on_postgresql_only(pg_url: str, tmp_path: Path) -> None:
     """`referee serve --submissions` gives the ladder the job queue on a PostgreSQL --db, and
     keeps playing in-process on SQLite or with --in-process."""
-    assert _serve_ladder(pg_url, tmp_path, "--no-sandbox")
-    assert not _serve_ladder(pg_url, tmp_path, "--no-sandbox", "--in-process")
-    assert not _serve_ladder(str(tmp_path / "arena.db"), tmp_path, "--no-sandbox")
+    assert _serve_ladder(pg_url, tmp_path, *UNSANDBOXED)
+    assert not _serve_ladder(pg_url, tmp_path, *UNSANDBOXED, "--in-process")
+    assert not _serve_ladder(str(tmp_path / "arena.db"), tmp_path, *UNSANDBOXED)

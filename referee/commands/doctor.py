@@ -1,0 +1,58 @@
+"""``referee doctor``: check this host for everything the referee uses, with the fixes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check this host for everything the referee uses",
+        description=(
+            "Check bubblewrap and user namespaces, the seccomp filter, cgroups, the per-bot "
+            "uids, whether a bot can read this checkout and its Python, the database named by "
+            "--db, Chromium (for the browser tests) and free disk; print what works, what is "
+            "degraded (the referee runs, with less) and what is broken, with the fix. Exit "
+            "status 1 when something is broken, else 0."
+        ),
+    )
+    parser.add_argument(
+        "--db", metavar="URL", help="also check this database (SQLite or PostgreSQL)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from referee.doctor import Context, Status, run_checks
+
+    checks = run_checks(Context(db=args.db))
+    broken = any(c.status is Status.BROKEN for c in checks)
+    if args.json:
+        summary = {
+            "ok": not broken,
+            "degraded": any(c.status is Status.DEGRADED for c in checks),
+            "checks": [c.as_dict() for c in checks],
+        }
+        print(json.dumps(summary))
+        return 1 if broken else 0
+    _table(checks)
+    return 1 if broken else 0
+
+
+def _table(checks: list[Any]) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from referee.commands._safe import SafeTable
+
+    colours = {"works": "green", "degraded": "yellow", "broken": "red"}
+    table = SafeTable("check", "status", "what was found", "fix", title="referee doctor")
+    for check in checks:
+        status = check.status.value
+        table.add_row(check.name, Text(status, style=colours[status]), check.detail, check.fix)
+    Console(highlight=False, soft_wrap=not sys.stdout.isatty()).print(table)

@@ -1,0 +1,1 @@
+OPENING_KEY = "loaded"

@@ -1,0 +1,3 @@
+"""A helper module beside the bot package."""
+
+READY = True

@@ -1,0 +1,3 @@
+"""Nested in the namespace helper folder."""
+
+DEPTH = 2
