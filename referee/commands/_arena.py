@@ -197,13 +197,27 @@ def table_json(st: Standings, tournament: str | None) -> str:
 
 
 def write_out(target: str, text: str) -> None:
-    """Write ``text`` to a file, or to stdout for ``-``."""
+    """Write ``text`` to a file, or to stdout for ``-``; ``ValueError`` with one line when the
+    file cannot be written (callers check the path first: :func:`check_output`)."""
+    from referee.commands._outpath import write_problem
+
     if target == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
-    else:
+        return
+    try:
         with open(target, "w", encoding="utf-8") as handle:
             handle.write(text)
+    except OSError as exc:
+        raise ValueError(write_problem(target, exc)) from None
+
+
+def check_output(option: str, target: str) -> str | None:
+    """The line to fail with when ``option``'s file cannot be written (``None``: it can)."""
+    from referee.commands._outpath import output_problem
+
+    problem = output_problem(target)
+    return None if problem is None else f"{option} {problem}"
 
 
 class ProgressDisplay:

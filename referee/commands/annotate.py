@@ -38,10 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.records import read_record, record_to_json, write_record
     from referee.analysis.annotate import annotate
     from referee.analysis.recordfile import is_json, issue_lines, read_record_file
-    from referee.commands._arena import open_repo, write_out
+    from referee.commands._arena import check_output, open_repo, write_out
 
     if (args.file is None) == (args.game_id is None):
         return fail("annotate", "give a record FILE or --game ID")
+    if args.file is not None and (problem := check_output("-o", args.output)):
+        return fail("annotate", problem)
     if not 1 <= args.nodes <= 10_000_000:
         return fail("annotate", "--nodes must be 1..10000000")
     repo = None
@@ -88,5 +90,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if as_json:
         text = json.dumps(record_to_json(annotated), indent=2) + "\n"
-    write_out(args.output, text)
+    try:
+        write_out(args.output, text)
+    except ValueError as exc:
+        return fail("annotate", exc)
     return 0

@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
     try:
+        _check_record_path(args.record)
         refuse_unloadable(specs)
         opening, labels = _opening(args, game)
     except ValueError as exc:
@@ -176,22 +177,46 @@ def _report(
 ) -> int:
     """Write the record, print the result; the exit status is 1 for an aborted game."""
     report = result.report
-    if args.record:
-        from referee.match.records import write_record_file
-
-        write_record_file(args.record, report, game)
+    unwritten = _write_record(args.record, report, game)
     summary = report.summary()
     for seat, name in enumerate(report.seat_names):
         summary["seats"][name]["spec"] = specs[seat].value
         summary["seats"][name]["exit"] = result.bots[seat].describe_exit() if result.bots else None
     summary["sandbox"] = report.labels.get("sandbox", "none")
-    if args.record:
+    if args.record and unwritten is None:
         summary["record"] = args.record
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
         _print_result(display, summary, result)
+    if unwritten is not None:
+        print(f"referee match: {unwritten}", file=sys.stderr)
+        return 2
     return 1 if summary["verdict"] == "aborted" else 0
+
+
+def _check_record_path(record: str | None) -> None:
+    """``ValueError`` naming ``--record`` when its file cannot be written: said before the game
+    is played, not after it."""
+    from referee.commands._outpath import output_problem
+
+    problem = output_problem(record) if record else None
+    if record == "-" or problem is not None:
+        raise ValueError(f"--record {problem or '-: give a file name'}")
+
+
+def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | None:
+    """Write the record file; the line saying why when it could not be written after all."""
+    if not record:
+        return None
+    from referee.commands._outpath import write_problem
+    from referee.match.records import write_record_file
+
+    try:
+        write_record_file(record, report, game)
+    except OSError as exc:
+        return write_problem(record, exc)
+    return None
 
 
 def _add_opening_options(parser: argparse.ArgumentParser) -> None:

@@ -31,8 +31,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.errors import RecordError
     from engine.records import positions, replay
     from referee.analysis.recordfile import issue_lines, read_record_file
+    from referee.commands._arena import check_output
     from referee.text.names import display
 
+    if args.svg and (problem := check_output("--svg", args.svg)):
+        print(f"referee replay: {problem}", file=sys.stderr)
+        return 2
     try:
         record = read_record_file(args.file)
     except OSError as exc:
@@ -51,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
         from engine.render.svg import render_svg
         from referee.commands._arena import write_out
 
-        write_out(args.svg, render_svg(state))
+        try:
+            write_out(args.svg, render_svg(state))
+        except ValueError as exc:
+            print(f"referee replay: {exc}", file=sys.stderr)
+            return 2
         if args.svg == "-":
             return 0
     # A record file may come from anywhere: its names and sentences are shown cleaned.
