@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("first", metavar="RED", help="the bot in the first seat")
     parser.add_argument("second", metavar="BLUE", help="the bot in the second seat")
     add_game_options(parser)
-    add_limit_options(parser, course_flags=True)
+    add_limit_options(parser)
     parser.add_argument("--record", metavar="FILE", help="write the game record (.json: JSON)")
     parser.add_argument(
         "-v",
