@@ -337,15 +337,17 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     try:
         summary = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
+        from referee.commands._resume import resume_command
+
         print(
-            f"referee tournament: stopped; every bot was stopped. Continue with: "
-            f"referee tournament resume {t.name}",
+            "referee tournament: stopped; every bot was stopped. Resume with: "
+            + resume_command(args, t.name),
             file=sys.stderr,
         )
         return 130
     except ValueError as exc:
         return fail("tournament run", exc)
-    return _report_run(err, summary, repo, t)
+    return _report_run(err, summary, repo, t, args)
 
 
 def _runner(
@@ -367,8 +369,11 @@ def _runner(
     )
 
 
-def _report_run(err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo) -> int:
+def _report_run(
+    err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo, args: Any
+) -> int:
     """Say what the run did and print the table; the exit status is 1 unless complete."""
+    from referee.commands._resume import resume_command
     from referee.commands._safe import esc
 
     if summary.reset:
@@ -376,8 +381,8 @@ def _report_run(err: Console, summary: RunSummary, repo: Repository, t: Tourname
     if not summary.complete:
         err.print(
             f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
-            f"the tournament is paused. Fix the bots and run: referee tournament resume "
-            f"{esc(t.name)}[/yellow]"
+            f"the tournament is paused. Fix the bots and resume: "
+            f"{esc(resume_command(args, t.name))}[/yellow]"
         )
     _print_table(repo, t)
     return 0 if summary.complete else 1

@@ -1,0 +1,36 @@
+"""The command that resumes a stopped tournament run, with every option the run was given that
+the resumed run needs again (the database above all: without it, resume looks elsewhere)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+#: Run options worth repeating, by their attribute: the option, and its default.
+_VALUED = (
+    ("db", "--db", None),
+    ("listen", "--listen", None),
+    ("remote_timeout", "--remote-timeout", DEFAULT_REMOTE_WAIT_S),
+    ("run_concurrency", "--concurrency-now", None),
+    ("web", "--web", None),
+    ("ladder", "--ladder", "main"),
+)
+_FLAGS = (
+    ("no_ladder", "--no-ladder"),
+    ("no_sandbox", "--no-sandbox"),
+    ("in_process", "--in-process"),
+    ("no_progress", "--no-progress"),
+)
+
+
+def resume_command(args: argparse.Namespace, name: str) -> str:
+    """``referee tournament resume NAME`` with the run's own options, ready to paste."""
+    words = ["referee", "tournament", "resume", name]
+    for attribute, option, default in _VALUED:
+        value = getattr(args, attribute, default)
+        if value is not None and value != default and not (option == "--ladder" and args.no_ladder):
+            words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
+    words += [option for attribute, option in _FLAGS if getattr(args, attribute, False)]
+    return shlex.join(words)
