@@ -56,6 +56,11 @@ def register(subparsers: Any) -> None:
         help="0: the result only (default); 1 (-v): the board, clocks and each bot's own "
         "output every move; 2: also the referee's log; 3: also its debug log",
     )
+    parser.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        help="colour the -v board (default: when the output is a terminal)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     _add_opening_options(parser)
     parser.add_argument(
@@ -136,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
-    observer = _Display(display, game.seat_names) if args.verbose else None
+    observer = _Display(display, game.seat_names, args.color) if args.verbose else None
     isolation = announce_isolation(args, "referee match")
 
     async def main() -> Any:
@@ -278,9 +283,10 @@ class _Display:
     """``-v``: the board and both clocks after every move, and what each bot printed (each
     line prefixed by its seat, as the course referee shows it)."""
 
-    def __init__(self, console: Any, seat_names: tuple[str, str]) -> None:
+    def __init__(self, console: Any, seat_names: tuple[str, str], color: bool | None) -> None:
         self.console = console
         self.seat_names = seat_names
+        self.color = console.is_terminal if color is None else color
         self._outputs: list[Any] = []
         self._seen: list[str] = []
 
@@ -318,7 +324,7 @@ class _Display:
             f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
             f"[dim]{move.time_s:.3f} s[/dim]   {times}"
         )
-        self.console.print(Text.from_ansi(state.render(color=self.console.is_terminal)))
+        self.console.print(Text.from_ansi(state.render(color=self.color)))
 
     def on_end(self, state: Any, report: Any) -> None:
         self.flush_output()
