@@ -263,20 +263,42 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
         f"[dim]({escape(verdict_label(summary['verdict'], summary['termination']))})[/dim]"
     )
     console.print(f"  {esc(summary['reason'], 1000)}")
-    for seat, (name, info) in enumerate(summary["seats"].items()):
+    for name, info in summary["seats"].items():
         bot = info["bot"].rsplit(".", 1)[-1] if "/" not in info["bot"] else info["bot"]
         console.print(
             f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s "
             f"{info['peak_memory_mb']:6.1f} MB  {info['moves']:>3} moves"
         )
-        offender = summary.get("offender")
-        if offender == name:
-            tail = result.bots[seat].output.tail(8) if result.bots else ""
-            if tail:
-                console.print(f"  [dim]{name}'s last output:[/dim]")
-                console.print("\n".join(esc(line, 1000) for line in tail.splitlines()), style="dim")
+    names = list(summary["seats"])
+    offender = summary.get("offender")
+    if offender in names and result.bots:
+        shown = last_output(result.bots[names.index(offender)].output.text())
+        if shown:
+            console.print(f"  [dim]{offender}'s last output:[/dim]")
+            # Indentation is kept (a traceback reads by it); each line's text is cleaned.
+            kept = (f"    {' ' * (len(ln) - len(ln.lstrip()))}{esc(ln, 1000)}" for ln in shown)
+            console.print("\n".join(kept), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
+
+
+#: Lines of a bot's output shown under the result: its last few, or its last traceback whole.
+LAST_LINES = 8
+MAX_TRACEBACK_LINES = 30
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def last_output(text: str) -> list[str]:
+    """The lines worth showing of a faulty bot's output: from its last traceback's first line
+    when one is near the end (never from the middle of one), else its last few lines."""
+    lines = text.rstrip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if starts and len(lines) - starts[-1] <= MAX_TRACEBACK_LINES:
+        return lines[starts[-1] :]
+    if starts:
+        # A traceback longer than we show: its first line, a mark, and its end.
+        return [lines[starts[-1]], "  [...]", *lines[-(MAX_TRACEBACK_LINES - 2) :]]
+    return lines[-LAST_LINES:]
 
 
 class _Display:
