@@ -373,8 +373,10 @@ def _report_run(
     err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo, args: Any
 ) -> int:
     """Say what the run did and print the table; the exit status is 1 unless complete."""
-    from referee.commands._resume import resume_command
+    from referee.commands._arena import console
+    from referee.commands._resume import next_steps, resume_command
     from referee.commands._safe import esc
+    from referee.text.names import display
 
     if summary.reset:
         err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
@@ -385,6 +387,8 @@ def _report_run(
             f"{esc(resume_command(args, t.name))}[/yellow]"
         )
     _print_table(repo, t)
+    games = repo.count_games(tournament_id=t.id)
+    console().print(display(next_steps(args, t.name, games), 1000), markup=False)
     return 0 if summary.complete else 1
 
 
