@@ -38,6 +38,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from referee.commands._arena import console
     from referee.storage import NotFoundError
+    from referee.storage.botnames import AmbiguousName, resolve_bot_name
 
     repo = open_repo(args)
     try:
@@ -48,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         version_id = None
         if args.bot:
             name, sep, version = args.bot.partition("@")
+            name = resolve_bot_name(repo, name)
             version_id = repo.find_bot_version(name, version if sep else None).id
-    except NotFoundError as exc:
+    except (NotFoundError, AmbiguousName) as exc:
         return fail("games", exc)
     labels = {v.id: v.label for v in repo.list_bot_versions()}
     games = repo.list_games(
