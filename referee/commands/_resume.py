@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from referee.storage import Repository, TournamentInfo
+    from referee.tournament.runner import RunSummary
 
 #: Run options worth repeating, by their attribute: the option, and its default.
 _VALUED = (
@@ -52,3 +60,31 @@ def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
         f"{games} games stored in {where} (tournament {name}). Next: `{listing}` lists them, "
         f"`referee serve{option}` shows the tables and replays at http://127.0.0.1:8080"
     )
+
+
+def report_run(
+    err: Console,
+    summary: RunSummary,
+    repo: Repository,
+    t: TournamentInfo,
+    args: argparse.Namespace,
+    print_table: Callable[[Any, Any], None],
+) -> int:
+    """Say what the run did, print the table and the closing line; the exit status is 1
+    unless the tournament is complete."""
+    from referee.commands._arena import console
+    from referee.commands._safe import esc
+    from referee.text.names import display
+
+    if summary.reset:
+        err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
+    if not summary.complete:
+        err.print(
+            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
+            f"the tournament is paused. Fix the bots and resume: "
+            f"{esc(resume_command(args, t.name))}[/yellow]"
+        )
+    print_table(repo, t)
+    games = repo.count_games(tournament_id=t.id)
+    console().print(display(next_steps(args, t.name, games), 1000), markup=False)
+    return 0 if summary.complete else 1

@@ -131,14 +131,10 @@ def run(args: argparse.Namespace) -> int:
         game = load_game_option(args.game, game_params(args))
         specs = [parse_bot_spec(args.first), parse_bot_spec(args.second)]
         control = time_control(args)
-    except (UnknownGameError, ValueError, TypeError) as exc:
-        print(f"referee match: {exc}", file=sys.stderr)
-        return 2
-    try:
         _check_record_path(args.record)
         refuse_unloadable(specs)
         opening, labels = _opening(args, game)
-    except ValueError as exc:
+    except (UnknownGameError, ValueError, TypeError) as exc:
         print(f"referee match: {exc}", file=sys.stderr)
         return 2
     observer = _Display(display, game.seat_names, args.color) if args.verbose else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
@@ -16,12 +16,6 @@ from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._tools_options import add_openings_option, register_export, store_openings
 from referee.commands.web import maybe_web, stop_serving
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from referee.storage import Repository, TournamentInfo
-    from referee.tournament.runner import RunSummary
 
 FORMATS = {
     "round-robin": "round_robin",
@@ -339,15 +333,14 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         from referee.commands._resume import resume_command
 
-        print(
-            "referee tournament: stopped; every bot was stopped. Resume with: "
-            + resume_command(args, t.name),
-            file=sys.stderr,
-        )
+        stopped = "referee tournament: stopped; every bot was stopped. Resume with: "
+        print(stopped + resume_command(args, t.name), file=sys.stderr)
         return 130
     except ValueError as exc:
         return fail("tournament run", exc)
-    return _report_run(err, summary, repo, t, args)
+    from referee.commands._resume import report_run
+
+    return report_run(err, summary, repo, t, args, _print_table)
 
 
 def _runner(
@@ -367,29 +360,6 @@ def _runner(
         no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
         queue=queue,
     )
-
-
-def _report_run(
-    err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo, args: Any
-) -> int:
-    """Say what the run did and print the table; the exit status is 1 unless complete."""
-    from referee.commands._arena import console
-    from referee.commands._resume import next_steps, resume_command
-    from referee.commands._safe import esc
-    from referee.text.names import display
-
-    if summary.reset:
-        err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
-    if not summary.complete:
-        err.print(
-            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
-            f"the tournament is paused. Fix the bots and resume: "
-            f"{esc(resume_command(args, t.name))}[/yellow]"
-        )
-    _print_table(repo, t)
-    games = repo.count_games(tournament_id=t.id)
-    console().print(display(next_steps(args, t.name, games), 1000), markup=False)
-    return 0 if summary.complete else 1
 
 
 async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -> Any:
