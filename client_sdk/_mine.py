@@ -67,8 +67,7 @@ def mine_main(argv: Sequence[str]) -> int:
         else:
             print(data.record_text.rstrip())
     elif args.what == "output":
-        print(f"game {data.game_id}, seat {data.seat} ({data.bot}):")
-        print(data.output.rstrip())
+        _print_output(data)
     else:
         _print_mine(data, args.what)
     return 0
@@ -107,5 +106,35 @@ def _print_mine(data: Any, what: str) -> None:
             seats = " vs ".join(g.seats)
             print(
                 f"  {g.game_id}{where}{kind}  {g.game}  {seats}  {g.result} ({g.verdict})  "
-                f"you: seat {g.my_seat}"
+                f"you: {seat_name(g.game, g.my_seat)}"
             )
+
+
+def seat_name(game: str, seat: int) -> str:
+    """``RED``/``BLUE`` (``CHOOSER``/``PLACER`` in ATT): how the game names the seat."""
+    from engine.errors import UnknownGameError
+    from engine.registry import load_game
+
+    try:
+        names = load_game(game).seat_names
+    except UnknownGameError:
+        return f"seat {seat}"
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
+def _print_output(data: Any) -> None:
+    from engine.errors import EngineError
+    from engine.records import read_record
+
+    try:
+        game = read_record(data.record, verify=False).game
+    except (EngineError, ValueError):
+        game = ""
+    print(f"game {data.game_id}, {seat_name(game, data.seat)} ({data.bot}):")
+    if data.remote:
+        print(
+            "  this bot ran on your own machine (it connected over the network): its output "
+            "is not kept by the referee; it stayed where the bot ran (its terminal or log)"
+        )
+    else:
+        print(data.output.rstrip() or "  (it printed nothing)")

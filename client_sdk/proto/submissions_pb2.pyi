@@ -387,6 +387,7 @@ class MyOutput(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     OUTPUT_FIELD_NUMBER: _builtins.int
     RECORD_FIELD_NUMBER: _builtins.int
+    REMOTE_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seat: _builtins.int
     bot: _builtins.str
@@ -394,6 +395,10 @@ class MyOutput(_message.Message):
     """The caller's bot's captured output (stdout and stderr, bounded)."""
     record: _builtins.str
     """The game's record (PGN-like)."""
+    remote: _builtins.bool
+    """The seat's bot connected over the network (it ran on its author's own machine): what it
+    printed stayed there, and `output` is empty.
+    """
     def __init__(
         self,
         *,
@@ -402,10 +407,11 @@ class MyOutput(_message.Message):
         bot: _builtins.str = ...,
         output: _builtins.str = ...,
         record: _builtins.str = ...,
+        remote: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game_id", b"game_id", "output", b"output", "record", b"record", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game_id", b"game_id", "output", b"output", "record", b"record", "remote", b"remote", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.com
     from rich.console import Console
     from rich.progress import TaskID
 
+    from referee.commands._fit import FitTable
     from referee.commands._safe import SafeTable as Table
     from referee.ratings.ladder import LadderRow
     from referee.storage import GameSummary, Repository
@@ -69,41 +70,33 @@ def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, width=120 if piped else None, soft_wrap=piped)
 
 
-LEADERBOARD_COLUMNS = (
-    ("#", "right"),
-    ("bot", "left"),
-    ("Elo", "right"),
-    ("± 95%", "right"),
-    ("inc. Elo", "right"),
-    ("games", "right"),
-    ("W", "right"),
-    ("D", "right"),
-    ("L", "right"),
-    ("score", "right"),
-    ("forfeits", "left"),
-)
+#: What ``inc. Elo`` is, said under every Elo table.
+INCREMENTAL_NOTE = "inc. Elo: updated after each game, in the order played"
 
 
-def leaderboard_table(st: Standings, title: str) -> Table:
-    """The rich table of a :class:`referee.tournament.standings.Standings`."""
-    from referee.commands._safe import SafeTable as Table
+def leaderboard_table(st: Standings, title: str) -> FitTable:
+    """The table of a :class:`referee.tournament.standings.Standings`, laid out for the
+    terminal (:mod:`referee.commands._fit`): at 80 columns every number stays whole, names
+    are cut with "…", and forfeits move under the table when they do not fit beside it."""
+    from referee.commands._fit import Col, FitTable
 
     board = st.board
-    table = Table(title=title, caption=f"Elo: maximum likelihood, anchor: {board.anchor}")
-    # Numbers never wrap or shrink; the bot names and the forfeits wrap instead, so the table
-    # keeps every essential column at 80 columns.
-    for name, justify in LEADERBOARD_COLUMNS:
-        wraps = name in ("bot", "forfeits")
-        table.add_column(
-            name,
-            justify=justify,  # type: ignore[arg-type]
-            no_wrap=not wraps,
-            overflow="fold" if wraps else "ignore",
-            min_width=10 if wraps else len(name),
-        )
+    columns = [
+        Col("#", "right"),
+        Col("bot", shrink=True, min_width=8, max_width=32),
+        Col("Elo", "right"),
+        Col("± 95%", "right"),
+        Col("inc. Elo", "right"),
+        Col("games", "right"),
+        Col("W", "right"),
+        Col("D", "right"),
+        Col("L", "right"),
+        Col("score", "right"),
+        Col("forfeits", footnote=True),
+    ]
     shown = display_names([r.player for r in board.rows])
-    for r in board.rows:
-        table.add_row(
+    rows = [
+        [
             str(r.rank),
             shown[r.player],
             "-" if r.elo is None else f"{r.elo:.0f}",
@@ -114,9 +107,12 @@ def leaderboard_table(st: Standings, title: str) -> Table:
             str(r.draws),
             str(r.losses),
             "-" if r.score_pct is None else f"{r.score_pct:.1f}%",
-            ", ".join(f"{v} {n}" for v, n in sorted(r.forfeits.items())) or "",
-        )
-    return table
+            ", ".join(f"{v} {n}" for v, n in sorted(r.forfeits.items())),
+        ]
+        for r in board.rows
+    ]
+    caption = f"Elo: maximum likelihood, anchor: {board.anchor}. {INCREMENTAL_NOTE}"
+    return FitTable(columns, rows, title=title, caption=caption, key=1)
 
 
 def cross_table(st: Standings) -> Table:
@@ -197,13 +193,32 @@ def table_json(st: Standings, tournament: str | None) -> str:
 
 
 def write_out(target: str, text: str) -> None:
-    """Write ``text`` to a file, or to stdout for ``-``."""
+    """Write ``text`` to a file, or to stdout for ``-``; ``ValueError`` with one line when the
+    file cannot be written (callers check the path first: :func:`check_output`)."""
+    from referee.commands._outpath import write_problem
+
     if target == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
-    else:
+        return
+    try:
         with open(target, "w", encoding="utf-8") as handle:
             handle.write(text)
+    except OSError as exc:
+        raise ValueError(write_problem(target, exc)) from None
+
+
+def check_output(option: str, target: str) -> str | None:
+    """The line to fail with when ``option``'s file cannot be written (``None``: it can)."""
+    from referee.commands._outpath import output_problem
+
+    problem = output_problem(target)
+    return None if problem is None else f"{option} {problem}"
+
+
+#: The progress line's tournament name and game count ("123/456"), in columns.
+NAME_WIDTH = 16
+COUNT_WIDTH = 7
 
 
 class ProgressDisplay:
@@ -220,26 +235,34 @@ class ProgressDisplay:
         )
         from rich.table import Column
 
-        def fixed() -> Column:
-            return Column(no_wrap=True)
+        # Every part but the last game's label has a fixed width, and the label gets exactly
+        # what is left of the line: rich would otherwise shrink every column at once (at 80
+        # columns the count and the ETA became "…"). The tournament name is cut with "…".
+        bar = 20 if console.width >= 100 else 12
+        widths = (NAME_WIDTH, bar, COUNT_WIDTH, len("games"), 7, len("ETA"), 7)
+        left = console.width - sum(widths) - len(widths)
 
-        # Fixed-width parts keep their width at 80 columns; only the last game's label and the
-        # tournament name give way (cut with an ellipsis).
+        def fixed(width: int, justify: str = "left") -> Column:
+            return Column(
+                no_wrap=True,
+                min_width=width,
+                max_width=width,
+                overflow="ellipsis",
+                justify=justify,  # type: ignore[arg-type]
+            )
+
         self.progress = Progress(
-            TextColumn(
-                "[bold]{task.description}",
-                table_column=Column(no_wrap=True, overflow="ellipsis", max_width=20),
-            ),
-            BarColumn(bar_width=20, table_column=fixed()),
-            MofNCompleteColumn(table_column=fixed()),
-            TextColumn("games", table_column=fixed()),
-            TimeElapsedColumn(table_column=fixed()),
-            TextColumn("ETA", table_column=fixed()),
-            TimeRemainingColumn(table_column=fixed()),
-            TextColumn(
-                "{task.fields[last]}",
-                style="dim",
-                table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+            TextColumn("[bold]{task.description}", table_column=fixed(NAME_WIDTH)),
+            BarColumn(bar_width=bar, table_column=fixed(bar)),
+            MofNCompleteColumn(table_column=fixed(COUNT_WIDTH, "right")),
+            TextColumn("games", table_column=fixed(len("games"))),
+            TimeElapsedColumn(table_column=fixed(7)),
+            TextColumn("ETA", table_column=fixed(len("ETA"))),
+            TimeRemainingColumn(table_column=fixed(7)),
+            *(
+                [TextColumn("{task.fields[last]}", style="dim", table_column=fixed(left - 1))]
+                if left > 10
+                else []
             ),
             console=console,
             transient=False,

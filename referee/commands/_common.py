@@ -12,12 +12,13 @@ from referee.match.clock import DEFAULT_GAME_TIME_S, DEFAULT_GRACE_S
 DEFAULT_MEMORY_MB = 250.0
 
 
-def add_limit_options(parser: argparse.ArgumentParser, *, course_flags: bool = False) -> None:
-    """The clock and memory options; ``course_flags`` adds the course referee's ``-t`` and
-    ``-s`` spellings of ``--time`` and ``--memory``."""
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The clock and memory options, on every command that takes limits, with the course
+    referee's ``-t`` and ``-s`` spellings of ``--time`` and ``--memory``."""
     group = parser.add_argument_group("limits")
     group.add_argument(
-        *(("-t", "--time") if course_flags else ("--time",)),
+        "-t",
+        "--time",
         type=float,
         default=DEFAULT_GAME_TIME_S,
         metavar="S",
@@ -41,7 +42,9 @@ def add_limit_options(parser: argparse.ArgumentParser, *, course_flags: bool = F
         help="slack beyond a limit before a bot is out of time (default %(default)g)",
     )
     group.add_argument(
-        *(("-s", "--space", "--memory") if course_flags else ("--memory",)),
+        "-s",
+        "--space",
+        "--memory",
         dest="memory",
         type=float,
         default=DEFAULT_MEMORY_MB,

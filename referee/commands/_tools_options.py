@@ -43,15 +43,17 @@ def register_export(sub: Any) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from referee.analysis.export import tournament_pgn
-    from referee.commands._arena import write_out
+    from referee.commands._arena import check_output, write_out
     from referee.storage import NotFoundError
 
+    if problem := check_output("-o", args.output):
+        return fail("tournament export", problem)
     repo = open_repo(args)
     try:
         text, count = tournament_pgn(repo, args.name)
-    except NotFoundError as exc:
+        write_out(args.output, text)
+    except (NotFoundError, ValueError) as exc:
         return fail("tournament export", exc)
-    write_out(args.output, text)
     if args.output != "-":
         print(f"wrote {count} games to {args.output}")
     return 0

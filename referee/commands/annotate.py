@@ -38,10 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.records import read_record, record_to_json, write_record
     from referee.analysis.annotate import annotate
     from referee.analysis.recordfile import is_json, issue_lines, read_record_file
-    from referee.commands._arena import open_repo, write_out
+    from referee.commands._arena import check_output, open_repo
 
     if (args.file is None) == (args.game_id is None):
         return fail("annotate", "give a record FILE or --game ID")
+    if args.file is not None and (problem := check_output("-o", args.output)):
+        return fail("annotate", problem)
     if not 1 <= args.nodes <= 10_000_000:
         return fail("annotate", "--nodes must be 1..10000000")
     repo = None
@@ -77,16 +79,25 @@ def run(args: argparse.Namespace) -> int:
         annotated, judgements = annotate(record, nodes=args.nodes, progress=show)
     except ValueError as exc:
         return fail("annotate", exc)
-    text = write_record(annotated)
     if repo is not None:
         data = record_to_json(annotated)
         if detail.record_json is not None and "referee" in detail.record_json:
             data["referee"] = detail.record_json["referee"]
-        repo.set_game_record(key, text, data)
+        repo.set_game_record(key, write_record(annotated), data)
         marked = sum(1 for j in judgements if j.glyph)
         print(f"game {args.game_id}: {marked} of {len(judgements)} moves marked; record stored")
         return 0
-    if as_json:
-        text = json.dumps(record_to_json(annotated), indent=2) + "\n"
-    write_out(args.output, text)
+    return _write(args.output, annotated, as_json)
+
+
+def _write(output: str, annotated: Any, as_json: bool) -> int:
+    """Write the annotated record in its own syntax; one line if the file cannot be written."""
+    from engine.records import record_to_json, write_record
+    from referee.commands._arena import write_out
+
+    text = json.dumps(record_to_json(annotated), indent=2) + "\n" if as_json else None
+    try:
+        write_out(output, text or write_record(annotated))
+    except ValueError as exc:
+        return fail("annotate", exc)
     return 0

@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
     show = sub.add_parser(
         "show", help="a bot's versions, validation verdicts and output, and their games"
     )
-    show.add_argument("name")
+    show.add_argument("name", help="the bot's name, or its short form (my_bot for alice/my_bot)")
     show.add_argument("--json", action="store_true", help="one JSON object")
     show.set_defaults(func=_show)
     for p in (add, listing, show):
@@ -113,12 +113,13 @@ def _show(args: argparse.Namespace) -> int:
 
     from referee.commands._botviews import bot_detail
     from referee.storage import NotFoundError
+    from referee.storage.botnames import AmbiguousName, resolve_bot_name
     from referee.text.names import display
 
     repo = open_repo(args)
     try:
-        detail = bot_detail(repo, args.name)
-    except NotFoundError as exc:
+        detail = bot_detail(repo, resolve_bot_name(repo, args.name))
+    except (NotFoundError, AmbiguousName) as exc:
         return fail("bot show", exc)
     if args.json:
         print(json.dumps(detail))

@@ -72,14 +72,25 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from referee.commands._arena import write_out
+    from referee.commands._arena import check_output
     from referee.storage import NotFoundError
 
+    if problem := check_output("-o", args.output):
+        return fail("game export", problem)
     repo = open_repo(args)
     try:
         detail = repo.get_game(int(args.id) if args.id.isdigit() else args.id)
     except NotFoundError as exc:
         return fail("game export", exc)
+    try:
+        return _write_export(args, detail)
+    except ValueError as exc:
+        return fail("game export", exc)
+
+
+def _write_export(args: argparse.Namespace, detail: Any) -> int:
+    from referee.commands._arena import write_out
+
     if args.form == "json":
         if detail.record_json is None:
             return fail("game export", "this game has no JSON record", 1)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from referee.commands._arena import add_db_option, fail, open_repo
 
 if TYPE_CHECKING:
-    from referee.commands._safe import SafeTable as Table
+    from referee.commands._fit import FitTable
     from referee.storage import GameSummary
 
 
@@ -38,6 +38,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from referee.commands._arena import console
     from referee.storage import NotFoundError
+    from referee.storage.botnames import AmbiguousName, resolve_bot_name
 
     repo = open_repo(args)
     try:
@@ -48,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
         version_id = None
         if args.bot:
             name, sep, version = args.bot.partition("@")
+            name = resolve_bot_name(repo, name)
             version_id = repo.find_bot_version(name, version if sep else None).id
-    except NotFoundError as exc:
+    except (NotFoundError, AmbiguousName) as exc:
         return fail("games", exc)
     labels = {v.id: v.label for v in repo.list_bot_versions()}
     games = repo.list_games(
@@ -89,28 +91,39 @@ def game_json(g: GameSummary, labels: Mapping[int, str]) -> dict[str, Any]:
     }
 
 
-def _games_table(games: Sequence[GameSummary], labels: Mapping[int, str]) -> Table:
+def _games_table(games: Sequence[GameSummary], labels: Mapping[int, str]) -> FitTable:
+    """The games, laid out for the terminal: the id column (what ``game export ID`` takes)
+    never gives way, long names are cut with "…", the reason wraps; piped, one row a line."""
     from referee.commands._arena import display_names
-    from referee.commands._safe import SafeTable as Table
+    from referee.commands._fit import Col, FitTable
 
-    table = Table(title=f"Games ({len(games)})")
-    columns = ("id", "game", "first seat", "second seat", "result", "verdict", "plies", "sandbox")
-    for column in columns:
-        table.add_column(column, no_wrap=True)
-    table.add_column("reason", overflow="fold")
     shown = display_names(sorted(set(labels.values())))
+    columns = [
+        Col("id", "right"),
+        Col("game"),
+        Col("first", shrink=True, max_width=24),
+        Col("second", shrink=True, max_width=24),
+        Col("result"),
+        Col("verdict"),
+        Col("plies", "right"),
+        Col("sandbox", shrink=True, max_width=14),
+        Col("reason", wrap=True, min_width=12),
+    ]
+    rows = []
     for g in games:
         seats = [shown.get(labels.get(s.bot_version_id, "?"), "?") for s in g.seats]
         flag = " (void)" if g.voided and g.counted else ("" if g.counted else " (replayed)")
-        table.add_row(
-            str(g.id),
-            g.game,
-            seats[0] if seats else "",
-            seats[1] if len(seats) > 1 else "",
-            g.result + flag,
-            str(g.verdict),
-            str(g.plies),
-            g.sandbox or "-",
-            g.reason,
+        rows.append(
+            [
+                str(g.id),
+                g.game,
+                seats[0] if seats else "",
+                seats[1] if len(seats) > 1 else "",
+                g.result + flag,
+                str(g.verdict),
+                str(g.plies),
+                g.sandbox or "-",
+                g.reason,
+            ]
         )
-    return table
+    return FitTable(columns, rows, title=f"Games ({len(games)})")

@@ -34,6 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def subcommand_names(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The names of the ``referee`` commands (``match``, ``serve``...)."""
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return frozenset(actions[0].choices) if actions else frozenset()
+
+
 def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     """The (sub)subcommand's own parser, for its usage line and option names."""
     current = parser

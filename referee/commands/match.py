@@ -42,7 +42,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("first", metavar="RED", help="the bot in the first seat")
     parser.add_argument("second", metavar="BLUE", help="the bot in the second seat")
     add_game_options(parser)
-    add_limit_options(parser, course_flags=True)
+    add_limit_options(parser)
     parser.add_argument("--record", metavar="FILE", help="write the game record (.json: JSON)")
     parser.add_argument(
         "-v",
@@ -54,6 +54,11 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="0: the result only (default); 1 (-v): the board, clocks and each bot's own "
         "output every move; 2: also the referee's log; 3: also its debug log",
+    )
+    parser.add_argument(
+        "--color",
+        action=argparse.BooleanOptionalAction,
+        help="colour the -v board (default: when the output is a terminal)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     _add_opening_options(parser)
@@ -125,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         game = load_game_option(args.game, game_params(args))
         specs = [parse_bot_spec(args.first), parse_bot_spec(args.second)]
         control = time_control(args)
+        _check_record_path(args.record)
     except (UnknownGameError, ValueError, TypeError) as exc:
         return _not_started(args, str(exc))
     isolation = announce_isolation(args, "referee match")
@@ -132,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(ready, int):
         return ready
     opening, labels = ready
-    observer = _Display(display, game.seat_names) if args.verbose else None
+    observer = _Display(display, game.seat_names, args.color) if args.verbose else None
 
     async def main() -> Any:
         # SIGTERM: the game may finish within the grace period, else it is recorded as
@@ -239,22 +245,46 @@ def _report(
 ) -> int:
     """Write the record, print the result; the exit status is 1 for an aborted game."""
     report = result.report
-    if args.record:
-        from referee.match.records import write_record_file
-
-        write_record_file(args.record, report, game)
+    unwritten = _write_record(args.record, report, game)
     summary = report.summary()
     for seat, name in enumerate(report.seat_names):
         summary["seats"][name]["spec"] = specs[seat].value
         summary["seats"][name]["exit"] = result.bots[seat].describe_exit() if result.bots else None
     summary["sandbox"] = report.labels.get("sandbox", "none")
-    if args.record:
+    if args.record and unwritten is None:
         summary["record"] = args.record
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
         _print_result(display, summary, result)
+    if unwritten is not None:
+        print(f"referee match: {unwritten}", file=sys.stderr)
+        return 2
     return 1 if summary["verdict"] == "aborted" else 0
+
+
+def _check_record_path(record: str | None) -> None:
+    """``ValueError`` naming ``--record`` when its file cannot be written: said before the game
+    is played, not after it."""
+    from referee.commands._outpath import output_problem
+
+    problem = output_problem(record) if record else None
+    if record == "-" or problem is not None:
+        raise ValueError(f"--record {problem or '-: give a file name'}")
+
+
+def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | None:
+    """Write the record file; the line saying why when it could not be written after all."""
+    if not record:
+        return None
+    from referee.commands._outpath import write_problem
+    from referee.match.records import write_record_file
+
+    try:
+        write_record_file(record, report, game)
+    except OSError as exc:
+        return write_problem(record, exc)
+    return None
 
 
 def _add_opening_options(parser: argparse.ArgumentParser) -> None:
@@ -296,29 +326,52 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
         f"[dim]({escape(verdict_label(summary['verdict'], summary['termination']))})[/dim]"
     )
     console.print(f"  {esc(summary['reason'], 1000)}")
-    for seat, (name, info) in enumerate(summary["seats"].items()):
+    for name, info in summary["seats"].items():
         bot = info["bot"].rsplit(".", 1)[-1] if "/" not in info["bot"] else info["bot"]
         console.print(
             f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s "
             f"{info['peak_memory_mb']:6.1f} MB  {info['moves']:>3} moves"
         )
-        offender = summary.get("offender")
-        if offender == name:
-            tail = result.bots[seat].output.tail(8) if result.bots else ""
-            if tail:
-                console.print(f"  [dim]{name}'s last output:[/dim]")
-                console.print("\n".join(esc(line, 1000) for line in tail.splitlines()), style="dim")
+    names = list(summary["seats"])
+    offender = summary.get("offender")
+    if offender in names and result.bots:
+        shown = last_output(result.bots[names.index(offender)].output.text())
+        if shown:
+            console.print(f"  [dim]{offender}'s last output:[/dim]")
+            # Indentation is kept (a traceback reads by it); each line's text is cleaned.
+            kept = (f"    {' ' * (len(ln) - len(ln.lstrip()))}{esc(ln, 1000)}" for ln in shown)
+            console.print("\n".join(kept), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
+
+
+#: Lines of a bot's output shown under the result: its last few, or its last traceback whole.
+LAST_LINES = 8
+MAX_TRACEBACK_LINES = 30
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def last_output(text: str) -> list[str]:
+    """The lines worth showing of a faulty bot's output: from its last traceback's first line
+    when one is near the end (never from the middle of one), else its last few lines."""
+    lines = text.rstrip().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(_TRACEBACK)]
+    if starts and len(lines) - starts[-1] <= MAX_TRACEBACK_LINES:
+        return lines[starts[-1] :]
+    if starts:
+        # A traceback longer than we show: its first line, a mark, and its end.
+        return [lines[starts[-1]], "  [...]", *lines[-(MAX_TRACEBACK_LINES - 2) :]]
+    return lines[-LAST_LINES:]
 
 
 class _Display:
     """``-v``: the board and both clocks after every move, and what each bot printed (each
     line prefixed by its seat, as the course referee shows it)."""
 
-    def __init__(self, console: Any, seat_names: tuple[str, str]) -> None:
+    def __init__(self, console: Any, seat_names: tuple[str, str], color: bool | None) -> None:
         self.console = console
         self.seat_names = seat_names
+        self.color = console.is_terminal if color is None else color
         self._outputs: list[Any] = []
         self._seen: list[str] = []
 
@@ -356,7 +409,7 @@ class _Display:
             f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
             f"[dim]{move.time_s:.3f} s[/dim]   {times}"
         )
-        self.console.print(Text.from_ansi(state.render(color=self.console.is_terminal)))
+        self.console.print(Text.from_ansi(state.render(color=self.color)))
 
     def on_end(self, state: Any, report: Any) -> None:
         self.flush_output()

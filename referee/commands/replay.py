@@ -14,14 +14,24 @@ def register(subparsers: Any) -> None:
         description=(
             "Read a record and replay every move against the rules. Each problem is printed "
             "as FILE:LINE:COLUMN: message, one per line, and the exit code is 2. A good "
-            "record prints its tags and the final position (or the one after --ply N)."
+            "record prints its tags and the final position (or the one after --ply N; --all for "
+            "every position in turn)."
         ),
     )
     parser.add_argument("file", metavar="FILE", help="a .pgn (PGN-like) or .json record")
     parser.add_argument(
         "--ply", type=int, help="the position after N moves (negative: from the end)"
     )
-    parser.add_argument("--board", action="store_true", help="print the board after every move")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every position in turn, each after its move (up to --ply N when given)",
+    )
+    parser.add_argument(
+        "--board",
+        action="store_true",
+        help="the board (shown by default: the final one, or the one after --ply N)",
+    )
     parser.add_argument("--svg", metavar="OUT", help="write the position as SVG (- for stdout)")
     parser.add_argument("--color", action="store_true", help="ANSI colours on the board")
     parser.set_defaults(func=run)
@@ -31,8 +41,12 @@ def run(args: argparse.Namespace) -> int:
     from engine.errors import RecordError
     from engine.records import positions, replay
     from referee.analysis.recordfile import issue_lines, read_record_file
+    from referee.commands._arena import check_output
     from referee.text.names import display
 
+    if args.svg and (problem := check_output("--svg", args.svg)):
+        print(f"referee replay: {problem}", file=sys.stderr)
+        return 2
     try:
         record = read_record_file(args.file)
     except OSError as exc:
@@ -51,7 +65,11 @@ def run(args: argparse.Namespace) -> int:
         from engine.render.svg import render_svg
         from referee.commands._arena import write_out
 
-        write_out(args.svg, render_svg(state))
+        try:
+            write_out(args.svg, render_svg(state))
+        except ValueError as exc:
+            print(f"referee replay: {exc}", file=sys.stderr)
+            return 2
         if args.svg == "-":
             return 0
     # A record file may come from anywhere: its names and sentences are shown cleaned.
@@ -62,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         print(display(record.reason, 1000))
     total = record.plies
     target = total if args.ply is None else args.ply if args.ply >= 0 else total + args.ply
-    if args.board:
+    if args.all:
         for index, position in enumerate(positions(record)):
             if index > target:
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
@@ -16,12 +16,6 @@ from referee.commands._queued import add_queue_option, queue_for
 from referee.commands._tools_options import add_openings_option, register_export, store_openings
 from referee.commands.web import maybe_web, stop_serving
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from referee.storage import Repository, TournamentInfo
-    from referee.tournament.runner import RunSummary
 
 FORMATS = {
     "round-robin": "round_robin",
@@ -340,15 +334,16 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     try:
         summary = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        print(
-            f"referee tournament: stopped; every bot was stopped. Continue with: "
-            f"referee tournament resume {t.name}",
-            file=sys.stderr,
-        )
+        from referee.commands._resume import resume_command
+
+        stopped = "referee tournament: stopped; every bot was stopped. Resume with: "
+        print(stopped + resume_command(args, t.name), file=sys.stderr)
         return 130
     except ValueError as exc:
         return fail("tournament run", exc)
-    return _report_run(err, summary, repo, t)
+    from referee.commands._resume import report_run
+
+    return report_run(err, summary, repo, t, args, _print_table)
 
 
 def _runner(
@@ -368,22 +363,6 @@ def _runner(
         no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
         queue=queue,
     )
-
-
-def _report_run(err: Console, summary: RunSummary, repo: Repository, t: TournamentInfo) -> int:
-    """Say what the run did and print the table; the exit status is 1 unless complete."""
-    from referee.commands._safe import esc
-
-    if summary.reset:
-        err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
-    if not summary.complete:
-        err.print(
-            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
-            f"the tournament is paused. Fix the bots and run: referee tournament resume "
-            f"{esc(t.name)}[/yellow]"
-        )
-    _print_table(repo, t)
-    return 0 if summary.complete else 1
 
 
 async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -> Any:

@@ -14,7 +14,7 @@ from datetime import datetime
 from client_sdk.proto import submissions_pb2 as spb
 from referee.server import bounds
 from referee.server.callers import Caller, may_read_game, own_seat, private_game
-from referee.storage import GameSummary, PlayerInfo, Repository
+from referee.storage import GameSummary, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.submissions import SubmissionInfo
 
@@ -118,6 +118,7 @@ def my_output(repo: Repository, caller: Caller, game_id: str, seat: int | None) 
         bot=version.label,
         output=detail.stderr[wanted] or "",
         record=detail.record_text or "",
+        remote=version.source_kind is SourceKind.REMOTE,
     )
 
 

@@ -21,7 +21,10 @@ from referee.storage.repository import Repository
 
 @dataclass(frozen=True, slots=True)
 class VersionName:
-    """How a bot version is named on a page: ``owner/bot`` plus its version."""
+    """How a bot version is named on a page: the bot's registered name (unique, and what the
+    CLI and the API call it) plus its version. A bot a student's client registered already
+    names its owner (``alice/my_bot``, an upload ``alice-my_bot``); the owner is not added
+    again."""
 
     id: int
     bot_id: int
@@ -37,7 +40,7 @@ class VersionName:
 
     @property
     def display(self) -> str:
-        return f"{self.owner}/{self.bot}" if self.owner else self.bot
+        return self.bot
 
 
 @dataclass(frozen=True, slots=True)

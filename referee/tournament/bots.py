@@ -21,6 +21,7 @@ from referee.storage import (
     Repository,
     SourceKind,
 )
+from referee.storage.botnames import short_name_matches
 from referee.storage.content import content_hash
 from referee.text.names import as_name
 
@@ -128,7 +129,8 @@ def register_remote(
 
 def resolve_bot(repo: Repository, text: str) -> BotVersionInfo:
     """The one bot ``text`` names: a registered ``name[@version]`` (``owner/name`` for a bot
-    its owner's client registered, or just ``name`` when one owner has it), else a launchable
+    its owner's client registered, ``owner-name`` for an upload, or just ``name`` when one
+    bot has it as its short form: :mod:`referee.storage.botnames`), else a launchable
     bot registered now. ``ValueError`` listing the matches when ``text`` names several (e.g. an
     example module and a student's bot of the same name): nothing is picked silently."""
     if text.startswith(("sdk:", "cmd:")):
@@ -143,8 +145,7 @@ def resolve_bot(repo: Repository, text: str) -> BotVersionInfo:
         except NotFoundError:
             if sep and "/" not in name:
                 raise
-        names = {v.bot_name for v in repo.list_bot_versions()}
-        owned = sorted(n for n in names if n.endswith(f"/{name}"))
+        owned = short_name_matches(repo, name)
     local = _launchable(text)
     if local and owned:
         raise ValueError(

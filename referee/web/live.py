@@ -35,7 +35,7 @@ from engine.render.style import fill_for
 from referee.match.verdicts import Verdict
 from referee.server.live import LiveEnd, LiveGame, LiveMove
 from referee.web.context import web_of
-from referee.web.replay import new_cells
+from referee.web.replay import new_cells, result_sentence
 
 HEARTBEAT_S = 15.0
 #: Encoded events kept (per game and ply); old games fall out first.
@@ -126,14 +126,13 @@ def end_payload(live: LiveGame, end: LiveEnd) -> dict[str, Any]:
         head = "Draw"
     else:
         head = f"{live.seat_names[end.winner_seat]} wins"
-    reason = end.reason.rstrip(".")
     return {
         "result": end.result,
         "verdict": str(end.verdict),
         "termination": str(end.termination or ""),
         "reason": end.reason,
         "winner_seat": end.winner_seat,
-        "sentence": f"{head}: {reason}." if reason else f"{head}.",
+        "sentence": result_sentence(head, end.reason, head),
     }
 
 

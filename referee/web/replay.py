@@ -112,8 +112,17 @@ def verdict_sentence(summary: GameSummary, seat_names: Sequence[str]) -> str:
     else:
         head = f"{seat_names[summary.winner_seat]} wins"
     detail = f" ({verdict.label})" if verdict.is_fault else ""
-    reason = summary.reason.rstrip(".")
-    return f"{head}{detail}: {reason}." if reason else f"{head}{detail}."
+    return result_sentence(head + detail, summary.reason, head)
+
+
+def result_sentence(head: str, reason: str, result: str) -> str:
+    """``head: reason.``, where a reason that closes with the result itself (the rules'
+    ``RED has no legal move; BLUE wins``) does not say it a second time."""
+    reason = reason.rstrip(". ")
+    closing = f"; {result}"
+    if reason.lower().endswith(closing.lower()):
+        reason = reason[: -len(closing)]
+    return f"{head}: {reason}." if reason else f"{head}."
 
 
 def _record(detail: GameDetail) -> GameRecord | None:

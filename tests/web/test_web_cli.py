@@ -40,7 +40,7 @@ def test_referee_web_serves_a_database_and_stops_on_sigterm(
         url = _wait_file(address, proc, time.monotonic() + 30)
         with urllib.request.urlopen(f"{url}/leaderboard/tetress", timeout=10) as r:
             page = r.read().decode()
-        assert "alice/alpha" in page
+        assert ">alpha</a>" in page
         with urllib.request.urlopen(f"{url}/api/live", timeout=10) as r:
             assert r.read() == b"[]"
     finally:

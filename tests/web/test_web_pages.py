@@ -100,10 +100,11 @@ def test_hostile_bot_name_is_escaped_everywhere(client: TestClient, ids: dict[st
 def test_leaderboard_lists_bots_with_ratings_and_sorts(
     client: TestClient, ids: dict[str, Any]
 ) -> None:
-    """The Tetress table shows owner/bot, rating ± interval, W/D/L, provisional marks; sorting
-    by games puts the bot with most games first, and the htmx request gets only the table."""
+    """The Tetress table shows each bot by its name, rating ± interval, W/D/L, provisional
+    marks; sorting by games puts the bot with most games first, and the htmx request gets
+    only the table."""
     page = client.get("/leaderboard/tetress").text
-    assert "alice/alpha" in page and "bob/beta" in page
+    assert ">alpha</a>" in page and ">beta</a>" in page
     assert re.search(r"\d+ <span class=\"ci\">± \d+</span>", page)
     assert 'class="prov"' in page
     assert 'id="ladder"' in page

@@ -28,7 +28,7 @@ def test_pages_and_queries_on_postgres(
             assert data_mark(repo) == (max(ids["games"]), 6, max(ids["versions"]))
             assert len(played_games(repo)) == 6
             assert [g.id for g in recent_games(repo, limit=2)] == ids["games"][-1:-3:-1]
-            assert version_names(repo)[ids["versions"][0]].display == "alice/alpha"
+            assert version_names(repo)[ids["versions"][0]].display == "alpha"
             app = create_app(repo, LiveHub(), WebSettings(secret=b"postgres-test-secret-123"))
             with TestClient(app) as client:
                 board = client.get("/api/leaderboard/tetress").json()

@@ -1,0 +1,90 @@
+"""What to run after a tournament run: the command that resumes a stopped one, with every option
+the resumed run needs again (the database above all: without it, resume looks elsewhere), and,
+after a finished one, where the games went and the commands that show them."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from referee.storage import Repository, TournamentInfo
+    from referee.tournament.runner import RunSummary
+
+#: Run options worth repeating, by their attribute: the option, and its default.
+_VALUED = (
+    ("db", "--db", None),
+    ("listen", "--listen", None),
+    ("remote_timeout", "--remote-timeout", DEFAULT_REMOTE_WAIT_S),
+    ("run_concurrency", "--concurrency-now", None),
+    ("web", "--web", None),
+    ("ladder", "--ladder", "main"),
+)
+_FLAGS = (
+    ("no_ladder", "--no-ladder"),
+    ("no_sandbox", "--no-sandbox"),
+    ("in_process", "--in-process"),
+    ("no_progress", "--no-progress"),
+)
+
+
+def resume_command(args: argparse.Namespace, name: str) -> str:
+    """``referee tournament resume NAME`` with the run's own options, ready to paste."""
+    words = ["referee", "tournament", "resume", name]
+    for attribute, option, default in _VALUED:
+        value = getattr(args, attribute, default)
+        if value is not None and value != default and not (option == "--ladder" and args.no_ladder):
+            words += [option, f"{value:g}" if isinstance(value, float) else str(value)]
+    words += [option for attribute, option in _FLAGS if getattr(args, attribute, False)]
+    return shlex.join(words)
+
+
+def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
+    """One closing line: how many games went to which database, and the next commands."""
+    import os
+
+    from referee.commands._dbopen import shown
+    from referee.storage.db import ENV_VAR
+
+    db = getattr(args, "db", None)
+    where = shown(db or os.environ.get(ENV_VAR) or "./arena.db")
+    option = f" --db {shlex.quote(db)}" if db else ""
+    listing = shlex.join(["referee", "games", "--tournament", name]) + option
+    return (
+        f"{games} games stored in {where} (tournament {name}). Next: `{listing}` lists them, "
+        f"`referee serve{option}` shows the tables and replays at http://127.0.0.1:8080"
+    )
+
+
+def report_run(
+    err: Console,
+    summary: RunSummary,
+    repo: Repository,
+    t: TournamentInfo,
+    args: argparse.Namespace,
+    print_table: Callable[[Any, Any], None],
+) -> int:
+    """Say what the run did, print the table and the closing line; the exit status is 1
+    unless the tournament is complete."""
+    from referee.commands._arena import console
+    from referee.commands._safe import esc
+    from referee.text.names import display
+
+    if summary.reset:
+        err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
+    if not summary.complete:
+        err.print(
+            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
+            f"the tournament is paused. Fix the bots and resume: "
+            f"{esc(resume_command(args, t.name))}[/yellow]"
+        )
+    print_table(repo, t)
+    games = repo.count_games(tournament_id=t.id)
+    console().print(display(next_steps(args, t.name, games), 1000), markup=False)
+    return 0 if summary.complete else 1

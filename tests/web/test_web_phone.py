@@ -1,0 +1,107 @@
+"""The web pages at phone width (390 px) in a real Chromium: the page never scrolls sideways,
+the navigation wraps inside the screen, and a table wider than the screen scrolls inside its
+own box. Screenshots go to ``test-artifacts/web/phone-*.png``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_web_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+
+pytestmark = pytest.mark.slow
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
+    """``referee web`` over a copy of the populated database."""
+    work = tmp_path_factory.mktemp("phone")
+    db = work / "site.db"
+    shutil.copy(site_template[0], db)
+    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
+    address = work / "url"
+    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
+    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
+    proc = subprocess.Popen(command, cwd=work)
+    try:
+        deadline = time.monotonic() + 60
+        while not (address.exists() and address.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
+            time.sleep(0.1)
+        yield address.read_text().strip(), site_template[1]
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+@pytest.fixture(scope="module")
+def phone(site_url: Any) -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("Playwright for Python is not installed (pip install playwright)")
+    if not Path(CHROMIUM).exists():
+        _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # The pages' CSP forbids eval; measuring layout from the test needs it.
+        context = chromium.new_context(viewport=PHONE, is_mobile=True, bypass_csp=True)
+        yield context.new_page()
+        context.close()
+        chromium.close()
+
+
+def _page_width(page: Any) -> int:
+    return int(page.evaluate("document.documentElement.scrollWidth"))
+
+
+def test_pages_fit_a_phone(site_url: Any, phone: Any) -> None:
+    """Leaderboard, games, a game, a bot and the tournaments at 390 px: nothing makes the
+    page wider than the screen, and every navigation link is inside it."""
+    base, ids = site_url
+    for name, path in (
+        ("leaderboard", "/leaderboard/tetress"),
+        ("games", "/games"),
+        ("game", f"/games/{ids['games'][0]}"),
+        ("bot", "/bots/1"),
+        ("tournaments", "/tournaments"),
+    ):
+        phone.goto(base + path)
+        phone.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
+        assert _page_width(phone) <= PHONE["width"], f"{path} scrolls sideways"
+        for link in phone.locator("header.top a").all():
+            box = link.bounding_box()
+            assert box is not None and box["x"] >= 0
+            assert box["x"] + box["width"] <= PHONE["width"], f"{path}: a link runs off"
+
+
+def test_wide_table_scrolls_inside_its_box(site_url: Any, phone: Any) -> None:
+    """The leaderboard table is wider than the phone: it keeps every column, stays inside
+    the screen, and scrolls sideways within its own box."""
+    base, _ = site_url
+    phone.goto(base + "/leaderboard/tetress")
+    table = phone.locator("#board").first
+    box = table.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= PHONE["width"]
+    inner = table.evaluate("t => [t.scrollWidth, t.clientWidth]")
+    assert inner[0] > inner[1], "the table fits without scrolling: nothing to test"
+    table.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+    last = phone.locator("#board thead th").last.bounding_box()
+    assert last is not None and last["x"] + last["width"] <= PHONE["width"] + 1
+    phone.screenshot(path=str(ARTIFACTS / "phone-leaderboard-scrolled.png"), full_page=True)
