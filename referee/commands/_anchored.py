@@ -6,19 +6,15 @@ from typing import Any
 
 
 def print_anchored(repo: Any, tournament: Any, game: str) -> int:
-    from referee.analysis.anchors import ANCHOR_SPECS, anchored_fit, load_anchors
+    from referee.analysis.anchors import anchored_fit, anchored_versions, load_anchors
     from referee.commands._arena import console, fail
     from referee.commands._safe import SafeTable as Table
 
     table = load_anchors(game)
     if not table:
         return fail("leaderboard", f"no calibrated anchors for {game}")
-    by_spec = {spec: name for name, spec in ANCHOR_SPECS.items()}
-    fixed = {
-        v.label: table[by_spec[v.location]]
-        for v in repo.list_bot_versions()
-        if v.location in by_spec and by_spec[v.location] in table
-    }
+    # By identity (launched, the shipped code), never by name: docs/tools.md.
+    fixed = {label: table[name] for label, name in anchored_versions(repo).items() if name in table}
     results = repo.game_results(tournament_id=tournament.id if tournament else None, game=game)
     players = {r.first for r in results} | {r.second for r in results}
     fixed = {k: v for k, v in fixed.items() if k in players}

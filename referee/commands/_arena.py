@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.commands.main)
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.progress import TaskID
 
     from referee.commands._safe import SafeTable as Table
     from referee.ratings.ladder import LadderRow
+    from referee.ratings.table import Row
     from referee.storage import GameSummary, Repository
     from referee.tournament.standings import Standings
 
@@ -84,13 +85,36 @@ LEADERBOARD_COLUMNS = (
 )
 
 
-def leaderboard_table(st: Standings, title: str) -> Table:
-    """The rich table of a :class:`referee.tournament.standings.Standings`."""
-    from referee.commands._safe import SafeTable as Table
+def leaderboard_table(st: Standings, title: str) -> RenderableType:
+    """The rich table of a :class:`referee.tournament.standings.Standings`: one table per
+    connected group (ratings of two groups are not comparable), each saying what it rests on."""
+    from rich.console import Group
 
     board = st.board
-    table = Table(title=title, caption=f"Elo: maximum likelihood, anchor: {board.anchor}")
-    # Numbers never wrap or shrink; the bot names and the forfeits wrap instead, so the table
+    groups: dict[int, list[Row]] = {}
+    for r in board.rows:
+        groups.setdefault(r.group, []).append(r)
+    rated = {g for g, rows in groups.items() if any(r.elo is not None for r in rows)}
+    caption = f"Elo: maximum likelihood, anchor: {board.anchor}; rests on {board.games} games"
+    if len(rated) <= 1:
+        return _group_table(board.rows, title, caption)
+    apart = "no chain of games links this group to another: compare ratings only within it"
+    tables = [
+        _group_table(
+            rows,
+            f"{title}, group {g} of {len(rated)}" if g in rated else f"{title}, not rated",
+            f"{caption}; {apart}" if g in rated else "no counted games",
+        )
+        for g, rows in sorted(groups.items())
+    ]
+    return Group(*tables)
+
+
+def _group_table(rows: Sequence[Row], title: str, caption: str) -> Table:
+    from referee.commands._safe import SafeTable as Table
+
+    table = Table(title=title, caption=caption)
+    # Numbers never wrap or shrink; the bot names and the notes wrap instead, so the table
     # keeps every essential column at 80 columns.
     for name, justify in LEADERBOARD_COLUMNS:
         wraps = name in ("bot", "forfeits")
@@ -101,12 +125,15 @@ def leaderboard_table(st: Standings, title: str) -> Table:
             overflow="fold" if wraps else "ignore",
             min_width=10 if wraps else len(name),
         )
-    shown = display_names([r.player for r in board.rows])
-    for r in board.rows:
+    shown = display_names([r.player for r in rows])
+    reasons = sorted({r.provisional for r in rows if r.provisional and r.elo is not None})
+    if reasons:
+        table.caption = f"{caption}\n? provisional: {'; '.join(reasons)}"
+    for r in rows:
         table.add_row(
             str(r.rank),
             shown[r.player],
-            "-" if r.elo is None else f"{r.elo:.0f}",
+            "-" if r.elo is None else f"{r.elo:.0f}" + ("?" if r.provisional else ""),
             "-" if r.ci95 is None else f"{r.ci95:.0f}",
             f"{r.elo_incremental:.0f}",
             str(r.games),
@@ -148,6 +175,8 @@ def los_table(st: Standings) -> Table:
     players = [r.player for r in st.board.rows if r.elo is not None]
     shown = display_names(players)
     table = Table(title="Likelihood of superiority (row stronger than column)")
+    if st.board.groups > 1:
+        table.caption = "blank: no chain of games links the two bots, so nothing is known"
     table.add_column("bot")
     for i, _ in enumerate(players, start=1):
         table.add_column(str(i), justify="right")
