@@ -47,7 +47,7 @@ class GradeSettings:
     """How levels are decided: SPRT bounds, or a fixed budget of ``pairs`` per level."""
 
     elo0: float = 0.0
-    elo1: float = 50.0
+    elo1: float = 100.0
     alpha: float = 0.05
     beta: float = 0.05
     max_pairs: int = 20

@@ -19,6 +19,7 @@ def store_game(
     *,
     game: str = "tetress",
     tournament_id: int | None = None,
+    uid: str | None = None,
 ) -> None:
     """Record one counted game: ``first`` in seat 0, ``winner`` the winning seat (None: draw)."""
     tick = next(_clock)
@@ -40,5 +41,6 @@ def store_game(
             started_at=_T0 + timedelta(seconds=tick),
             finished_at=_T0 + timedelta(seconds=tick, milliseconds=500),
             tournament_id=tournament_id,
+            uid=uid,
         )
     )
