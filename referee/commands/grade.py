@@ -87,20 +87,21 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.sandbox.isolation import SandboxUnavailable
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure(args.log_format, args.log_level)
     repo = open_repo(args)
     try:
         settings, game_settings = _settings(args)
-        students = _students(repo, args.bots, args.tournament, args.before)
+        students = chosen_versions(repo, args.bots, args.tournament, args.before)
     except (ValueError, KeyError, LookupError) as exc:
         return fail("grade", exc)
     if not students:
         return fail("grade", "nothing to grade: no submitted bot (name the bots to grade)", 1)
     try:
         grades, done = asyncio.run(_grade(args, repo, students, settings, game_settings))
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, SandboxUnavailable) as exc:
         return fail("grade", exc)
     body = report_body(grades, settings.method, game_settings.game.name, done)
     from referee.storage.reports import save_report
@@ -140,10 +141,12 @@ def _settings(args: argparse.Namespace) -> tuple[Any, Any]:
     return settings, GameSettings(game, time_control(args), memory)
 
 
-def _students(
+def chosen_versions(
     repo: Repository, bots: Sequence[str], tournament: str | None, before: str | None
 ) -> list[tuple[BotVersionInfo, str]]:
-    """The versions to grade with their owners' names (``ValueError`` naming a bad choice)."""
+    """The versions to grade (or compare) with their owners' names: ``bots`` by name, a
+    tournament's entries (its frozen versions), or every submitted bot's latest accepted
+    version (before ``before``); ``ValueError`` naming a bad choice."""
     from referee.analysis.anchors import anchor_of
     from referee.storage.submissions import list_submissions, playing_version
 
@@ -196,7 +199,9 @@ async def _grade(
     if args.report_only:
         return await grade_all(repo, students, references, settings, None)
     if args.in_process or not is_postgres(repo.db.url):
-        play = local_player(repo, game_settings, announce_isolation(args, "referee grade"))
+        isolation = announce_isolation(args, "referee grade")
+        refuse_uncontained(repo, [v for v, _ in students], isolation, args.no_sandbox)
+        play = local_player(repo, game_settings, isolation)
         return await grade_all(
             repo, students, references, settings, play, concurrency=args.concurrency, on_grade=said
         )
@@ -214,6 +219,18 @@ async def _grade(
             concurrency=len(students),
             on_grade=said,
         )
+
+
+def refuse_uncontained(
+    repo: Repository, versions: Sequence[BotVersionInfo], isolation: Any, allow_none: bool
+) -> None:
+    """Uploads are never launched without the sandbox unless ``--no-sandbox`` says so."""
+    from referee.sandbox.isolation import require_trusted
+    from referee.storage.submissions import submission_of_version
+
+    for v in versions:
+        uploaded = submission_of_version(repo.db, v.id) is not None
+        require_trusted(isolation, not uploaded, f"uploaded bot {v.label}", allow_none)
 
 
 def level_names() -> list[str]:
