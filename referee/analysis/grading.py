@@ -273,3 +273,24 @@ async def grade_all(
         for index, (student, owner) in enumerate(students):
             tg.create_task(one(index, student, owner))
     return [g for g in grades if g is not None], run
+
+
+def grades_csv(students: Sequence[dict[str, Any]], levels: Sequence[str]) -> str:
+    """One row per student (``StudentGrade.as_dict()`` each) for the learning-management
+    system: login, bot, version, grade, highest level beaten, and per level score, games and
+    result."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    head = ["login", "bot", "version", "grade", "highest_beaten"]
+    writer.writerow(head + [f"{lv}_{c}" for lv in levels for c in ("score", "games", "result")])
+    for s in students:
+        row: list[Any] = [s["owner"], s["bot"], s["version"], s["grade"], s["highest_beaten"]]
+        for r in s["levels"]:
+            score = "" if r["score"] is None else f"{r['score']:.3f}"
+            result = "beaten" if r["beaten"] else ("not beaten" if r["games"] else "not played")
+            row += [score, r["games"], result]
+        writer.writerow(row)
+    return out.getvalue()

@@ -5,8 +5,6 @@ page (``/instructor/grades``). See :mod:`referee.analysis.grading`."""
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -255,21 +253,10 @@ def report_body(
 
 
 def grades_csv(grades: Sequence[StudentGrade]) -> str:
-    """One row per student: login, bot, version, grade, and per level score, games, result."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    head = ["login", "bot", "version", "grade", "highest_beaten"]
-    for level in level_names():
-        head += [f"{level}_score", f"{level}_games", f"{level}_result"]
-    writer.writerow(head)
-    for g in grades:
-        row: list[Any] = [g.owner, g.bot, g.version, g.grade, g.highest]
-        for r in g.levels:
-            score = "" if r.score is None else f"{r.score:.3f}"
-            result = "beaten" if r.beaten else ("not played" if not r.games else "not beaten")
-            row += [score, r.games, result]
-        writer.writerow(row)
-    return out.getvalue()
+    """One row per student (see :func:`referee.analysis.grading.grades_csv`)."""
+    from referee.analysis.grading import grades_csv as rows
+
+    return rows([g.as_dict() for g in grades], level_names())
 
 
 def _write(target: str, text: str) -> None:
