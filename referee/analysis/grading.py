@@ -7,7 +7,9 @@ games from the openings book, the same opening twice with the colours swapped, a
 pentanomial SPRT (:mod:`referee.analysis.sprt`) decides: ``elo <= elo0`` against
 ``elo >= elo1`` at 5% error each way; H1 means the level is beaten. With a fixed budget
 (``pairs``) every level gets that many pairs and is beaten when the 95% interval of the pair
-scores lies above one half. An SPRT still undecided at ``max_pairs`` is judged the same way.
+scores lies above one half (with one virtual won and one virtual lost pair, so that a short
+lucky run is not called certain). An SPRT still undecided at ``max_pairs`` is judged the same
+way.
 A student who does not beat a level does not play the higher ones.
 
 Every game has a deterministic uid (:func:`grade_uid`: the student's version, the level, the
@@ -27,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from referee.analysis.openings import Book
-from referee.analysis.sprt import OUTCOMES, Z95, Decision, Sprt, elo_estimate
+from referee.analysis.sprt import OUTCOMES, Z95, Decision, Sprt
 from referee.storage import BotVersionInfo, NotFoundError, Repository
 
 #: The levels in order, by anchor name, with the bot spec that launches each.
@@ -206,9 +208,7 @@ def _judge(
 ) -> LevelResult:
     if games == 0:
         return LevelResult(level, 0, 0.0, False, "not played")
-    est = elo_estimate(test.counts)
-    half = _half_width(test.counts)
-    low, high = max(0.0, est.score - half), min(1.0, est.score + half)
+    low, high = _interval(test.counts)
     if settings.pairs is None and test.decision is Decision.H1:
         return LevelResult(level, games, points, True, "SPRT H1", low, high)
     if settings.pairs is None and test.decision is Decision.H0:
@@ -218,14 +218,19 @@ def _judge(
     return LevelResult(level, games, points, low > 0.5, decided, low, high)
 
 
-def _half_width(counts: Sequence[int]) -> float:
-    """The 95% half-width of the mean pair score (pentanomial variance)."""
-    n = sum(counts)
-    if n < 2:
-        return 0.5
-    mean = sum(c * a for c, a in zip(counts, OUTCOMES, strict=True)) / n
-    var = sum(c * (a - mean) ** 2 for c, a in zip(counts, OUTCOMES, strict=True)) / n
-    return Z95 * math.sqrt(var / n)
+def _interval(counts: Sequence[int]) -> tuple[float, float]:
+    """The 95% interval of the mean pair score, from the pentanomial variance with one
+    virtual lost pair and one virtual won pair added (mean one half, the widest variance), so
+    a short run of wins is not mistaken for certainty: three won pairs of three are not yet
+    enough to call a level beaten, four are."""
+    values = [0.0, 1.0]
+    for count, outcome in zip(counts, OUTCOMES, strict=True):
+        values += [outcome] * count
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / n
+    half = Z95 * math.sqrt(var / n)
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 async def grade_student(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,8 @@ async def _grade(
 
     def said(grade: StudentGrade) -> None:
         if not args.json and args.csv != "-":
-            print(f"graded {grade.owner} {grade.bot}@{grade.version}: {grade.highest}", flush=True)
+            line = f"graded {grade.owner} {grade.bot}@{grade.version}: {grade.highest}"
+            print(line, file=sys.stderr, flush=True)
 
     if args.report_only:
         return await grade_all(repo, students, references, settings, None)
@@ -206,7 +208,10 @@ async def _grade(
     from referee.workers.dispatch import QueueDispatcher
 
     async with QueueDispatcher(repo, repo.db.url) as queue:
-        print("games go to the job queue: start `referee worker --db URL` processes to play them")
+        print(
+            "games go to the job queue: start `referee worker --db URL` processes to play them",
+            file=sys.stderr,
+        )
         # Every student at once: the workers are the limit, not this process.
         return await grade_all(
             repo,

@@ -80,11 +80,15 @@ def test_sprt_finds_the_highest_level_beaten_and_skips_the_rest(repo: Repository
 
 
 def test_fixed_budget_plays_exactly_its_pairs(repo: Repository) -> None:
-    """--pairs 3: six games per level played, the interval decides."""
-    _student(repo, "ann")
-    grades, _ = _grade(repo, Umpire(repo, {"ann": 1}), GradeSettings(pairs=3), "ann")
-    assert [(r.games, r.beaten) for r in grades[0].levels] == [(6, True), (6, False), (0, False)]
+    """--pairs 5: ten games per level played, the interval decides; three won pairs of three
+    are not yet called a beaten level."""
+    _student(repo, "ann"), _student(repo, "bob")
+    umpire = Umpire(repo, {"ann": 1, "bob": 3})
+    grades, _ = _grade(repo, umpire, GradeSettings(pairs=5), "ann")
+    assert [(r.games, r.beaten) for r in grades[0].levels] == [(10, True), (10, False), (0, False)]
     assert grades[0].levels[0].low is not None and grades[0].levels[0].low > 0.5
+    short, _ = _grade(repo, umpire, GradeSettings(pairs=3), "bob")
+    assert (short[0].levels[0].games, short[0].levels[0].beaten) == (6, False)
 
 
 def test_crash_then_resume_never_replays_or_double_counts(repo: Repository) -> None:
@@ -108,7 +112,7 @@ def test_crash_then_resume_never_replays_or_double_counts(repo: Repository) -> N
 def test_csv_has_one_row_per_student_with_each_level(repo: Repository) -> None:
     """The CSV for the learning-management system: login, version, grade, per-level columns."""
     _student(repo, "ann")
-    grades, _ = _grade(repo, Umpire(repo, {"ann": 1}), GradeSettings(pairs=2), "ann")
+    grades, _ = _grade(repo, Umpire(repo, {"ann": 1}), GradeSettings(pairs=5), "ann")
     lines = grades_csv(grades).splitlines()
     assert lines[0].startswith("login,bot,version,grade,highest_beaten,reference-L1_score")
-    assert lines[1] == ("ann,ann,v1,1,reference-L1,1.000,4,beaten,0.000,4,not beaten,,0,not played")
+    assert lines[1] == ("ann,ann,v1,1,reference-L1,1.000,10,beaten,0.000,10,not beaten,,0,not played")
