@@ -221,32 +221,48 @@ def build_leaderboard(
     forfeits = _forfeits(games, names)
 
     group = connected_groups(counted, rated)
+    elo_inc = {p: incremental.get(p, initial) for p in names}
+    rows = _grouped_rows(names, group, fit, cross, forfeits, elo_inc)
+    los = _los_table(fit)
+    los = {a: {b: v for b, v in opp.items() if group[a] == group[b]} for a, opp in los.items()}
+    return Leaderboard(tuple(rows), fit, cross, los, max(len(set(group.values())), 1))
+
+
+def _grouped_rows(
+    names: Sequence[str],
+    group: Mapping[str, int],
+    fit: Fit,
+    cross: Mapping[str, Mapping[str, HeadToHead]],
+    forfeits: Mapping[str, dict[str, int]],
+    incremental: Mapping[str, float],
+) -> list[Row]:
+    """Rows by group (rated players' groups first), best first within each, ranked within
+    their group; players without counted games (absent from ``group``) last."""
     unrated_group = max(group.values(), default=0) + 1
 
     def sort_key(p: str) -> tuple[int, int, float, float, str]:
-        total = [h for h in cross[p].values()]
+        total = list(cross[p].values())
         games_n = sum(h.games for h in total)
         pct = sum(h.points for h in total) / games_n if games_n else 0.0
-        if p in rated_set:
+        if p in group:
             return (0, group[p], -fit.rating(p), -pct, p)
         return (1, unrated_group, 0.0, -pct, p)
 
     rows: list[Row] = []
+    ranks: dict[int, int] = {}
     for p in sorted(names, key=sort_key):
         g = group.get(p, unrated_group)
-        rank = 1 + sum(1 for r in rows if r.group == g)
+        ranks[g] = ranks.get(g, 0) + 1
         row = _row(
-            rank,
+            ranks[g],
             p,
             list(cross[p].values()),
-            fit if p in rated_set else None,
-            incremental.get(p, initial),
+            fit if p in group else None,
+            incremental[p],
             forfeits[p],
         )
         rows.append(replace(row, group=g, provisional=provisional_reason(row.games)))
-    los = _los_table(fit)
-    los = {a: {b: v for b, v in opp.items() if group[a] == group[b]} for a, opp in los.items()}
-    return Leaderboard(tuple(rows), fit, cross, los, max(len(set(group.values())), 1))
+    return rows
 
 
 def _row(
