@@ -56,6 +56,9 @@ class GradeSettings:
     #: A fixed budget: exactly this many pairs per level, no SPRT.
     pairs: int | None = None
     book: Book | None = None
+    #: A short tag of the terms the games are played on (game, parameters, clocks, memory,
+    #: book): part of every game's uid, so only games played on the same terms are reused.
+    terms: str = ""
 
     @property
     def method(self) -> str:
@@ -138,9 +141,17 @@ class GradeRun:
     failed: list[str] = field(default_factory=list)
 
 
-def grade_uid(student: BotVersionInfo, level: str, pair: int, leg: int) -> str:
+def grade_uid(student: BotVersionInfo, level: str, pair: int, leg: int, terms: str = "") -> str:
     """The game id of leg ``leg`` (0: the student moves first) of pair ``pair``."""
-    return f"grade-v{student.id}-{level}-p{pair}-{leg}"
+    tag = f"{terms}-" if terms else ""
+    return f"grade-v{student.id}-{tag}{level}-p{pair}-{leg}"
+
+
+def terms_tag(*parts: object) -> str:
+    """Eight hex digits naming the terms games are played on (see ``GradeSettings.terms``)."""
+    import hashlib
+
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
 
 
 def _stored_points(repo: Repository, uid: str, student_seat: int) -> float | None:
@@ -177,7 +188,7 @@ async def grade_level(
         opening = settings.book.pick(pair).moves if settings.book is not None else ()
         pair_points: list[float] = []
         for leg in (0, 1):
-            uid = grade_uid(student, level, pair, leg)
+            uid = grade_uid(student, level, pair, leg, settings.terms)
             got = await asyncio.to_thread(_stored_points, repo, uid, leg)
             if got is None and play is not None:
                 seats = [student, reference] if leg == 0 else [reference, student]

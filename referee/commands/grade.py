@@ -120,7 +120,7 @@ def _settings(args: argparse.Namespace) -> tuple[Any, Any]:
 
     from engine.registry import load_game
     from referee.analysis.grade_play import GameSettings
-    from referee.analysis.grading import GradeSettings
+    from referee.analysis.grading import GradeSettings, terms_tag
     from referee.analysis.openings import default_book_path, load_book
     from referee.commands._common import game_params, time_control
 
@@ -133,11 +133,19 @@ def _settings(args: argparse.Namespace) -> tuple[Any, Any]:
         raise ValueError("--pairs must be at least 1")
     if args.max_pairs < 1 or args.concurrency < 1:
         raise ValueError("--max-pairs and --concurrency must be at least 1")
-    settings = GradeSettings(
-        elo0=args.elo0, elo1=args.elo1, max_pairs=args.max_pairs, pairs=args.pairs, book=book
-    )
     memory = math.ceil(args.memory) or None
-    return settings, GameSettings(game, time_control(args), memory)
+    clocks = time_control(args)
+    openings = [o.moves for o in book.openings] if book else None
+    terms = terms_tag(game.name, sorted(game.params.items()), clocks, memory, openings)
+    settings = GradeSettings(
+        elo0=args.elo0,
+        elo1=args.elo1,
+        max_pairs=args.max_pairs,
+        pairs=args.pairs,
+        book=book,
+        terms=terms,
+    )
+    return settings, GameSettings(game, clocks, memory)
 
 
 def chosen_versions(

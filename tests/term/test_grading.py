@@ -115,4 +115,6 @@ def test_csv_has_one_row_per_student_with_each_level(repo: Repository) -> None:
     grades, _ = _grade(repo, Umpire(repo, {"ann": 1}), GradeSettings(pairs=5), "ann")
     lines = grades_csv(grades).splitlines()
     assert lines[0].startswith("login,bot,version,grade,highest_beaten,reference-L1_score")
-    assert lines[1] == ("ann,ann,v1,1,reference-L1,1.000,10,beaten,0.000,10,not beaten,,0,not played")
+    assert lines[1] == (
+        "ann,ann,v1,1,reference-L1,1.000,10,beaten,0.000,10,not beaten,,0,not played"
+    )
