@@ -21,7 +21,13 @@ def print_anchored(repo: Any, tournament: Any, game: str) -> int:
     if not fixed:
         return fail("leaderboard", "no anchor bot has played here: nothing to pin", 1)
     ratings = anchored_fit(results, fixed)
-    out = Table(title=f"Elo on the anchors' scale ({game})")
+    from referee.ratings.groups import provisional_reason
+
+    games = sum(1 for r in results if not getattr(r, "void", False))
+    out = Table(
+        title=f"Elo on the anchors' scale ({game})",
+        caption=f"rests on {games} games; ? provisional: fewer than 20 counted games",
+    )
     for column in ("#", "bot", "Elo", "games", "score", "anchor"):
         out.add_column(column, justify="left" if column == "bot" else "right")
     for rank, (name, elo) in enumerate(sorted(ratings.items(), key=lambda x: -x[1]), 1):
@@ -30,7 +36,7 @@ def print_anchored(repo: Any, tournament: Any, game: str) -> int:
         out.add_row(
             str(rank),
             name,
-            f"{elo:.0f}",
+            f"{elo:.0f}" + ("?" if name not in fixed and provisional_reason(len(mine)) else ""),
             str(len(mine)),
             f"{score / len(mine):.1%}" if mine else "-",
             "pinned" if name in fixed else "",

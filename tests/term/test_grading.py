@@ -118,3 +118,13 @@ def test_csv_has_one_row_per_student_with_each_level(repo: Repository) -> None:
     assert lines[1] == (
         "ann,ann,v1,1,reference-L1,1.000,10,beaten,0.000,10,not beaten,,0,not played"
     )
+
+
+def test_other_terms_play_afresh(repo: Repository) -> None:
+    """Games stored on one set of terms are never reused for another."""
+    _student(repo, "ann")
+    _grade(repo, Umpire(repo, {"ann": 0}), GradeSettings(pairs=2, terms="aaaa"), "ann")
+    again = Umpire(repo, {"ann": 0})
+    _, run = _grade(repo, again, GradeSettings(pairs=2, terms="bbbb"), "ann")
+    assert run.reused == 0 and run.played == 4
+    assert all("-bbbb-" in uid for uid in again.asked)
