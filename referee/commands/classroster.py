@@ -1,7 +1,7 @@
 """``referee class import roster.csv``: a whole class's players, teams and tokens at once.
 
-The roster is a CSV file with a header row naming at least the columns ``login``,
-``display name``, ``team`` and ``role`` (in any order, any case, ``_`` or a space; other
+The roster is a CSV file with a header row naming at least the columns login,
+display name, team and role (in any order, any case, _ or a space; other
 columns, such as an e-mail address from the learning-management system, are ignored). A
 malformed file is refused before anything is written, with the line and column at fault.
 The new tokens are written once to a file of their own (mode 0600, never overwritten): they

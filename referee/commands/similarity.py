@@ -1,11 +1,11 @@
 """``referee similarity``: which submitted bots look or play alike, for the instructor to read.
 
 For every pair of the chosen bots: a code similarity (winnowed fingerprints of normalised
-tokens, :mod:`referee.analysis.similarity`; the shipped example and reference bots are common
+tokens, referee.analysis.similarity; the shipped example and reference bots are common
 code) and a behaviour similarity (the same move on the same positions, asked in the sandbox,
-:mod:`referee.analysis.behaviour`). The pairs above a threshold are listed with the matching
+referee.analysis.behaviour). The pairs above a threshold are listed with the matching
 fragments side by side; the report is also stored for the instructor's page
-(``/instructor/similarity``). It flags; it decides nothing.
+(/instructor/similarity). It flags; it decides nothing.
 """
 
 from __future__ import annotations
