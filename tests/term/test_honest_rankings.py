@@ -112,3 +112,24 @@ async def test_arena_leaderboard_reports_groups_and_provisional(tmp_path: Path) 
     assert (rows["x"].group, rows["x"].rank) == (2, 1)
     assert rows["x"].provisional == "fewer than 20 counted games"
     assert rows["a"].provisional == ""
+
+
+def test_web_leaderboard_page_says_the_groups_stand_apart(tmp_path: Path) -> None:
+    """The rendered leaderboard marks each group and says ratings compare only within one."""
+    from starlette.testclient import TestClient
+
+    from referee.server.live import LiveHub
+    from referee.web.app import create_app
+    from referee.web.context import WebSettings
+
+    repo = _stored(tmp_path)
+    settings = WebSettings(secret=b"test-secret-0123456789abcdef", refresh_s=0.0)
+    with TestClient(create_app(repo, LiveHub(), settings)) as client:
+        page = client.get("/leaderboard/tetress").text
+        by_rating = client.get("/leaderboard/tetress?sort=rating&dir=asc").text
+    repo.close()
+    assert "form 2 groups with no chain of games between them" in page
+    assert "Group 1 of 2" in page and "Group 2 of 2" in page
+    assert page.index("Group 1 of 2") < page.index("Group 2 of 2")
+    assert "Group 2 of 2" in by_rating
+    assert 'title="provisional: fewer than 20 counted games"' in page
