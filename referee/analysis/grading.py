@@ -30,7 +30,7 @@ from typing import Any
 
 from referee.analysis.openings import Book
 from referee.analysis.sprt import OUTCOMES, Z95, Decision, Sprt
-from referee.storage import BotVersionInfo, NotFoundError, Repository
+from referee.storage import BotVersionInfo, GameSummary, NotFoundError, Repository
 
 #: The levels in order, by anchor name, with the bot spec that launches each.
 LEVELS: tuple[tuple[str, str], ...] = (
@@ -154,13 +154,22 @@ def terms_tag(*parts: object) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:8]
 
 
+def _stored_grading(repo: Repository, student: BotVersionInfo) -> dict[str, GameSummary]:
+    """The student's stored grading games by uid, in one query (no records)."""
+    games = repo.list_games(bot_version_id=student.id, limit=None)
+    return {g.uid: g for g in games if g.uid.startswith("grade-")}
+
+
 def _stored_points(repo: Repository, uid: str, student_seat: int) -> float | None:
     """The student's points in the stored game ``uid`` (``None``: not stored, or aborted)."""
     try:
         detail = repo.get_game(uid)
     except NotFoundError:
         return None
-    game = detail.summary
+    return _points(detail.summary, student_seat)
+
+
+def _points(game: GameSummary, student_seat: int) -> float | None:
     if not game.counted:
         return None
     if game.voided and game.winner_seat is None:
@@ -184,12 +193,13 @@ async def grade_level(
     test = Sprt(settings.elo0, settings.elo1, settings.alpha, settings.beta)
     budget = settings.pairs if settings.pairs is not None else settings.max_pairs
     games, points = 0, 0.0
+    stored = await asyncio.to_thread(_stored_grading, repo, student)
     for pair in range(budget):
         opening = settings.book.pick(pair).moves if settings.book is not None else ()
         pair_points: list[float] = []
         for leg in (0, 1):
             uid = grade_uid(student, level, pair, leg, settings.terms)
-            got = await asyncio.to_thread(_stored_points, repo, uid, leg)
+            got = _points(stored[uid], leg) if uid in stored else None
             if got is None and play is not None:
                 seats = [student, reference] if leg == 0 else [reference, student]
                 await play(uid, seats, opening)
