@@ -527,6 +527,8 @@ class LeaderboardRow(_message.Message):
     SCORE_PCT_FIELD_NUMBER: _builtins.int
     FORFEITS_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    GROUP_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     has_elo: _builtins.bool
@@ -543,6 +545,12 @@ class LeaderboardRow(_message.Message):
     score_pct: _builtins.float
     game: _builtins.str
     """The game this rating is for (every row of a table has the table's game)."""
+    group: _builtins.int
+    """The bot's connected group (1 is the largest): only bots of one group are linked by a
+    chain of games, so ratings and ranks compare only within a group; rank is the place in it.
+    """
+    provisional: _builtins.str
+    """Why the rating rests on too little (e.g. "fewer than 10 counted games"); empty: it does not."""
     @_builtins.property
     def forfeits(self) -> _containers.RepeatedCompositeFieldContainer[Global___Forfeit]: ...
     def __init__(
@@ -561,10 +569,12 @@ class LeaderboardRow(_message.Message):
         score_pct: _builtins.float = ...,
         forfeits: _abc.Iterable[Global___Forfeit] | None = ...,
         game: _builtins.str = ...,
+        group: _builtins.int = ...,
+        provisional: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ci95", b"ci95", "draws", b"draws", "elo", b"elo", "elo_incremental", b"elo_incremental", "forfeits", b"forfeits", "game", b"game", "games", b"games", "has_elo", b"has_elo", "losses", b"losses", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ci95", b"ci95", "draws", b"draws", "elo", b"elo", "elo_incremental", b"elo_incremental", "forfeits", b"forfeits", "game", b"game", "games", b"games", "group", b"group", "has_elo", b"has_elo", "losses", b"losses", "provisional", b"provisional", "rank", b"rank", "score_pct", b"score_pct", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -616,6 +626,7 @@ class Leaderboard(_message.Message):
     ROWS_FIELD_NUMBER: _builtins.int
     CROSS_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
+    GROUPS_FIELD_NUMBER: _builtins.int
     tournament: _builtins.str
     anchor: _builtins.str
     """How the scale is fixed, e.g. "average = 1500"."""
@@ -623,6 +634,8 @@ class Leaderboard(_message.Message):
     connected: _builtins.bool
     game: _builtins.str
     """The game whose games the table rates."""
+    groups: _builtins.int
+    """How many connected groups the rated bots form (1: one comparable table)."""
     @_builtins.property
     def rows(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardRow]: ...
     @_builtins.property
@@ -637,10 +650,11 @@ class Leaderboard(_message.Message):
         rows: _abc.Iterable[Global___LeaderboardRow] | None = ...,
         cross: _abc.Iterable[Global___HeadToHeadCell] | None = ...,
         game: _builtins.str = ...,
+        groups: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "connected", b"connected", "cross", b"cross", "game", b"game", "games", b"games", "rows", b"rows", "tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "connected", b"connected", "cross", b"cross", "game", b"game", "games", b"games", "groups", b"groups", "rows", b"rows", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,5 +1,11 @@
 """Anchors: the reference bots' calibrated Elo, stored once, pinned on leaderboards.
 
+An anchor is known by its code, never by its name: a bot version is an anchor only when the
+referee launches it (an SDK module, not a remote bot and not an upload), its stored content
+hash is the hash of the shipped module, and its class is the anchor's class
+(:func:`anchor_of`). A student's remote bot that calls itself
+``client_sdk.examples.greedy_bot`` is an ordinary bot.
+
 ``anchors.json`` (beside this module) holds, per game, the maximum-likelihood Elo of the
 random and greedy examples and of each reference level, from games among them with the random
 example pinned at ``RANDOM_ELO`` (made by ``python bench/refbot.py --calibrate --write``). A
@@ -9,6 +15,8 @@ every class and every week on the same scale.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -26,6 +34,50 @@ ANCHOR_SPECS: Mapping[str, str] = {
     "reference-L2": "client_sdk.examples.reference_bot:Level2",
     "reference-L3": "client_sdk.examples.reference_bot:Level3",
 }
+
+
+@functools.cache
+def shipped_hash(module: str) -> str | None:
+    """The content hash of the shipped module ``module`` as this checkout holds it."""
+    from referee.storage.content import content_hash
+
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if found is None or found.origin is None:
+        return None
+    return content_hash(found.origin)
+
+
+def anchor_of(version: Any, *, submitted: bool = False) -> str | None:
+    """The anchor's table name if ``version`` (a ``BotVersionInfo``) is a shipped reference
+    bot, by identity: launched as an SDK module, not an upload (``submitted``), with the
+    shipped module's content hash and the anchor's class. ``None`` for every other bot."""
+    from referee.storage.enums import SourceKind
+
+    if submitted or version.source_kind is not SourceKind.SDK_MODULE:
+        return None
+    if not version.content_hash:
+        return None
+    cls = version.location.rpartition(":")[2] if ":" in version.location else ""
+    for name, spec in ANCHOR_SPECS.items():
+        module, _, want = spec.partition(":")
+        if want == cls and version.content_hash == shipped_hash(module):
+            return name
+    return None
+
+
+def anchored_versions(repo: Any) -> dict[str, str]:
+    """``{label: anchor name}`` of every stored bot version that is an anchor by identity."""
+    from referee.storage.submissions import submission_of_version
+
+    found: dict[str, str] = {}
+    for v in repo.list_bot_versions():
+        name = anchor_of(v)
+        if name is not None and submission_of_version(repo.db, v.id) is None:
+            found[v.label] = name
+    return found
 
 
 def calibrate(games: Sequence[Any]) -> dict[str, float]:

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.commands.main)
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.progress import TaskID
 
     from referee.commands._fit import FitTable
     from referee.commands._safe import SafeTable as Table
     from referee.ratings.ladder import LadderRow
+    from referee.ratings.table import Row
     from referee.storage import GameSummary, Repository
     from referee.tournament.standings import Standings
 
@@ -74,13 +75,40 @@ def console(stderr: bool = False) -> Console:
 INCREMENTAL_NOTE = "inc. Elo: updated after each game, in the order played"
 
 
-def leaderboard_table(st: Standings, title: str) -> FitTable:
-    """The table of a :class:`referee.tournament.standings.Standings`, laid out for the
-    terminal (:mod:`referee.commands._fit`): at 80 columns every number stays whole, names
-    are cut with "…", and forfeits move under the table when they do not fit beside it."""
-    from referee.commands._fit import Col, FitTable
+def leaderboard_table(st: Standings, title: str) -> RenderableType:
+    """The table of a :class:`referee.tournament.standings.Standings`: one table per connected
+    group (ratings of two groups are not comparable), each saying what it rests on."""
+    from rich.console import Group
 
     board = st.board
+    groups: dict[int, list[Row]] = {}
+    for r in board.rows:
+        groups.setdefault(r.group, []).append(r)
+    rated = {g for g, rows in groups.items() if any(r.elo is not None for r in rows)}
+    caption = (
+        f"Elo: maximum likelihood, anchor: {board.anchor}; rests on {board.games} games. "
+        f"{INCREMENTAL_NOTE}"
+    )
+    if len(rated) <= 1:
+        return _group_table(board.rows, title, caption)
+    apart = "no chain of games links this group to another: compare ratings only within it"
+    tables = [
+        _group_table(
+            rows,
+            f"{title}, group {g} of {len(rated)}" if g in rated else f"{title}, not rated",
+            f"{caption}; {apart}" if g in rated else "no counted games",
+        )
+        for g, rows in sorted(groups.items())
+    ]
+    return Group(*tables)
+
+
+def _group_table(rows: Sequence[Row], title: str, caption: str) -> FitTable:
+    """One group's rows laid out for the terminal (:mod:`referee.commands._fit`): at 80 columns
+    every number stays whole, names are cut with "…", and forfeits move under the table when
+    they do not fit beside it."""
+    from referee.commands._fit import Col, FitTable
+
     columns = [
         Col("#", "right"),
         Col("bot", shrink=True, min_width=8, max_width=32),
@@ -94,12 +122,15 @@ def leaderboard_table(st: Standings, title: str) -> FitTable:
         Col("score", "right"),
         Col("forfeits", footnote=True),
     ]
-    shown = display_names([r.player for r in board.rows])
-    rows = [
+    shown = display_names([r.player for r in rows])
+    reasons = sorted({r.provisional for r in rows if r.provisional and r.elo is not None})
+    if reasons:
+        caption = f"{caption}\n? provisional: {'; '.join(reasons)}"
+    cells = [
         [
             str(r.rank),
             shown[r.player],
-            "-" if r.elo is None else f"{r.elo:.0f}",
+            "-" if r.elo is None else f"{r.elo:.0f}" + ("?" if r.provisional else ""),
             "-" if r.ci95 is None else f"{r.ci95:.0f}",
             f"{r.elo_incremental:.0f}",
             str(r.games),
@@ -109,10 +140,9 @@ def leaderboard_table(st: Standings, title: str) -> FitTable:
             "-" if r.score_pct is None else f"{r.score_pct:.1f}%",
             ", ".join(f"{v} {n}" for v, n in sorted(r.forfeits.items())),
         ]
-        for r in board.rows
+        for r in rows
     ]
-    caption = f"Elo: maximum likelihood, anchor: {board.anchor}. {INCREMENTAL_NOTE}"
-    return FitTable(columns, rows, title=title, caption=caption, key=1)
+    return FitTable(columns, cells, title=title, caption=caption, key=1)
 
 
 def cross_table(st: Standings) -> Table:
@@ -144,6 +174,8 @@ def los_table(st: Standings) -> Table:
     players = [r.player for r in st.board.rows if r.elo is not None]
     shown = display_names(players)
     table = Table(title="Likelihood of superiority (row stronger than column)")
+    if st.board.groups > 1:
+        table.caption = "blank: no chain of games links the two bots, so nothing is known"
     table.add_column("bot")
     for i, _ in enumerate(players, start=1):
         table.add_column(str(i), justify="right")

@@ -52,7 +52,9 @@ def remote_leaderboard(args: argparse.Namespace) -> int:
         title = f"Ladder {reply.ladder}, {reply.game} ({reply.games} games)"
         out.print(ladder_table(rows, title))  # type: ignore[arg-type]
         return 0
-    board = SimpleNamespace(anchor=reply.anchor, rows=[_elo_row(r) for r in reply.rows])
+    board = SimpleNamespace(
+        anchor=reply.anchor, games=reply.games, rows=[_elo_row(r) for r in reply.rows]
+    )
     title = f"{reply.tournament} ({reply.game})" if reply.tournament else f"All {reply.game} games"
     out.print(leaderboard_table(SimpleNamespace(board=board), title))  # type: ignore[arg-type]
     return 0
@@ -72,5 +74,7 @@ def _elo_row(r: Any) -> SimpleNamespace:
             "elo": r.elo if r.has_elo else None,
             "ci95": r.ci95 if r.has_elo else None,
             "score_pct": r.score_pct if r.games else None,
+            "group": r.group or 1,
+            "provisional": r.provisional or None,
         }
     )

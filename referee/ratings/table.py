@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from referee.ratings.elo import DEFAULT_INITIAL, DEFAULT_K, incremental_elo
+from referee.ratings.groups import connected_groups, provisional_reason
 from referee.ratings.los import los_matrix
 from referee.ratings.mle import (
     DEFAULT_ANCHOR_RATING,
@@ -48,7 +49,10 @@ class HeadToHead:
 class Row:
     """One leaderboard line. ``elo``/``ci95`` are the maximum-likelihood rating and the
     half-width of its 95% interval (``None`` for a player without counted games);
-    ``forfeits`` counts the forfeits this player committed, by verdict (voided ones too)."""
+    ``forfeits`` counts the forfeits this player committed, by verdict (voided ones too).
+    ``group`` is the player's connected group (1 is the largest; ratings of two groups are
+    not comparable) and ``rank`` its place in that group; ``provisional`` says why the rating
+    rests on too little (``None``: it does not)."""
 
     rank: int
     player: str
@@ -61,6 +65,8 @@ class Row:
     losses: int
     score_pct: float | None
     forfeits: Mapping[str, int] = field(default_factory=dict)
+    group: int = 1
+    provisional: str | None = None
 
     @property
     def forfeit_total(self) -> int:
@@ -79,6 +85,8 @@ class Row:
             "losses": self.losses,
             "score_pct": self.score_pct,
             "forfeits": dict(sorted(self.forfeits.items())),
+            "group": self.group,
+            "provisional": self.provisional,
         }
 
     def as_csv_row(self) -> dict[str, str | int | float]:
@@ -95,6 +103,8 @@ class Row:
             "losses": self.losses,
             "score_pct": "" if self.score_pct is None else round(self.score_pct, 1),
             "forfeits": ";".join(f"{v}:{n}" for v, n in sorted(self.forfeits.items())),
+            "group": self.group,
+            "provisional": self.provisional or "",
         }
 
 
@@ -124,17 +134,32 @@ def cross_table(
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Leaderboard:
-    """Everything the table shows: rows best first, the fit behind them, the cross table
-    and the LOS matrix (``los[a][b]`` = probability a is stronger than b)."""
+    """Everything the table shows: rows by group then best first, the fit behind them, the
+    cross table and the LOS matrix (``los[a][b]`` = probability a is stronger than b, only
+    within a group). ``groups`` counts the connected groups of rated players (1: one comparable
+    table); players without counted games come last, in a group numbered after them."""
 
     rows: tuple[Row, ...]
     fit: Fit
     cross: Mapping[str, Mapping[str, HeadToHead]]
     los: Mapping[str, Mapping[str, float]]
+    groups: int = 1
+
+    def group_rows(self) -> list[tuple[int, list[Row]]]:
+        """The rows of each group, group 1 (the largest) first."""
+        found: dict[int, list[Row]] = {}
+        for r in self.rows:
+            found.setdefault(r.group, []).append(r)
+        return sorted(found.items())
 
     @property
     def anchor(self) -> str:
         return self.fit.anchor_description
+
+    @property
+    def games(self) -> int:
+        """How many counted games the table rests on."""
+        return self.fit.games
 
     def row(self, player: str) -> Row:
         for r in self.rows:
@@ -148,6 +173,7 @@ class Leaderboard:
             "anchor": self.anchor,
             "games": self.fit.games,
             "connected": self.fit.connected,
+            "groups": self.groups,
             "seat_advantage": self.fit.seat_advantage,
             "seat_advantage_stderr": self.fit.seat_advantage_stderr,
             "rows": [r.as_dict() for r in self.rows],
@@ -194,26 +220,49 @@ def build_leaderboard(
     cross = cross_table(games, names)
     forfeits = _forfeits(games, names)
 
-    def sort_key(p: str) -> tuple[int, float, float, str]:
-        total = [h for h in cross[p].values()]
+    group = connected_groups(counted, rated)
+    elo_inc = {p: incremental.get(p, initial) for p in names}
+    rows = _grouped_rows(names, group, fit, cross, forfeits, elo_inc)
+    los = _los_table(fit)
+    los = {a: {b: v for b, v in opp.items() if group[a] == group[b]} for a, opp in los.items()}
+    return Leaderboard(tuple(rows), fit, cross, los, max(len(set(group.values())), 1))
+
+
+def _grouped_rows(
+    names: Sequence[str],
+    group: Mapping[str, int],
+    fit: Fit,
+    cross: Mapping[str, Mapping[str, HeadToHead]],
+    forfeits: Mapping[str, dict[str, int]],
+    incremental: Mapping[str, float],
+) -> list[Row]:
+    """Rows by group (rated players' groups first), best first within each, ranked within
+    their group; players without counted games (absent from ``group``) last."""
+    unrated_group = max(group.values(), default=0) + 1
+
+    def sort_key(p: str) -> tuple[int, int, float, float, str]:
+        total = list(cross[p].values())
         games_n = sum(h.games for h in total)
         pct = sum(h.points for h in total) / games_n if games_n else 0.0
-        if p in rated_set:
-            return (0, -fit.rating(p), -pct, p)
-        return (1, 0.0, -pct, p)
+        if p in group:
+            return (0, group[p], -fit.rating(p), -pct, p)
+        return (1, unrated_group, 0.0, -pct, p)
 
-    rows = [
-        _row(
-            rank,
+    rows: list[Row] = []
+    ranks: dict[int, int] = {}
+    for p in sorted(names, key=sort_key):
+        g = group.get(p, unrated_group)
+        ranks[g] = ranks.get(g, 0) + 1
+        row = _row(
+            ranks[g],
             p,
             list(cross[p].values()),
-            fit if p in rated_set else None,
-            incremental.get(p, initial),
+            fit if p in group else None,
+            incremental[p],
             forfeits[p],
         )
-        for rank, p in enumerate(sorted(names, key=sort_key), start=1)
-    ]
-    return Leaderboard(tuple(rows), fit, cross, _los_table(fit))
+        rows.append(replace(row, group=g, provisional=provisional_reason(row.games)))
+    return rows
 
 
 def _row(

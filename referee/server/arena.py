@@ -267,6 +267,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
                 rows=rows,
                 cross=cross,
                 game=game,
+                groups=board.groups,
             )
 
         await self._allow(context, "GetLeaderboard")
@@ -393,6 +394,8 @@ def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:
         score_pct=r.score_pct or 0.0,
         forfeits=[apb.Forfeit(verdict=v, count=n) for v, n in sorted(r.forfeits.items())],
         game=game,
+        group=r.group,
+        provisional=r.provisional or "",
     )
 
 

@@ -112,6 +112,10 @@ class Player(Base):
     kind: Mapped[str] = mapped_column(String(16), default=PlayerKind.PLAYER.value)
     display_name: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: The team (a player of kind ``team``) this player belongs to, set by the roster.
+    team_id: Mapped[int | None] = mapped_column(
+        ForeignKey("players.id", ondelete="SET NULL"), index=True
+    )
 
     tokens: Mapped[list[Token]] = relationship(back_populates="player")
 
@@ -412,3 +416,20 @@ class Submission(Base):
     #: How the validation game confined and measured the bot (e.g. ``bwrap+cgroup_v2``).
     sandbox: Mapped[str] = mapped_column(String(200), default="")
     validated_at: Mapped[datetime | None]
+
+
+class InstructorReport(Base):
+    """A report for the instructor's eyes only (``grades``, ``similarity``), as made by its
+    command; the instructor's web pages show the newest of each kind."""
+
+    __tablename__ = "instructor_reports"
+    __table_args__ = (
+        CheckConstraint("kind IN ('grades', 'similarity')", name="kind"),
+        Index(None, "kind", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: The command's settings and everything the page shows.
+    body: Mapped[dict[str, Any]] = mapped_column(default=dict)

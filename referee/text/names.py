@@ -51,6 +51,22 @@ def name_problem(name: str, what: str, max_chars: int = MAX_NAME_CHARS) -> str |
     )
 
 
+#: What every module path of a bot shipped with the SDK starts with (examples, reference).
+SHIPPED_PREFIX = "client_sdk."
+
+
+def shipped_name_problem(name: str, what: str = "bot name") -> str | None:
+    """Why ``name`` may not name a remote bot or an upload: it reads as a shipped bot's module
+    path (``client_sdk.examples.greedy_bot``), which only the referee's own launch may use.
+    An owner-prefixed name (``alice/client_sdk...``) is the owner's and is allowed."""
+    if name.lower().startswith(SHIPPED_PREFIX):
+        return (
+            f"{what} {display(name, 60)!r} is a shipped bot's module path: only the referee's "
+            "own launch of that bot may use it; choose another name"
+        )
+    return None
+
+
 def as_name(text: str, default: str = "anonymous") -> str:
     """``text`` made into an allowed name (a remote bot's Hello name, a module's label):
     white space and every other character outside the set become ``_``, cut to

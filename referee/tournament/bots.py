@@ -23,7 +23,7 @@ from referee.storage import (
 )
 from referee.storage.botnames import short_name_matches
 from referee.storage.content import content_hash
-from referee.text.names import as_name
+from referee.text.names import as_name, shipped_name_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +116,12 @@ def register_remote(
     """Register a bot that connects by itself with its owner's token.
 
     The referee recognises its session by the token's owner and the name in its Hello
-    (``hello_name``, default the bot's name).
+    (``hello_name``, default the bot's name). A name that reads as a shipped bot's module path
+    is refused (:class:`ConflictError`) unless owner-prefixed.
     """
+    problem = shipped_name_problem(name)
+    if problem is not None:
+        raise ConflictError(problem)
     return repo.add_bot_version(
         name,
         version,

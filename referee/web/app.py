@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, live, pages, sdk, uploads
+from referee.web import account, api, instructor, live, pages, sdk, uploads
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -41,6 +41,9 @@ def routes() -> list[Any]:
         Route("/signin", account.signin, methods=["POST"]),
         Route("/signout", account.signout, methods=["POST"]),
         Route("/me", uploads.me_page),
+        Route("/instructor/grades", instructor.grades),
+        Route("/instructor/grades.csv", instructor.grades_csv),
+        Route("/instructor/similarity", instructor.similarity),
         Route("/me/submissions", uploads.submissions_fragment),
         Route("/me/upload", uploads.upload, methods=["POST"]),
         Route("/api/leaderboard/{game}", api.leaderboard),

@@ -28,9 +28,10 @@ from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 
 SORTS: dict[str, Callable[[BoardRow], Any]] = {
-    "rank": lambda r: r.rank,
+    # Ranks count within a connected group: the groups stay apart, group 1 first.
+    "rank": lambda r: (r.group, r.rank),
     "bot": lambda r: r.version.display.lower(),
-    "rating": lambda r: -(r.elo if r.elo is not None else float("-inf")),
+    "rating": lambda r: (r.group, -(r.elo if r.elo is not None else float("-inf"))),
     "games": lambda r: -r.games,
     "score": lambda r: -(r.score_pct if r.score_pct is not None else -1.0),
 }

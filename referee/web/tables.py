@@ -17,6 +17,10 @@ from datetime import datetime
 from referee.match.verdicts import Verdict
 from referee.ratings import GameResult, Ladder, build_leaderboard
 from referee.ratings.elo import DEFAULT_INITIAL, update
+
+# The templates' threshold, re-exported from the one place it is decided.
+from referee.ratings.groups import PROVISIONAL_GAMES as PROVISIONAL_GAMES
+from referee.ratings.groups import provisional_reason
 from referee.storage import Repository
 from referee.storage.browse import (
     PlayedGame,
@@ -26,8 +30,6 @@ from referee.storage.browse import (
     version_names,
 )
 
-#: A rating from fewer counted games than this is marked provisional.
-PROVISIONAL_GAMES = 20
 #: Games listed first, in this order; any other registered game follows alphabetically.
 GAME_ORDER = ("tetress", "att")
 
@@ -45,10 +47,16 @@ class BoardRow:
     losses: int
     score_pct: float | None
     forfeits: Mapping[str, int]
+    #: The connected group (1 the largest); ``rank`` is the place within it.
+    group: int = 1
 
     @property
     def provisional(self) -> bool:
-        return self.games < PROVISIONAL_GAMES or self.elo is None
+        return self.provisional_reason is not None or self.elo is None
+
+    @property
+    def provisional_reason(self) -> str | None:
+        return provisional_reason(self.games)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -67,6 +75,8 @@ class BoardRow:
             "losses": self.losses,
             "score_pct": self.score_pct,
             "provisional": self.provisional,
+            "provisional_reason": self.provisional_reason,
+            "group": self.group,
             "forfeits": dict(self.forfeits),
         }
 
@@ -108,6 +118,8 @@ class GameTable:
     results: tuple[PlayedGame, ...]
     #: version id -> (finished_at, incremental Elo after that game), oldest first.
     history: Mapping[int, Sequence[tuple[datetime, float]]]
+    #: Connected groups of rated bots: ratings compare only within one.
+    groups: int = 1
 
     def row_of(self, version_id: int) -> BoardRow | None:
         for row in self.rows:
@@ -222,6 +234,7 @@ def build_table(
             r.losses,
             r.score_pct,
             r.forfeits,
+            r.group,
         )
         for r in board.rows
         if int(r.player) in names
@@ -233,7 +246,9 @@ def build_table(
         for r in ladder.standings()
         if int(r.player) in names
     )
-    return GameTable(game, rows, board.anchor, board.fit.games, lines, tuple(kept), _history(kept))
+    return GameTable(
+        game, rows, board.anchor, board.fit.games, lines, tuple(kept), _history(kept), board.groups
+    )
 
 
 def _history(games: Sequence[PlayedGame]) -> dict[int, list[tuple[datetime, float]]]:

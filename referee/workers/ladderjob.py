@@ -45,9 +45,15 @@ def ladder_job_kwargs(
     time_control: TimeControl,
     memory_mb: int | None,
     connect_timeout_s: float,
+    *,
+    opening: Sequence[str] = (),
+    event: str = "ladder",
 ) -> dict[str, Any]:
-    """The arguments of a ladder job (JSON: they are stored with the job)."""
+    """The arguments of a ladder job (JSON: they are stored with the job). ``opening`` (book
+    moves) and ``event`` serve other callers of the same job, such as grading."""
     return {
+        "opening": list(opening),
+        "event": event,
         LADDER_KEY: uid,
         "game": game.name,
         "params": dict(game.params),
@@ -136,13 +142,15 @@ async def _play(
     log.info("game_started", seats=[v.label for v in seats])
     stored, why = False, "not played"
     try:
-        played = await player.play(list(seats), uid, {"mode": "ladder"}, observer)
+        event = str(kwargs.get("event", "ladder"))
+        opening = tuple(str(m) for m in kwargs.get("opening", ()))
+        played = await player.play(list(seats), uid, {"mode": event}, observer, opening)
         row = finished_game(
             played.report,
             game,
             list(seats),
             outputs=played.outputs,
-            event="ladder",
+            event=event,
             started=started,
             finished=datetime.now(UTC),
             uid=uid,

@@ -1,0 +1,272 @@
+"""``referee similarity``: which submitted bots look or play alike, for the instructor to read.
+
+For every pair of the chosen bots: a code similarity (winnowed fingerprints of normalised
+tokens, referee.analysis.similarity; the shipped example and reference bots are common
+code) and a behaviour similarity (the same move on the same positions, asked in the sandbox,
+referee.analysis.behaviour). The pairs above a threshold are listed with the matching
+fragments side by side; the report is also stored for the instructor's page
+(/instructor/similarity). It flags; it decides nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import add_log_options, add_sandbox_option
+
+if TYPE_CHECKING:
+    from referee.storage import BotVersionInfo, Repository
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "similarity",
+        help="code and behaviour similarity of submitted bots (flags pairs to look at)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+    )
+    parser.add_argument(
+        "bots",
+        nargs="*",
+        metavar="BOT",
+        help="bots to compare (default: every submitted bot's latest accepted version, or the "
+        "entries of --tournament)",
+    )
+    parser.add_argument("--tournament", metavar="NAME", help="compare this tournament's entries")
+    parser.add_argument("--before", metavar="TIME", help="versions accepted before this UTC time")
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="flag pairs sharing at least this share of code fingerprints (default 0.5)",
+    )
+    parser.add_argument(
+        "--behaviour-threshold",
+        type=float,
+        default=0.8,
+        help="flag pairs choosing the same move this often (default 0.8)",
+    )
+    parser.add_argument(
+        "--positions", type=int, default=12, help="positions each bot is asked (default 12)"
+    )
+    parser.add_argument(
+        "--no-behaviour", action="store_true", help="compare code only (launch nothing)"
+    )
+    parser.add_argument(
+        "--move-time", type=float, default=5.0, help="seconds per asked move (default 5)"
+    )
+    parser.add_argument("--concurrency", type=int, default=2, help="games at once (default 2)")
+    parser.add_argument("--game", default="tetress", help="the game asked (default tetress)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_sandbox_option(parser)
+    add_db_option(parser)
+    add_log_options(parser, "WARNING")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from referee.commands.grade import chosen_versions
+    from referee.sandbox.isolation import SandboxUnavailable
+    from referee.storage.reports import save_report
+    from referee.telemetry import logs as referee_logging
+
+    referee_logging.configure(args.log_format, args.log_level)
+    if not 0 <= args.threshold <= 1 or not 0 <= args.behaviour_threshold <= 1:
+        return fail("similarity", "--threshold and --behaviour-threshold are shares from 0 to 1")
+    if args.positions < 1 or args.concurrency < 1 or not args.move_time > 0:
+        return fail("similarity", "--positions, --concurrency and --move-time must be positive")
+    repo = open_repo(args)
+    try:
+        chosen = chosen_versions(repo, args.bots, args.tournament, args.before)
+    except (ValueError, KeyError, LookupError) as exc:
+        return fail("similarity", exc)
+    bots, skipped = _with_code(repo, chosen)
+    if len(bots) < 2:
+        return fail("similarity", "fewer than two bots with code to compare", 1)
+    body = _code_report(bots, args.threshold)
+    body["skipped"] = skipped
+    if not args.no_behaviour:
+        try:
+            asyncio.run(_behaviour(args, repo, bots, body))
+        except SandboxUnavailable as exc:
+            return fail("similarity", exc)
+    body["flagged"] = [p for p in body["pairs"] if _flagged(p, args)]
+    save_report(repo.db, "similarity", body)
+    if args.json:
+        print(json.dumps(body))
+    else:
+        print_report(body)
+    return 0
+
+
+def _with_code(
+    repo: Repository, chosen: Sequence[tuple[BotVersionInfo, str]]
+) -> tuple[list[tuple[BotVersionInfo, str, Path]], list[str]]:
+    """The chosen bots with the folder or file of their code; the others, each with why."""
+    from referee.analysis.anchors import anchor_of
+
+    found, skipped = [], []
+    for version, owner in chosen:
+        if anchor_of(version) is not None:
+            skipped.append(f"{version.label}: a shipped reference bot (common code)")
+            continue
+        path = code_path(version)
+        if path is None:
+            skipped.append(f"{version.label}: no code here ({version.source_kind.value})")
+            continue
+        found.append((version, owner, path))
+    return found, skipped
+
+
+def code_path(version: BotVersionInfo) -> Path | None:
+    """Where a bot version's code is on this machine (``None``: a remote bot, a command)."""
+    import importlib.util
+
+    from referee.storage import SourceKind
+
+    if version.source_kind in (SourceKind.REMOTE, SourceKind.COMMAND):
+        return None
+    target = version.location
+    if not Path(target).exists() and ":" in target:
+        target = target.rsplit(":", 1)[0]
+    if Path(target).exists():
+        return Path(target)
+    try:
+        spec = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or spec.origin is None:
+        return None
+    origin = Path(spec.origin)
+    return origin.parent if origin.name == "__init__.py" else origin
+
+
+def _label(version: BotVersionInfo, owner: str) -> str:
+    return f"{owner}: {version.label}" if owner != "-" else version.label
+
+
+def _code_report(
+    bots: Sequence[tuple[BotVersionInfo, str, Path]], threshold: float
+) -> dict[str, Any]:
+    from referee.analysis.similarity import common_hashes, compare, fingerprint, shipped_roots
+
+    common = common_hashes(shipped_roots())
+    prints = [fingerprint(_label(v, o), path, common) for v, o, path in bots]
+    pairs = []
+    for a, b in itertools.combinations(prints, 2):
+        match = compare(a, b)
+        pairs.append(
+            {
+                "a": a.name,
+                "b": b.name,
+                "code": round(match.score, 4),
+                "shared": match.shared,
+                "behaviour": None,
+                "positions": 0,
+                "fragments": [
+                    {
+                        "a_file": f.a_file,
+                        "a_lines": list(f.a_lines),
+                        "b_file": f.b_file,
+                        "b_lines": list(f.b_lines),
+                        "a_text": f.a_text,
+                        "b_text": f.b_text,
+                    }
+                    for f in match.fragments
+                ]
+                if match.score >= threshold
+                else [],
+            }
+        )
+    return {
+        "bots": [p.name for p in prints],
+        "threshold": threshold,
+        "pairs": pairs,
+        "method": "winnowed fingerprints of normalised Python tokens (k=12, w=8); "
+        "the shipped example and reference bots are common code",
+    }
+
+
+async def _behaviour(
+    args: argparse.Namespace,
+    repo: Repository,
+    bots: Sequence[tuple[BotVersionInfo, str, Path]],
+    body: dict[str, Any],
+) -> None:
+    from referee.analysis.behaviour import agreement, answers_of, probe_positions
+    from referee.commands._common import announce_isolation
+    from referee.commands.grade import refuse_uncontained
+    from referee.match.clock import TimeControl
+    from referee.tournament.bots import launch_spec
+
+    isolation = announce_isolation(args, "referee similarity")
+    refuse_uncontained(repo, [v for v, _, _ in bots], isolation, args.no_sandbox)
+    positions = probe_positions(args.game, args.positions)
+    clock = TimeControl(game_time_s=0.0, move_time_s=args.move_time)
+    answers = [
+        await answers_of(
+            _label(v, o),
+            launch_spec(v),
+            args.game,
+            positions,
+            time_control=clock,
+            isolation=isolation,
+            concurrency=args.concurrency,
+        )
+        for v, o, _ in bots
+    ]
+    by_name = {a.name: a for a in answers}
+    for pair in body["pairs"]:
+        share, both = agreement(by_name[pair["a"]], by_name[pair["b"]])
+        pair["behaviour"] = None if share is None else round(share, 4)
+        pair["positions"] = both
+    body["behaviour_threshold"] = args.behaviour_threshold
+    body["asked_positions"] = len(positions)
+
+
+def _flagged(pair: dict[str, Any], args: argparse.Namespace) -> bool:
+    behaviour = pair.get("behaviour")
+    return bool(
+        pair["code"] >= args.threshold
+        or (behaviour is not None and behaviour >= args.behaviour_threshold)
+    )
+
+
+def print_report(body: dict[str, Any]) -> None:
+    """The pairs table, then each flagged pair's fragments side by side."""
+    from referee.commands._arena import console
+    from referee.commands._safe import SafeTable as Table
+
+    out = console()
+    table = Table(
+        title=f"Similarity of {len(body['bots'])} bots ({len(body['pairs'])} pairs)",
+        caption="code: shared fingerprints over the smaller bot's; behaviour: same move on "
+        "the same positions. A flag is a reason to look, never a verdict.",
+    )
+    for column in ("bot A", "bot B", "code", "behaviour", "flag"):
+        table.add_column(column, justify="left" if column.startswith("bot") else "right")
+    flagged = {(p["a"], p["b"]) for p in body["flagged"]}
+    ranked = sorted(body["pairs"], key=lambda p: -max(p["code"], p["behaviour"] or 0.0))
+    for p in ranked:
+        shown = (
+            "-" if p["behaviour"] is None else f"{100 * p['behaviour']:.0f}% of {p['positions']}"
+        )
+        mark = "look" if (p["a"], p["b"]) in flagged else ""
+        table.add_row(p["a"], p["b"], f"{100 * p['code']:.0f}%", shown, mark)
+    out.print(table)
+    for p in body["flagged"]:
+        for f in p["fragments"]:
+            side = Table(title=f"{p['a']} and {p['b']}: matching code", show_lines=False)
+            side.add_column(f"{p['a']}  {f['a_file']}:{f['a_lines'][0]}-{f['a_lines'][1]}")
+            side.add_column(f"{p['b']}  {f['b_file']}:{f['b_lines'][0]}-{f['b_lines'][1]}")
+            side.add_row(f["a_text"], f["b_text"])
+            out.print(side)
+    for line in body.get("skipped", []):
+        print(f"not compared: {line}")
