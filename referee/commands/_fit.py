@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 from rich.measure import Measurement
 from rich.text import Text
 
-from referee.commands._safe import SafeTable
+from referee.commands._safe import SafeTable, lines
 from referee.text.names import display
 
 if TYPE_CHECKING:
@@ -114,8 +114,10 @@ class FitTable:
     def table(self, max_width: int) -> SafeTable:
         """The rich table laid out for ``max_width`` columns."""
         shown, widths, notes = self.layout(max_width)
-        caption = "\n".join([*([self.caption] if self.caption else []), *notes]) or None
-        table = SafeTable(title=self.title, caption=caption)
+        # One clean line each: the caption's lines, then the footnotes (which name every bot
+        # with a forfeit, so they may be long).
+        said = [*(self.caption.split("\n") if self.caption else []), *notes]
+        table = SafeTable(title=self.title, caption=lines(said, 2000) if said else None)
         for i, width in zip(shown, widths, strict=True):
             column = self.columns[i]
             table.add_column(

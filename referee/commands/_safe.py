@@ -46,7 +46,8 @@ class SafeTable(Table):
         super().__init__(
             *headers,
             title=cell(title) if title is not None else None,
-            caption=cell(caption) if caption is not None else None,
+            # A caption of several lines comes as :func:`lines` (already clean), kept as it is.
+            caption=caption if isinstance(caption, Text | None) else cell(caption),
             **kwargs,
         )
 
