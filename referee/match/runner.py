@@ -5,6 +5,10 @@ sentence end the game); the runner talks to the two bot sessions: it sends the m
 request, waits on the game's queue (fed by the sessions' reader tasks) until the seat's
 deadline, hands the answer (or the timeout, the crash, the drop ...) to the adjudicator, and
 announces the end. It never raises because of what a bot did.
+
+It measures what the adjudicator charges: a move's wall time less the referee's own stalls
+(:mod:`.stalls`), and, for a seat with a CPU meter (a bot launched here), the CPU time its
+processes used since its previous answer (:mod:`.cputime`).
 """
 
 from __future__ import annotations
@@ -28,12 +32,14 @@ from engine.adjudication import (
     MoveAnswer,
     NotAMove,
     ProtocolViolation,
+    Spent,
     TimedOut,
     Turn,
 )
 from engine.game import Game
 from referee.match import verdicts
 from referee.match.clock import TimeControl
+from referee.match.cputime import CpuMeter, SeatCpu
 from referee.match.messages import GameMessages
 from referee.match.reconnect import AwayWindows
 from referee.match.report import (
@@ -45,6 +51,7 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
+from referee.match.stalls import stall_watch
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -98,22 +105,27 @@ class MatchRunner:
         max_strikes: int = 20,
         self_reported_memory: Sequence[bool] = (True, True),
         opening: Sequence[str] = (),
+        cpu_meters: Sequence[CpuMeter | None] = (None, None),
     ) -> None:
         if len(sessions) != 2 or sessions[0] is sessions[1]:
             raise ValueError("a game needs two different sessions")
         self.game = game
         self.sessions = list(sessions)
-        self.control = time_control or TimeControl()
+        self.cpu = SeatCpu(cpu_meters)
         self.game_id = game_id or new_game_id()
         self.observer = observer
         self.refine = refine
         self.adjudicator = Adjudicator(
             game,
-            control=self.control,
+            control=time_control,
             memory_limit_bytes=memory_limit_bytes,
             judged_memory=self_reported_memory,
             max_strikes=max_strikes,
+            cpu_measured=self.cpu.measured,
         )
+        #: The clocks as this game runs them (a remote seat makes a CPU clock a wall clock).
+        self.control = self.adjudicator.control
+        self.stalls = stall_watch()
         self.seat_names = self.adjudicator.seat_names
         self.clocks = self.adjudicator.clocks
         self.state = self.adjudicator.state
@@ -187,6 +199,7 @@ class MatchRunner:
         """Play the game to its end and announce the result to both bots."""
         meter = GameMeter(self.game.name)
         with structlog.contextvars.bound_contextvars(game_id=self.game_id, seat=None, ply=None):
+            self.stalls.acquire()
             try:
                 self._task = asyncio.create_task(self._play(meter))
                 if self._abort_reason is not None:
@@ -209,6 +222,7 @@ class MatchRunner:
             finally:
                 end_now = self.report.end
                 meter.finished(end_now.verdict if end_now is not None else Verdict.ABORTED)
+                self.stalls.release()
                 for session in self.sessions:
                     session.detach(self.game_id)
         return self.report
@@ -222,6 +236,9 @@ class MatchRunner:
         received: float | None = None
         try:
             await self._announce()
+            # CPU used from here on is charged (the making of a course Agent included, as in the
+            # course); the interpreter's start-up before it is not.
+            self.cpu.mark_all()
             while True:
                 turn = self.adjudicator.turn()
                 if isinstance(turn, GameEnd):
@@ -262,17 +279,20 @@ class MatchRunner:
     async def _send_request(self, turn: Turn, request: bytes) -> float:
         """Send the mover its request; returns the moment its clock starts."""
         session = self.sessions[turn.seat]
+        started = time.monotonic()
         if self.away.is_away(turn.seat):
             # Its clock runs from now; the request goes out when it is back.
-            return time.monotonic()
-        deadline = turn.allowance.deadline
+            return started
+        allowance = turn.allowance
+        deadline = allowance.deadline if allowance.backstop is None else allowance.backstop
         try:
             # A bot that stops reading its stream eventually blocks writes to it (flow
             # control); the request then counts against its clock like its answer does.
             async with asyncio.timeout(deadline):
                 return await session.send_bytes(request)
         except TimeoutError:
-            await self._decide(turn.seat, TimedOut(deadline or 0.0))
+            spent = self._spent(turn.seat, started, time.monotonic())
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
         except SessionClosed as exc:
             sent = time.monotonic()
             if not session.resumable:
@@ -283,12 +303,15 @@ class MatchRunner:
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
         """The mover's answer; every other seat's event is dealt with on the way."""
-        deadline = turn.allowance.deadline
         inbox = self.inbox
         loop = asyncio.get_running_loop()
+        # The first wait needs no CPU reading: a bot cannot use CPU time faster than wall time
+        # before it has more threads busy than one, and its answer is judged on a reading.
+        spent = Spent(time.monotonic() - sent)
         while True:
             # The earliest of the mover's deadline and any away seat's reconnect window.
-            until = None if deadline is None else sent + deadline
+            wait = turn.allowance.wake_in(spent)
+            until = None if wait is None else time.monotonic() + wait
             window = self.away.earliest()
             if window is not None:
                 until = window if until is None else min(until, window)
@@ -301,7 +324,7 @@ class MatchRunner:
             except TimeoutError:
                 # The runner may have been scheduled late: an answer stamped in time counts.
                 if inbox.empty():
-                    await self._deadline_passed(turn, sent)
+                    spent = await self._deadline_passed(turn, sent)
                     continue
                 event = inbox.get_nowait()
             if event.kind is EventKind.MOVE:
@@ -312,16 +335,25 @@ class MatchRunner:
             else:
                 await self._seat_event(event)
 
-    async def _deadline_passed(self, turn: Turn, sent: float) -> None:
-        """Woken with nothing to read: end the game if a window or the deadline has passed."""
+    async def _deadline_passed(self, turn: Turn, sent: float) -> Spent:
+        """Woken with nothing to read: end the game if a window or the deadline has passed;
+        else what the move has taken so far."""
         now = time.monotonic()
         seat = self.away.closed(now, turn.seat)
         if seat is not None:
             window = self.away.length[seat]
             await self._decide(seat, Disconnected(self.away.why[seat], window))
-        deadline = turn.allowance.deadline
-        if deadline is not None and now >= sent + deadline:
-            await self._decide(turn.seat, TimedOut(now - sent))
+        spent = self._spent(turn.seat, sent, now)
+        if turn.allowance.blown(spent) is not None:
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+        return spent
+
+    def _spent(self, seat: int, sent: float, now: float, *, answered: bool = False) -> Spent:
+        """What the move of ``seat`` requested at ``sent`` has taken by ``now``: wall time less
+        the referee's stalls, and CPU time since its previous answer (``answered``: this is its
+        answer, so the next move's CPU is counted from here)."""
+        wall = max(0.0, now - sent - self.stalls.stalled_between(sent, now))
+        return Spent(wall, self.cpu.since_mark(seat, advance=answered))
 
     async def _seat_event(self, event: SeatEvent) -> None:
         """Anything but a move from a seat: a drop, a comeback, or a fault that ends the game."""
@@ -363,7 +395,9 @@ class MatchRunner:
         move = event.move
         assert move is not None
         seat = turn.seat
-        elapsed = max(0.0, event.received - sent)
+        spent = self._spent(seat, sent, event.received, answered=True)
+        stall = max(0.0, event.received - sent) - spent.wall
+        elapsed = spent.wall
         seat_report = self.report.seats[seat]
         seat_report.peak_rss_bytes = max(seat_report.peak_rss_bytes, move.peak_rss_bytes)
         answer: Answer
@@ -377,9 +411,10 @@ class MatchRunner:
                 bounds.clean_note(nam.expected),
                 elapsed,
                 move.peak_rss_bytes,
+                spent.cpu,
             )
         else:
-            answer = MoveAnswer(move.action, elapsed, move.peak_rss_bytes)
+            answer = MoveAnswer(move.action, elapsed, move.peak_rss_bytes, spent.cpu)
         accepted = await self._decide(seat, answer)
         self._position = self.state.to_string()
         entry = MoveLog(
@@ -391,6 +426,9 @@ class MatchRunner:
             peak_rss_bytes=move.peak_rss_bytes,
             clock_after_s=accepted.clock_after_s,
             comment=bounds.clean_note(move.comment, MAX_TEXT),
+            wall_s=accepted.wall,
+            cpu_s=accepted.cpu,
+            stall_s=stall if stall > 0 else 0.0,
         )
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:
@@ -459,8 +497,12 @@ class MatchRunner:
         report.end = end
         report.final_position = self._position
         report.finished_at = now_text()
+        report.time_control = self.control
+        report.stalled_s = sum(m.stall_s for m in report.moves)
         for seat, (seat_report, clock) in enumerate(zip(report.seats, self.clocks, strict=True)):
             seat_report.time_used_s = clock.used
+            seat_report.wall_used_s = clock.wall_used
+            seat_report.cpu_used_s = clock.cpu_used
             seat_report.remaining_s = clock.remaining
             seat_report.moves = sum(1 for m in report.moves if m.seat == seat and not m.book)
         structlog.contextvars.bind_contextvars(seat=None, ply=self.state.ply)

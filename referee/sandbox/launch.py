@@ -173,6 +173,15 @@ class LaunchedBot:
         """Every layer that measured and limited it, e.g. ``rlimit_data+rss_poll+cgroup_v2``."""
         return self.proc.measurement
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the bot's processes have used since launch (see :mod:`.cpu`)."""
+        return self.proc.cpu_seconds()
+
+    @property
+    def cpu_method(self) -> str:
+        """How its CPU time is counted: ``cgroup_v1``, ``cgroup_v2`` or ``process_tree``."""
+        return self.proc.cpu_method
+
     def describe_exit(self) -> str:
         return self.proc.exit_description()
 
