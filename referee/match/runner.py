@@ -126,6 +126,7 @@ class MatchRunner:
         #: The clocks as this game runs them (a remote seat makes a CPU clock a wall clock).
         self.control = self.adjudicator.control
         self.stalls = stall_watch()
+        self._began: float | None = None
         self.seat_names = self.adjudicator.seat_names
         self.clocks = self.adjudicator.clocks
         self.state = self.adjudicator.state
@@ -235,6 +236,7 @@ class MatchRunner:
         last: Accepted | None = None
         received: float | None = None
         try:
+            self._began = time.monotonic()
             await self._announce()
             # CPU used from here on is charged (the making of a course Agent included, as in the
             # course); the interpreter's start-up before it is not.
@@ -498,7 +500,9 @@ class MatchRunner:
         report.final_position = self._position
         report.finished_at = now_text()
         report.time_control = self.control
-        report.stalled_s = sum(m.stall_s for m in report.moves)
+        if self._began is not None:
+            # Every stall while the game ran, whether or not a bot was on move at the time.
+            report.stalled_s = self.stalls.stalled_between(self._began, time.monotonic())
         for seat, (seat_report, clock) in enumerate(zip(report.seats, self.clocks, strict=True)):
             seat_report.time_used_s = clock.used
             seat_report.wall_used_s = clock.wall_used

@@ -53,9 +53,10 @@ class StallWatch:
         elif now > self._last + self.tick:
             self._last = now
 
-    def stalled_between(self, start: float, end: float) -> float:
-        """Seconds of stall within ``[start, end]`` (monotonic times)."""
-        self.observe()
+    def stalled_between(self, start: float, end: float, now: float | None = None) -> float:
+        """Seconds of stall within ``[start, end]`` (monotonic times), as known at ``now``
+        (default: the monotonic clock's now)."""
+        self.observe(now)
         total = 0.0
         for begin, finish in reversed(self.stalls):
             if finish <= start:
