@@ -289,9 +289,10 @@ class _Display:
             f"{seat} {_clock(clock.remaining, clock.used)}"
             for seat, clock in zip(self.seat_names, clocks, strict=True)
         )
+        cpu = "" if move.cpu_s is None else f", CPU {move.cpu_s:.3f} s"
         self.console.print(
             f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
-            f"[dim]{move.time_s:.3f} s[/dim]   {times}"
+            f"[dim]{move.time_s:.3f} s (wall {move.wall:.3f} s{cpu})[/dim]   {times}"
         )
         self.console.print(Text.from_ansi(state.render(color=self.console.is_terminal)))
 
