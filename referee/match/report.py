@@ -126,6 +126,28 @@ class GameReport:
     def plies(self) -> int:
         return len(self.moves)
 
+    def settle(
+        self,
+        end: GameEnd,
+        position: str,
+        clocks: Sequence[SeatClock],
+        control: TimeControl,
+        stalled_s: float,
+    ) -> None:
+        """Fill in the end of the game: result, final position, the clocks as the game ran
+        them and each seat's totals from its clock."""
+        self.end = end
+        self.final_position = position
+        self.finished_at = now_text()
+        self.time_control = control
+        self.stalled_s = stalled_s
+        for seat, (seat_report, clock) in enumerate(zip(self.seats, clocks, strict=True)):
+            seat_report.time_used_s = clock.used
+            seat_report.wall_used_s = clock.wall_used
+            seat_report.cpu_used_s = clock.cpu_used
+            seat_report.remaining_s = clock.remaining
+            seat_report.moves = sum(1 for m in self.moves if m.seat == seat and not m.book)
+
     def summary(self) -> dict[str, Any]:
         """The JSON-ready result (what ``referee match --json`` prints)."""
         end = self.end

@@ -5,10 +5,8 @@ sentence end the game); the runner talks to the two bot sessions: it sends the m
 request, waits on the game's queue (fed by the sessions' reader tasks) until the seat's
 deadline, hands the answer (or the timeout, the crash, the drop ...) to the adjudicator, and
 announces the end. It never raises because of what a bot did.
-
-It measures what the adjudicator charges: a move's wall time less the referee's own stalls
-(:mod:`.stalls`), and, for a seat with a CPU meter (a bot launched here), the CPU time its
-processes used since its previous answer (:mod:`.cputime`).
+It measures (:mod:`.timing`) what the adjudicator charges: wall time less the referee's own
+stalls, and a launched seat's CPU time.
 """
 
 from __future__ import annotations
@@ -29,8 +27,6 @@ from engine.adjudication import (
     BotFailed,
     Disconnected,
     Measured,
-    MoveAnswer,
-    NotAMove,
     ProtocolViolation,
     Spent,
     TimedOut,
@@ -38,8 +34,8 @@ from engine.adjudication import (
 )
 from engine.game import Game
 from referee.match import verdicts
+from referee.match.answers import move_answer
 from referee.match.clock import TimeControl
-from referee.match.cputime import CpuMeter, SeatCpu
 from referee.match.messages import GameMessages
 from referee.match.reconnect import AwayWindows
 from referee.match.report import (
@@ -51,7 +47,7 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
-from referee.match.stalls import stall_watch
+from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -111,22 +107,18 @@ class MatchRunner:
             raise ValueError("a game needs two different sessions")
         self.game = game
         self.sessions = list(sessions)
-        self.cpu = SeatCpu(cpu_meters)
+        self.timer = MoveTimer(cpu_meters)
         self.game_id = game_id or new_game_id()
         self.observer = observer
         self.refine = refine
         self.adjudicator = Adjudicator(
             game,
-            control=time_control,
+            control=(time_control or TimeControl()).charged(self.timer.cpu.measured),
             memory_limit_bytes=memory_limit_bytes,
             judged_memory=self_reported_memory,
             max_strikes=max_strikes,
-            cpu_measured=self.cpu.measured,
         )
-        #: The clocks as this game runs them (a remote seat makes a CPU clock a wall clock).
-        self.control = self.adjudicator.control
-        self.stalls = stall_watch()
-        self._began: float | None = None
+        self.control = self.adjudicator.control  # a remote seat makes a CPU clock a wall one
         self.seat_names = self.adjudicator.seat_names
         self.clocks = self.adjudicator.clocks
         self.state = self.adjudicator.state
@@ -135,8 +127,7 @@ class MatchRunner:
         #: The request the mover is waiting on (re-sent when it comes back).
         self._pending: tuple[int, bytes] | None = None
         self._abort_reason: str | None = None
-        #: When a list: for every request after the first, the referee's own time from
-        #: receiving the previous move to handing this request to the transport (benchmarks).
+        #: Benchmarks: per request, the referee's own time since it received the previous move.
         self.overheads: list[float] | None = None
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
@@ -200,7 +191,7 @@ class MatchRunner:
         """Play the game to its end and announce the result to both bots."""
         meter = GameMeter(self.game.name)
         with structlog.contextvars.bound_contextvars(game_id=self.game_id, seat=None, ply=None):
-            self.stalls.acquire()
+            self.timer.start()
             try:
                 self._task = asyncio.create_task(self._play(meter))
                 if self._abort_reason is not None:
@@ -223,7 +214,7 @@ class MatchRunner:
             finally:
                 end_now = self.report.end
                 meter.finished(end_now.verdict if end_now is not None else Verdict.ABORTED)
-                self.stalls.release()
+                self.timer.stop()
                 for session in self.sessions:
                     session.detach(self.game_id)
         return self.report
@@ -236,11 +227,9 @@ class MatchRunner:
         last: Accepted | None = None
         received: float | None = None
         try:
-            self._began = time.monotonic()
             await self._announce()
-            # CPU used from here on is charged (the making of a course Agent included, as in the
-            # course); the interpreter's start-up before it is not.
-            self.cpu.mark_all()
+            # CPU is charged from here: the making of a course Agent is, start-up is not.
+            self.timer.cpu.mark_all()
             while True:
                 turn = self.adjudicator.turn()
                 if isinstance(turn, GameEnd):
@@ -293,7 +282,7 @@ class MatchRunner:
             async with asyncio.timeout(deadline):
                 return await session.send_bytes(request)
         except TimeoutError:
-            spent = self._spent(turn.seat, started, time.monotonic())
+            spent = self.timer.spent(turn.seat, started, time.monotonic())
             await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
         except SessionClosed as exc:
             sent = time.monotonic()
@@ -307,8 +296,7 @@ class MatchRunner:
         """The mover's answer; every other seat's event is dealt with on the way."""
         inbox = self.inbox
         loop = asyncio.get_running_loop()
-        # The first wait needs no CPU reading: a bot cannot use CPU time faster than wall time
-        # before it has more threads busy than one, and its answer is judged on a reading.
+        # No CPU reading before the first wait: its answer is judged on one anyway.
         spent = Spent(time.monotonic() - sent)
         while True:
             # The earliest of the mover's deadline and any away seat's reconnect window.
@@ -345,17 +333,10 @@ class MatchRunner:
         if seat is not None:
             window = self.away.length[seat]
             await self._decide(seat, Disconnected(self.away.why[seat], window))
-        spent = self._spent(turn.seat, sent, now)
+        spent = self.timer.spent(turn.seat, sent, now)
         if turn.allowance.blown(spent) is not None:
             await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
         return spent
-
-    def _spent(self, seat: int, sent: float, now: float, *, answered: bool = False) -> Spent:
-        """What the move of ``seat`` requested at ``sent`` has taken by ``now``: wall time less
-        the referee's stalls, and CPU time since its previous answer (``answered``: this is its
-        answer, so the next move's CPU is counted from here)."""
-        wall = max(0.0, now - sent - self.stalls.stalled_between(sent, now))
-        return Spent(wall, self.cpu.since_mark(seat, advance=answered))
 
     async def _seat_event(self, event: SeatEvent) -> None:
         """Anything but a move from a seat: a drop, a comeback, or a fault that ends the game."""
@@ -397,27 +378,11 @@ class MatchRunner:
         move = event.move
         assert move is not None
         seat = turn.seat
-        spent = self._spent(seat, sent, event.received, answered=True)
+        spent = self.timer.spent(seat, sent, event.received, answered=True)
         stall = max(0.0, event.received - sent) - spent.wall
-        elapsed = spent.wall
         seat_report = self.report.seats[seat]
         seat_report.peak_rss_bytes = max(seat_report.peak_rss_bytes, move.peak_rss_bytes)
-        answer: Answer
-        too_long = bounds.action_problem(move.action)
-        if too_long is not None:
-            answer = ProtocolViolation(too_long)
-        elif move.HasField("not_a_move"):
-            nam = move.not_a_move
-            answer = NotAMove(
-                bounds.clean_note(nam.returned),
-                bounds.clean_note(nam.expected),
-                elapsed,
-                move.peak_rss_bytes,
-                spent.cpu,
-            )
-        else:
-            answer = MoveAnswer(move.action, elapsed, move.peak_rss_bytes, spent.cpu)
-        accepted = await self._decide(seat, answer)
+        accepted = await self._decide(seat, move_answer(move, spent))
         self._position = self.state.to_string()
         entry = MoveLog(
             ply=turn.ply,
@@ -437,7 +402,7 @@ class MatchRunner:
             self.report.slow_lag_moves += 1
         if referee_logging.debug_enabled():
             self._bind(seat, turn.ply)
-            log.debug("move", action=accepted.text, time_s=round(elapsed, 6))
+            log.debug("move", action=accepted.text, time_s=round(accepted.elapsed, 6))
         if self.observer is not None:
             self.observer.on_move(self.state, entry, self.clocks)
         return accepted
@@ -496,19 +461,7 @@ class MatchRunner:
 
     async def _finish(self, end: GameEnd) -> None:
         report = self.report
-        report.end = end
-        report.final_position = self._position
-        report.finished_at = now_text()
-        report.time_control = self.control
-        if self._began is not None:
-            # Every stall while the game ran, whether or not a bot was on move at the time.
-            report.stalled_s = self.stalls.stalled_between(self._began, time.monotonic())
-        for seat, (seat_report, clock) in enumerate(zip(report.seats, self.clocks, strict=True)):
-            seat_report.time_used_s = clock.used
-            seat_report.wall_used_s = clock.wall_used
-            seat_report.cpu_used_s = clock.cpu_used
-            seat_report.remaining_s = clock.remaining
-            seat_report.moves = sum(1 for m in report.moves if m.seat == seat and not m.book)
+        report.settle(end, self._position, self.clocks, self.control, self.timer.stalled())
         structlog.contextvars.bind_contextvars(seat=None, ply=self.state.ply)
         log.info(
             "game_over",

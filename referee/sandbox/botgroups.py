@@ -14,7 +14,7 @@ from referee.sandbox.cgroups import (
     detect_cgroup_parent,
     detect_pids_parent,
 )
-from referee.sandbox.cpu import CpuCgroup, detect_cpuacct_parent, read_cgroup_cpu
+from referee.sandbox.cpu import CpuCgroup, detect_cpuacct_parent
 
 __all__ = ["BotCgroups"]
 
@@ -29,9 +29,8 @@ class BotCgroups:
         self.memory: MemoryCgroup | None = None
         self.tasks: TaskCgroup | None = None
         self.max_tasks: int | None = None
-        #: Where the bot's CPU time is counted (its memory cgroup on v2), if anywhere.
-        self.cpu: MemoryCgroup | None = None
-        self._cpu_own: CpuCgroup | None = None
+        #: Its v1 ``cpuacct`` cgroup, counting its CPU time (on v2 its memory cgroup does).
+        self.cpu: CpuCgroup | None = None
 
     @classmethod
     def create(
@@ -55,25 +54,16 @@ class BotCgroups:
         return self
 
     def _count_cpu(self) -> None:
-        """Count the bot's CPU time in a cgroup: its memory one on v2, else a v1 ``cpuacct``."""
-        memory = self.memory
-        v2 = memory is not None and memory.parent.version == 2
-        if v2 and memory is not None and read_cgroup_cpu(memory) is not None:
-            self.cpu = memory
+        """On cgroup v1, a ``cpuacct`` cgroup counting the bot's CPU time (:mod:`.cpu`)."""
+        if self.memory is not None and self.memory.parent.version == 2:
             return
         parent = detect_cpuacct_parent()
         if parent is None:
             return
         try:
-            self._cpu_own = CpuCgroup.create_cpu(parent)
+            self.cpu = CpuCgroup.create_cpu(parent)
         except OSError as e:
             log.warning("bot's CPU time is read from its processes: %s", e)
-            return
-        self.cpu = self._cpu_own
-
-    def cpu_seconds(self) -> float | None:
-        """CPU seconds the bot's cgroup counted (``None``: no cgroup counts them)."""
-        return None if self.cpu is None else read_cgroup_cpu(self.cpu)
 
     def _limit_tasks(self, max_tasks: int) -> None:
         """Cap the bot's processes and threads where a ``pids`` cgroup allows it."""
@@ -93,7 +83,7 @@ class BotCgroups:
     def all(self) -> list[MemoryCgroup]:
         """The bot's cgroups: its memory one and, on cgroup v1, its ``pids`` and ``cpuacct``
         ones."""
-        return [cg for cg in (self.memory, self.tasks, self._cpu_own) if cg is not None]
+        return [cg for cg in (self.memory, self.tasks, self.cpu) if cg is not None]
 
     def pids(self) -> list[int]:
         """Every process the bot's cgroups hold now."""

@@ -9,19 +9,23 @@ cumulative, monotonic and cheap to read once per move:
   cgroup; the file exists whether or not the ``cpu`` controller is enabled) or
   ``cpuacct.usage`` of a ``cpuacct`` cgroup of its own on v1 (:class:`CpuCgroup`).
 * **process tree** (no usable cgroup): user plus system time of the bot's processes and of the
-  children they reaped, read through psutil at clock-tick resolution (10 ms). A process that
-  died unreaped keeps its last reading, so the total never goes down.
+  children they reaped, from ``/proc/<pid>/stat`` (what psutil reads) at clock-tick resolution
+  (10 ms). A process that died unreaped keeps its last reading, so the total never goes down.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import time
 from collections.abc import Iterable
 from functools import cache
-
-import psutil
+from pathlib import Path
+from typing import Literal
 
 from referee.sandbox.cgroups import (
+    CGROUP_NAME_PREFIX,
     CgroupParent,
     MemoryCgroup,
     _join,
@@ -32,15 +36,22 @@ from referee.sandbox.cgroups import (
 )
 from referee.sandbox.memory import list_children
 
-__all__ = ["CpuCgroup", "TreeCpu", "detect_cpuacct_parent", "read_cgroup_cpu"]
+__all__ = [
+    "BotCpu",
+    "CpuCgroup",
+    "TreeCpu",
+    "bot_cgroup_of",
+    "detect_cpuacct_parent",
+    "read_cgroup_cpu",
+]
 
 
-def read_cgroup_cpu(cgroup: MemoryCgroup) -> float | None:
-    """CPU seconds used by every task that ran in ``cgroup`` (``None``: the kernel keeps no
-    such count there, or the cgroup is gone)."""
+def read_cgroup_cpu(path: Path, version: int) -> float | None:
+    """CPU seconds used by every task that ran in the cgroup at ``path`` (``None``: the kernel
+    keeps no such count there, or the cgroup is gone)."""
     try:
-        if cgroup.parent.version == 2:
-            fd = os.open(cgroup.path / "cpu.stat", os.O_RDONLY)
+        if version == 2:
+            fd = os.open(path / "cpu.stat", os.O_RDONLY)
             try:
                 data = os.read(fd, 4096)
             finally:
@@ -49,13 +60,40 @@ def read_cgroup_cpu(cgroup: MemoryCgroup) -> float | None:
                 if line.startswith(b"usage_usec "):
                     return int(line[11:]) / 1e6
             return None
-        fd = os.open(cgroup.path / "cpuacct.usage", os.O_RDONLY)
+        fd = os.open(path / "cpuacct.usage", os.O_RDONLY)
         try:
             return int(os.read(fd, 64)) / 1e9
         finally:
             os.close(fd)
     except (OSError, ValueError):
         return None
+
+
+def bot_cgroup_of(pid: int) -> tuple[Path, Literal[1, 2]] | None:
+    """The cgroup of its own that counts the CPU time of the bot process ``pid`` (a v2 cgroup,
+    or a v1 ``cpuacct`` one, made for it by the launcher), or ``None``."""
+    own = _own_cgroup_texts()
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return None
+    if own is None:
+        return None
+    v1_paths, v2_path = parse_proc_cgroup(text)
+    mounts = parse_mountinfo(own[1])
+    wanted: list[tuple[str, str | None, Literal[1, 2]]] = [
+        ("cgroup2", v2_path, 2),
+        ("cpuacct", v1_paths.get("cpuacct"), 1),
+    ]
+    for kind, path, version in wanted:
+        if path is None or not Path(path).name.startswith(CGROUP_NAME_PREFIX):
+            continue
+        for mount in mounts:
+            fits = mount.fstype == kind or (kind == "cpuacct" and kind in mount.super_options)
+            d = _join(mount, path) if fits else None
+            if d is not None and read_cgroup_cpu(d, version) is not None:
+                return d, version
+    return None
 
 
 @cache
@@ -85,7 +123,8 @@ def detect_cpuacct_parent() -> CgroupParent | None:
 
 
 class CpuCgroup(MemoryCgroup):
-    """One bot's cgroup in the v1 ``cpuacct`` hierarchy, counting its CPU time.
+    """One bot's cgroup in the v1 ``cpuacct`` hierarchy, counting its CPU time (read by
+    :class:`BotCpu`).
 
     The directory handling (joining, listing, killing, removal, stale sweeps) is the memory
     cgroup's; nothing is written into it, it only counts.
@@ -100,38 +139,55 @@ class CpuCgroup(MemoryCgroup):
 class TreeCpu:
     """CPU seconds of a process tree rooted at ``root_pid``, for bots without a cgroup.
 
-    Each reading walks the tree from its root (plus ``extra`` pids known to belong to the bot,
-    e.g. re-parented ones) and adds every process's own and reaped children's times. A process
-    gone since the last reading keeps its last figure unless its parent is still in the tree
-    (the parent's children times hold it now, exactly), so nothing is counted twice or lost
-    to a reap.
+    Each process's own and reaped children's user and system time come from its
+    ``/proc/<pid>/stat`` (as psutil reads them), through a descriptor kept open per process: a
+    reading is one ``pread`` per process, and a descriptor still names its process after the
+    pid is reused. The tree is walked again (from its root, plus ``extra`` pids known to belong
+    to the bot) at most every ``walk_s`` seconds: a process born since is found by a later walk
+    with all its time. A process gone since the last reading keeps its last figure unless its
+    parent is still in the tree (the parent's children times hold it now, exactly), so nothing
+    is counted twice or lost to a reap.
     """
 
-    def __init__(self, root_pid: int) -> None:
+    def __init__(self, root_pid: int, walk_s: float = 0.25) -> None:
         self.root_pid = root_pid
-        self._procs: dict[int, psutil.Process] = {}
+        self.walk_s = walk_s
+        self._fds: dict[int, int] = {}
         #: pid -> (parent pid, last total of its own and its reaped children's times)
         self._last: dict[int, tuple[int, float]] = {}
+        self._walked = -math.inf
         self._gone = 0.0
         self._total = 0.0
 
     def seconds(self, extra: Iterable[int] = ()) -> float:
         """The tree's CPU seconds so far (never less than at the previous reading)."""
-        pids = self._walk(extra)
+        now = time.monotonic()
+        if now - self._walked >= self.walk_s:
+            self._walked = now
+            for pid in self._walk(extra):
+                if pid not in self._fds:
+                    with contextlib.suppress(OSError):
+                        self._fds[pid] = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
         seen: dict[int, tuple[int, float]] = {}
-        for pid in pids:
-            reading = self._read(pid)
-            if reading is not None:
+        for pid, fd in list(self._fds.items()):
+            reading = _read_stat(fd)
+            if reading is None:
+                os.close(self._fds.pop(pid))
+            else:
                 seen[pid] = reading
         for pid, (parent, last) in self._last.items():
             if pid not in seen and parent not in seen:
                 self._gone += last
-            if pid not in seen:
-                self._procs.pop(pid, None)
         self._last = seen
         total = self._gone + sum(value for _, value in seen.values())
         self._total = max(self._total, total)
         return self._total
+
+    def close(self) -> None:
+        """Close every descriptor (the last reading stays)."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
     def _walk(self, extra: Iterable[int]) -> set[int]:
         found: set[int] = set()
@@ -144,16 +200,91 @@ class TreeCpu:
             stack.extend(list_children(pid))
         return found
 
-    def _read(self, pid: int) -> tuple[int, float] | None:
-        proc = self._procs.get(pid)
-        try:
-            if proc is None:
-                proc = self._procs[pid] = psutil.Process(pid)
-            with proc.oneshot():
-                times = proc.cpu_times()
-                parent = proc.ppid()
-        except psutil.Error:
-            self._procs.pop(pid, None)
-            return None
-        used = times.user + times.system + times.children_user + times.children_system
-        return parent, used
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _read_stat(fd: int) -> tuple[int, float] | None:
+    """(parent pid, own plus reaped children's CPU seconds) from a ``/proc/<pid>/stat``
+    descriptor, or ``None`` once the process is gone."""
+    try:
+        data = os.pread(fd, 1024, 0)
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    if len(fields) < 15:
+        return None
+    ticks = int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    return int(fields[1]), ticks / _TICK
+
+
+class BotCpu:
+    """The CPU seconds of one launched bot (``pid``: its main process): from its own cgroup
+    where it has one (found at the first reading, once it has surely joined it; its counter
+    file is kept open, so a reading is one ``pread``), else from its process tree. Never less
+    than the previous reading; the last one once the bot is gone or :meth:`close` was called."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._version: Literal[1, 2] | None = None
+        self._fd: int | None = None
+        self._tree: TreeCpu | None = None
+        self._seen = 0.0
+        self._closed = False
+
+    @property
+    def method(self) -> str:
+        """``cgroup_v1``, ``cgroup_v2`` or ``process_tree``."""
+        return "process_tree" if self._version is None else f"cgroup_v{self._version}"
+
+    def seconds(self) -> float:
+        if self._closed:
+            return self._seen
+        if self._fd is None and self._tree is None:
+            self._open()
+        counted: float | None
+        if self._fd is not None:
+            counted = _read_counter(self._fd, self._version == 2)
+        else:
+            assert self._tree is not None
+            counted = self._tree.seconds()
+        if counted is not None:
+            self._seen = max(self._seen, counted)
+        return self._seen
+
+    def close(self) -> None:
+        """Take a last reading and release the counter (before the cgroup is removed)."""
+        if self._closed:
+            return
+        self.seconds()
+        self._closed = True
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._tree is not None:
+            self._tree.close()
+
+    def _open(self) -> None:
+        found = bot_cgroup_of(self.pid)
+        if found is not None:
+            path, version = found
+            name = "cpu.stat" if version == 2 else "cpuacct.usage"
+            with contextlib.suppress(OSError):
+                self._fd = os.open(path / name, os.O_RDONLY)
+                self._version = version
+        if self._fd is None:
+            self._tree = TreeCpu(self.pid)
+
+
+def _read_counter(fd: int, v2: bool) -> float | None:
+    """Seconds from an open ``cpu.stat`` (v2) or ``cpuacct.usage`` (v1) file."""
+    try:
+        data = os.pread(fd, 4096, 0)
+        if not v2:
+            return int(data) / 1e9
+        for line in data.splitlines():
+            if line.startswith(b"usage_usec "):
+                return int(line[11:]) / 1e6
+    except (OSError, ValueError):
+        return None
+    return None

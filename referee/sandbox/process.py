@@ -18,7 +18,6 @@ from typing import Literal, Self
 from referee.sandbox import lastresort, poller
 from referee.sandbox.botgroups import BotCgroups
 from referee.sandbox.cgroups import CgroupParent, MemoryCgroup
-from referee.sandbox.cpu import TreeCpu
 from referee.sandbox.exits import MemoryVerdict, describe_exit, judge_memory, unwrap_status
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
@@ -90,8 +89,6 @@ class BotProcess:
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Whether the bot runs under a wrapper (the sandbox) rather than as the main process.
         self._wrapped = False
-        self._tree_cpu: TreeCpu | None = None
-        self._cpu_seen = 0.0
 
     @classmethod
     async def start(
@@ -250,26 +247,6 @@ class BotProcess:
         if self._groups.memory is not None and self._cgroup_joined:
             parts.append(self._groups.memory.parent.label)
         return "+".join(parts)
-
-    def cpu_seconds(self) -> float:
-        """CPU seconds the bot has used since it was launched (its cgroup's count where it has
-        one, else its process tree's); never less than at the previous reading, and the last
-        reading once the bot is gone."""
-        if not self._closed and self._watched:
-            counted = self._groups.cpu_seconds()
-            if counted is None and self._groups.cpu is None:
-                if self._tree_cpu is None:
-                    self._tree_cpu = TreeCpu(self.pid)
-                counted = self._tree_cpu.seconds(self._groups.pids())
-            if counted is not None:
-                self._cpu_seen = max(self._cpu_seen, counted)
-        return self._cpu_seen
-
-    @property
-    def cpu_method(self) -> str:
-        """How :meth:`cpu_seconds` counts: ``cgroup_v1``, ``cgroup_v2`` or ``process_tree``."""
-        cpu = self._groups.cpu
-        return "process_tree" if cpu is None else cpu.parent.label
 
     @property
     def duration_s(self) -> float:
@@ -486,7 +463,6 @@ class BotProcess:
             await asyncio.sleep(self.poll_interval_s)
 
     async def _release(self) -> None:
-        self.cpu_seconds()  # the last reading, before the cgroups go
         poller.unwatch(self)
         with self._lock:  # waits out a sample in progress
             self._watched = False

@@ -1,4 +1,4 @@
-"""Each seat's CPU time, move by move, for a game's CPU clock.
+"""What a game's moves take: wall time less the referee's own stalls, and each seat's CPU time.
 
 A seat launched by this referee has a meter: a function returning the CPU seconds its
 processes have used since launch (:meth:`referee.sandbox.launch.LaunchedBot.cpu_seconds`). The
@@ -10,9 +10,13 @@ while the opponent moves. A remote seat has no meter.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
-__all__ = ["CpuMeter", "SeatCpu"]
+from engine.adjudication import Spent
+from referee.match.stalls import stall_watch
+
+__all__ = ["CpuMeter", "MoveTimer", "SeatCpu"]
 
 #: Cumulative CPU seconds of one bot, or ``None`` when it cannot be read just now.
 CpuMeter = Callable[[], float | None]
@@ -54,3 +58,35 @@ class SeatCpu:
     def _read(self, seat: int) -> float | None:
         meter = self.meters[seat]
         return None if meter is None else meter()
+
+
+class MoveTimer:
+    """The measuring a game's runner does for its clocks (the adjudicator decides with it):
+    wall time less the referee's stalls (:mod:`.stalls`), and CPU per seat (:class:`SeatCpu`)."""
+
+    def __init__(self, meters: Sequence[CpuMeter | None]) -> None:
+        self.cpu = SeatCpu(meters)
+        self.stalls = stall_watch()
+        self.began: float | None = None
+
+    def start(self) -> None:
+        """The game starts: the stall watch runs for it."""
+        self.began = time.monotonic()
+        self.stalls.acquire()
+
+    def stop(self) -> None:
+        self.stalls.release()
+
+    def spent(self, seat: int, sent: float, now: float, *, answered: bool = False) -> Spent:
+        """What the move of ``seat`` requested at ``sent`` has taken by ``now``: wall time less
+        the referee's stalls, and CPU time since its previous answer (``answered``: this is its
+        answer, so the next move's CPU is counted from here)."""
+        wall = max(0.0, now - sent - self.stalls.stalled_between(sent, now))
+        return Spent(wall, self.cpu.since_mark(seat, advance=answered))
+
+    def stalled(self) -> float:
+        """Seconds the referee was stalled since the game started, whether or not a bot was on
+        move at the time."""
+        if self.began is None:
+            return 0.0
+        return self.stalls.stalled_between(self.began, time.monotonic())
