@@ -342,10 +342,15 @@ async def _cpu_reading_us(readings: int = 2000) -> dict[str, Any]:
     """Microseconds per reading of a running bot's CPU time: from its cgroup (where this
     machine gives it one) and from its process tree."""
     from referee.sandbox import BotProcess
-    from referee.sandbox.cpu import BotCpu, TreeCpu
+    from referee.sandbox.cpu import BotCpu, TreeCpu, bot_cgroup_of
 
     proc = await BotProcess.start([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
+        # As at a game's start: the bot has joined its cgroups (its launcher's shim does that
+        # just after the process starts), where the machine gives it any.
+        deadline = time.monotonic() + 10
+        while bot_cgroup_of(proc.pid) is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
         meter = BotCpu(proc.pid)
         meter.seconds()  # the first reading finds the bot's cgroup
         t0 = time.perf_counter()

@@ -13,9 +13,9 @@ import asyncio
 from collections.abc import Sequence
 
 from referee.match import verdicts
-from referee.match.cputime import CpuMeter
 from referee.match.report import GameReport
 from referee.match.runner import MatchRunner
+from referee.match.timing import CpuMeter
 from referee.match.verdicts import GameEnd, Verdict
 from referee.sandbox.launch import LaunchedBot
 from referee.server.session import EventKind

@@ -2,8 +2,8 @@
 
 Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- PARENT_PID EXECUTABLE ARGV0 ...``,
 where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the memory
-cgroup, and on cgroup v1 the ``pids`` one) and UID, when given, the unprivileged uid and gid
-to become once the cgroups are joined (see ``identity.py``).
+cgroup, and on cgroup v1 the ``pids`` and ``cpuacct`` ones) and UID, when given, the
+unprivileged uid and gid to become once the cgroups are joined (see ``identity.py``).
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the

@@ -220,9 +220,12 @@ def _read_stat(fd: int) -> tuple[int, float] | None:
 
 class BotCpu:
     """The CPU seconds of one launched bot (``pid``: its main process): from its own cgroup
-    where it has one (found at the first reading, once it has surely joined it; its counter
-    file is kept open, so a reading is one ``pread``), else from its process tree. Never less
-    than the previous reading; the last one once the bot is gone or :meth:`close` was called."""
+    where it has one, else from its process tree. Never less than the previous reading; the
+    last one once the bot is gone or :meth:`close` was called.
+
+    The cgroup is found at the first reading, so take it once the bot runs (a game's start: the
+    launcher's shim joins the cgroups just after the process starts); its counter file is kept
+    open, so a reading is one ``pread``."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid

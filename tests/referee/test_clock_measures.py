@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from referee.match.cputime import SeatCpu
 from referee.match.stalls import StallWatch
+from referee.match.timing import SeatCpu
 
 
 def test_cpu_used_between_turns_is_charged_to_the_next_move() -> None:
