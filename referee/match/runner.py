@@ -296,12 +296,12 @@ class MatchRunner:
         """The mover's answer; every other seat's event is dealt with on the way."""
         inbox = self.inbox
         loop = asyncio.get_running_loop()
-        # No CPU reading before the first wait: its answer is judged on one anyway.
-        spent = Spent(time.monotonic() - sent)
+        cpu: float | None = None  # read only when a wait ends: the answer is judged on its own
         while True:
             # The earliest of the mover's deadline and any away seat's reconnect window.
-            wait = turn.allowance.wake_in(spent)
-            until = None if wait is None else time.monotonic() + wait
+            now = time.monotonic()
+            wait = turn.allowance.wake_in(Spent(self.timer.wall(sent, now), cpu))
+            until = None if wait is None else now + wait
             window = self.away.earliest()
             if window is not None:
                 until = window if until is None else min(until, window)
@@ -314,7 +314,7 @@ class MatchRunner:
             except TimeoutError:
                 # The runner may have been scheduled late: an answer stamped in time counts.
                 if inbox.empty():
-                    spent = await self._deadline_passed(turn, sent)
+                    cpu = (await self._deadline_passed(turn, sent)).cpu
                     continue
                 event = inbox.get_nowait()
             if event.kind is EventKind.MOVE:

@@ -10,6 +10,11 @@ of the monotonic clock and notes every wake that came more than ``margin`` late 
 :meth:`StallWatch.stalled_between` how much of a move's wall time was stall; the question
 first looks at the time since the last wake itself, so a stall that has just ended counts even
 when the runner runs before the watch's own task after the pause.
+
+Only a stall that can have delayed what the runner noticed counts: one still going on, or
+that ended at most ``slack`` before (an answer that arrived during a pause is read as soon as
+the referee runs again). A stall that ended long before an answer was read fell in the bot's
+own thinking time and delayed nothing: that time stays the bot's.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ DEFAULT_TICK_S = 0.05
 #: How late a wake may be before the lateness (beyond this margin) counts as a stall: normal
 #: scheduling jitter on a busy machine stays under it, and the grace of a clock covers it.
 DEFAULT_MARGIN_S = 0.1
+#: How soon after a stall an answer read counts as one that waited out the stall.
+DEFAULT_SLACK_S = 0.25
 #: Stalls remembered (older ones end before any move still being timed).
 _KEPT = 256
 
@@ -34,9 +41,15 @@ _KEPT = 256
 class StallWatch:
     """Notes the intervals (monotonic seconds) during which the loop it runs on did not run."""
 
-    def __init__(self, tick: float = DEFAULT_TICK_S, margin: float = DEFAULT_MARGIN_S) -> None:
+    def __init__(
+        self,
+        tick: float = DEFAULT_TICK_S,
+        margin: float = DEFAULT_MARGIN_S,
+        slack: float = DEFAULT_SLACK_S,
+    ) -> None:
         self.tick = tick
         self.margin = margin
+        self.slack = slack
         self.stalls: collections.deque[tuple[float, float]] = collections.deque(maxlen=_KEPT)
         self._last = time.monotonic()
         self._users = 0
@@ -54,14 +67,23 @@ class StallWatch:
             self._last = now
 
     def stalled_between(self, start: float, end: float, now: float | None = None) -> float:
-        """Seconds of stall within ``[start, end]`` (monotonic times), as known at ``now``
-        (default: the monotonic clock's now)."""
+        """Seconds of stall within ``[start, end]`` (monotonic times) that can have delayed
+        what was noticed at ``end``: stalls going on at ``end`` or ended at most ``slack``
+        before it, as known at ``now`` (default: the monotonic clock's now)."""
+        return self._overlap(start, end, now, end - self.slack)
+
+    def total_between(self, start: float, end: float, now: float | None = None) -> float:
+        """Every second of stall within ``[start, end]`` (for the record of a game)."""
+        return self._overlap(start, end, now, start)
+
+    def _overlap(self, start: float, end: float, now: float | None, ended_after: float) -> float:
         self.observe(now)
         total = 0.0
         for begin, finish in reversed(self.stalls):
             if finish <= start:
                 break
-            total += max(0.0, min(end, finish) - max(start, begin))
+            if finish >= ended_after:
+                total += max(0.0, min(end, finish) - max(start, begin))
         return total
 
     @property

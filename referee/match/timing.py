@@ -77,16 +77,19 @@ class MoveTimer:
     def stop(self) -> None:
         self.stalls.release()
 
+    def wall(self, sent: float, now: float) -> float:
+        """Wall seconds from ``sent`` to ``now`` during which the referee was not stalled."""
+        return max(0.0, now - sent - self.stalls.stalled_between(sent, now))
+
     def spent(self, seat: int, sent: float, now: float, *, answered: bool = False) -> Spent:
         """What the move of ``seat`` requested at ``sent`` has taken by ``now``: wall time less
         the referee's stalls, and CPU time since its previous answer (``answered``: this is its
         answer, so the next move's CPU is counted from here)."""
-        wall = max(0.0, now - sent - self.stalls.stalled_between(sent, now))
-        return Spent(wall, self.cpu.since_mark(seat, advance=answered))
+        return Spent(self.wall(sent, now), self.cpu.since_mark(seat, advance=answered))
 
     def stalled(self) -> float:
         """Seconds the referee was stalled since the game started, whether or not a bot was on
         move at the time."""
         if self.began is None:
             return 0.0
-        return self.stalls.stalled_between(self.began, time.monotonic())
+        return self.stalls.total_between(self.began, time.monotonic())

@@ -34,7 +34,8 @@ def test_a_seat_without_a_meter_is_not_measured() -> None:
 
 
 def test_a_stall_beyond_the_margin_is_counted_only_within_the_asked_interval() -> None:
-    """A wake 8 s overdue counts 8 s less the margin, overlapping only the move it fell in."""
+    """A wake 8 s overdue counts 8 s less the margin, overlapping only the move it fell in, and
+    only for what was noticed during it or just after it (else it delayed nothing)."""
     watch = StallWatch(tick=0.05, margin=0.1)
     watch._last = 100.0
     watch.observe(100.06)  # on time: no stall
@@ -46,6 +47,11 @@ def test_a_stall_beyond_the_margin_is_counted_only_within_the_asked_interval() -
     assert watch.stalled_between(99.0, 108.2, now=108.2) == pytest.approx(7.9)
     assert watch.stalled_between(105.0, 106.0, now=108.2) == pytest.approx(1.0)
     assert watch.stalled_between(108.15, 108.2, now=108.2) == 0.0
+    # An answer read 2 s after the pause ended was not held up by it: its time is the bot's.
+    for step in range(1, 39):  # the watch ticks on time meanwhile
+        watch.observe(108.2 + step * 0.05)
+    assert watch.stalled_between(99.0, 110.1, now=110.1) == 0.0
+    assert watch.total_between(99.0, 110.1, now=110.1) == pytest.approx(7.9)
 
 
 def test_jitter_under_the_margin_is_not_a_stall() -> None:
