@@ -113,10 +113,11 @@ class MatchRunner:
         self.refine = refine
         self.adjudicator = Adjudicator(
             game,
-            control=(time_control or TimeControl()).charged(self.timer.cpu.measured),
+            control=time_control,
             memory_limit_bytes=memory_limit_bytes,
             judged_memory=self_reported_memory,
             max_strikes=max_strikes,
+            cpu_measured=self.timer.cpu.measured,
         )
         self.control = self.adjudicator.control  # a remote seat makes a CPU clock a wall one
         self.seat_names = self.adjudicator.seat_names
@@ -127,8 +128,7 @@ class MatchRunner:
         #: The request the mover is waiting on (re-sent when it comes back).
         self._pending: tuple[int, bytes] | None = None
         self._abort_reason: str | None = None
-        #: Benchmarks: per request, the referee's own time since it received the previous move.
-        self.overheads: list[float] | None = None
+        self.overheads: list[float] | None = None  # benchmarks: the referee's time per request
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
         self.report = self._new_report(dict(labels or {}))

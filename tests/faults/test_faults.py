@@ -22,14 +22,15 @@ pytestmark = pytest.mark.slow
 
 SLOW_BOT = str(Path(__file__).parent / "bots" / "slow_bot.py")
 
-#: fault -> (verdict, words the sentence must contain)
+#: fault -> (verdict, words the sentence must contain; "a|b": either)
 CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     "raise": ("runtime_error", ("crashed (exited with code 1)", "RuntimeError: my evaluation")),
     "segfault": ("runtime_error", ("crashed (killed by signal SIGSEGV",)),
     "exit": ("runtime_error", ("crashed (exited with code 3)",)),
-    # Launched bots play on CPU clocks: a busy loop runs out of CPU time, a sleeper is ended
-    # by the wall-clock backstop.
-    "hang": ("time", ("exceeded its CPU time: used",)),
+    # Launched bots play on CPU clocks: a busy loop runs out of CPU time (or, on a machine so
+    # busy that it gets less than a fifth of a core, meets the backstop first), a sleeper is
+    # ended by the wall-clock backstop.
+    "hang": ("time", ("exceeded its CPU time: used|ran out of wall time: no answer to move",)),
     "sleep": ("time", ("ran out of wall time: no answer to move", "the backstop of a CPU clock")),
     "noterm": ("time", ("ran out of wall time: no answer to move",)),
     "flood": ("protocol_error", ("flooded its stream: more than 400 unrequested",)),
@@ -117,7 +118,7 @@ def test_every_fault_gets_its_verdict_while_the_server_keeps_serving(tmp_path: P
         assert end.verdict == verdict, (fault, end)
         assert end.offender == 1 and end.winner == 0, (fault, end)
         for word in words:
-            assert word in end.reason, (fault, end.reason)
+            assert any(w in end.reason for w in word.split("|")), (fault, end.reason)
         assert end.reason.startswith(report.seat_names[1]), (fault, end.reason)
         # The opponent was told the result on its stream.
         opponent = played[fault].bots[0].output.text()
