@@ -235,8 +235,9 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
     console.print(f"  {esc(summary['reason'], 1000)}")
     for seat, (name, info) in enumerate(summary["seats"].items()):
         bot = info["bot"].rsplit(".", 1)[-1] if "/" not in info["bot"] else info["bot"]
+        clock = "CPU" if summary.get("clock") == "cpu" else "wall"
         console.print(
-            f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s "
+            f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s {clock:<4} "
             f"{info['peak_memory_mb']:6.1f} MB  {info['moves']:>3} moves"
         )
         offender = summary.get("offender")
