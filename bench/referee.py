@@ -12,6 +12,11 @@ Prints a table (or, with ``--json``, one JSON object as the last line) with:
 * ``games_per_s``: complete random-vs-random games (the SDK's example random bot) through the
   server over persistent bot sessions.
 * ``match_cli_s``: one ``referee match`` of two random bots, end to end, process start included.
+* ``cpu_measure_*``: the cost of a CPU clock's measuring, which happens once per move (one
+  reading of the answering bot's CPU time): one reading from a bot's cgroup and one from its
+  process tree (the fallback without a cgroup), in microseconds and as a share of the move
+  cycle (the goal is under 5%), and the move cycle itself with process-tree meters on both
+  seats, against the plain cycle of the same rounds (``cpu_metered_cycle_ratio``).
 """
 
 from __future__ import annotations
@@ -127,9 +132,12 @@ def _scripts(count: int, seed: int) -> list[list[str]]:
     return out
 
 
-async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, float]:
+async def _move_cycle(
+    scripts: list[list[str]], script_path: str, metered: bool = False
+) -> dict[str, float]:
     from engine.registry import load_game
     from referee.match.runner import MatchRunner
+    from referee.sandbox.cpu import TreeCpu
     from referee.server.app import RefereeServer
     from referee.server.auth import TokenTable
 
@@ -156,7 +164,8 @@ async def _move_cycle(scripts: list[list[str]], script_path: str) -> dict[str, f
         sizes = await _sizing_game(game, sessions)
         for _ in scripts:
             clock = Clock()
-            runner = MatchRunner(game, sessions, observer=clock)
+            meters = [TreeCpu(proc.pid).seconds for proc in procs] if metered else [None, None]
+            runner = MatchRunner(game, sessions, observer=clock, cpu_meters=meters)
             runner.overheads = overheads
             report = await runner.run()
             assert report.end is not None and report.end.verdict in ("normal", "turn_limit")
@@ -329,6 +338,35 @@ def _match_cli() -> float:
     return elapsed
 
 
+async def _cpu_reading_us(readings: int = 2000) -> dict[str, Any]:
+    """Microseconds per reading of a running bot's CPU time: from its cgroup (where this
+    machine gives it one) and from its process tree."""
+    from referee.sandbox import BotProcess
+    from referee.sandbox.cpu import BotCpu, TreeCpu, bot_cgroup_of
+
+    proc = await BotProcess.start([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        # As at a game's start: the bot has joined its cgroups (its launcher's shim does that
+        # just after the process starts), where the machine gives it any.
+        deadline = time.monotonic() + 10
+        while bot_cgroup_of(proc.pid) is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        meter = BotCpu(proc.pid)
+        meter.seconds()  # the first reading finds the bot's cgroup
+        t0 = time.perf_counter()
+        for _ in range(readings):
+            meter.seconds()
+        own = (time.perf_counter() - t0) / readings * 1e6
+        tree = TreeCpu(proc.pid)
+        t0 = time.perf_counter()
+        for _ in range(readings):
+            tree.seconds()
+        tree_us = (time.perf_counter() - t0) / readings * 1e6
+        return {"cpu_measure_us": own, "cpu_measure_tree_us": tree_us, "method": meter.method}
+    finally:
+        await proc.stop(0.5)
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--client":
         asyncio.run(_client(*sys.argv[2:6]))
@@ -348,6 +386,7 @@ def main() -> int:
     # Cycle and ping-pong alternate, so that a noisy machine disturbs both alike; the ratio
     # reported is the median of the per-round ratios.
     cycles: list[dict[str, float]] = []
+    metered: list[dict[str, float]] = []
     pings: list[float] = []
     pairs: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -355,6 +394,7 @@ def main() -> int:
         Path(path).write_text(json.dumps(scripts))
         for _ in range(args.rounds):
             cycles.append(asyncio.run(_move_cycle(scripts, path)))
+            metered.append(asyncio.run(_move_cycle(scripts, path, metered=True)))
             rounds = max(2000, int(cycles[-1]["cycles"]))
             size = int(cycles[-1]["request_bytes"])
             pings.append(asyncio.run(_ping_pong(size, 40, rounds)))
@@ -373,6 +413,10 @@ def main() -> int:
         )
     }
     ping = statistics.median(pings)
+    reading = asyncio.run(_cpu_reading_us())
+    metered_ratios = [
+        m["cycle_median_us"] / c["cycle_median_us"] for m, c in zip(metered, cycles, strict=True)
+    ]
     games = asyncio.run(_games_per_s(args.games, args.pairs))
     match_s = _match_cli()
     result = {
@@ -399,6 +443,18 @@ def main() -> int:
         "bot_pairs": args.pairs,
         "plies_per_s": round(games["plies_per_s"], 1),
         "match_cli_s": round(match_s, 3),
+        # One reading per move (the answer's): its cost against the move cycle.
+        "cpu_measure_method": reading["method"],
+        "cpu_measure_us": round(reading["cpu_measure_us"], 2),
+        "cpu_measure_tree_us": round(reading["cpu_measure_tree_us"], 2),
+        "cpu_measure_share": round(reading["cpu_measure_us"] / cycle["cycle_median_us"], 4),
+        "cpu_measure_tree_share": round(
+            reading["cpu_measure_tree_us"] / cycle["cycle_median_us"], 4
+        ),
+        "cpu_metered_cycle_median_us": round(
+            statistics.median(m["cycle_median_us"] for m in metered), 1
+        ),
+        "cpu_metered_cycle_ratio": round(statistics.median(metered_ratios), 3),
         "cpus": os.cpu_count(),
     }
     if args.json:

@@ -34,8 +34,9 @@ class Clocks:
 
     ``time_left`` is this bot's remaining whole-game budget, ``opponent_time_left`` the
     opponent's, ``move_limit`` the most this one move may take (the referee's per-move limit,
-    already capped by ``time_left``). The referee's clock is authoritative and counts wall time
-    from sending the request to receiving the move, so network latency is charged too.
+    already capped by ``time_left``). The referee's clock is authoritative; it counts what
+    :attr:`GameInfo.clock` says: wall time from sending the request to receiving the move (so
+    network latency is charged too), or on a CPU clock the CPU time this bot's processes used.
     """
 
     time_left: float | None
@@ -64,6 +65,10 @@ class GameInfo:
     increment: float = 0.0
     memory_limit_mb: float | None = None
     opponent: str = ""
+    #: What the clocks count: ``cpu`` (this bot's own CPU seconds, as in the course; games
+    #: whose bots the referee launched) or ``wall`` (time at the referee; any game with a
+    #: remote bot). See docs/sdk.md.
+    clock: str = "wall"
 
     @property
     def seat_name(self) -> str:

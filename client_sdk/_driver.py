@@ -93,6 +93,7 @@ class GameDriver:
         if self.failed is not None or self.agent is None:
             return MoveReply(None, setup, peak_rss(), error=self.failed)
         view = self.state.copy()
+        cpu_started = time.process_time()
         started = time.perf_counter() - setup
         try:
             with _stdout_to_stderr():
@@ -103,8 +104,10 @@ class GameDriver:
             return MoveReply(None, elapsed, peak_rss(), error=self.failed)
         elapsed = time.perf_counter() - started
         if clocks.time_left is not None:
-            # Until the referee says otherwise, later hooks see the budget net of this move.
-            self.env.clocks = replace(clocks, time_left=clocks.time_left - elapsed)
+            # Until the referee says otherwise, later hooks see the budget net of this move, on
+            # the clock the game charges (this process's CPU seconds on a CPU clock).
+            spent = time.process_time() - cpu_started if self.info.clock == "cpu" else elapsed
+            self.env.clocks = replace(clocks, time_left=clocks.time_left - spent)
         text, not_a_move = self._to_text(move)
         expected = move.expected if isinstance(move, IllegalReturn) else ""
         return MoveReply(text, elapsed, peak_rss(), not_a_move=not_a_move, expected=expected)

@@ -663,6 +663,7 @@ class TimeControl(_message.Message):
     MOVE_TIME_S_FIELD_NUMBER: _builtins.int
     INCREMENT_S_FIELD_NUMBER: _builtins.int
     GRACE_S_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     game_time_s: _builtins.float
     """Budget per bot for the whole game (chess clock). The default is 180."""
     move_time_s: _builtins.float
@@ -673,6 +674,11 @@ class TimeControl(_message.Message):
     """Slack allowed beyond a limit before the bot is out of time. Time used within the grace is
     still charged (the budget may go below zero), so the grace cannot be spent twice.
     """
+    clock: _builtins.str
+    """What the clocks count: "cpu" (the bot's own CPU seconds, with a wall-clock backstop; only
+    when every seat was launched by the referee) or "wall" (time at the referee, from request
+    to answer). Empty from an older referee: "wall".
+    """
     def __init__(
         self,
         *,
@@ -680,10 +686,11 @@ class TimeControl(_message.Message):
         move_time_s: _builtins.float = ...,
         increment_s: _builtins.float = ...,
         grace_s: _builtins.float = ...,
+        clock: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_time_s", b"game_time_s", "grace_s", b"grace_s", "increment_s", b"increment_s", "move_time_s", b"move_time_s"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["clock", b"clock", "game_time_s", b"game_time_s", "grace_s", b"grace_s", "increment_s", b"increment_s", "move_time_s", b"move_time_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

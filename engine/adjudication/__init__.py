@@ -21,7 +21,7 @@ from engine.adjudication.adjudicator import (
     TimedOut,
     Turn,
 )
-from engine.adjudication.clock import Allowance, SeatClock, TimeControl
+from engine.adjudication.clock import Allowance, ClockMode, SeatClock, Spent, TimeControl
 from engine.adjudication.verdicts import Ending, GameEnd, Verdict, parse_ending
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Allowance",
     "Answer",
     "BotFailed",
+    "ClockMode",
     "Disconnected",
     "Ending",
     "GameEnd",
@@ -38,6 +39,7 @@ __all__ = [
     "NotAMove",
     "ProtocolViolation",
     "SeatClock",
+    "Spent",
     "Strike",
     "TimeControl",
     "TimedOut",

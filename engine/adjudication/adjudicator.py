@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.adjudication import verdicts
-from engine.adjudication.clock import Allowance, SeatClock, TimeControl
+from engine.adjudication.clock import Allowance, SeatClock, Spent, TimeControl
 from engine.adjudication.verdicts import GameEnd, Verdict
 from engine.errors import EngineError, IllegalMoveError, NotationError
 from engine.game import Game, State
@@ -27,11 +27,13 @@ from engine.game import Game, State
 
 @dataclass(frozen=True, slots=True)
 class MoveAnswer:
-    """A move's text, ``elapsed`` seconds after the request, with the bot's own peak memory."""
+    """A move's text, ``elapsed`` wall seconds after the request, with the bot's own peak
+    memory and the ``cpu`` seconds it used since its previous answer (``None``: not measured)."""
 
     text: str
     elapsed: float
     peak_rss_bytes: int = 0
+    cpu: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +44,16 @@ class NotAMove:
     expected: str
     elapsed: float
     peak_rss_bytes: int = 0
+    cpu: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class TimedOut:
-    """No answer within the deadline; ``elapsed`` seconds had passed when it was noticed."""
+    """No answer within the deadline; ``elapsed`` wall seconds (and ``cpu`` seconds, where
+    measured) had passed when it was noticed."""
 
     elapsed: float
+    cpu: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +104,8 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """A legal move, applied: its canonical text and the time it was charged."""
+    """A legal move, applied: its canonical text and the time it was charged (``elapsed``, on
+    the game's clock), with the wall and CPU time measured for it."""
 
     seat: int
     ply: int
@@ -107,6 +113,8 @@ class Accepted:
     text: str
     elapsed: float
     clock_after_s: float | None
+    wall: float = 0.0
+    cpu: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +129,8 @@ class Adjudicator:
 
     ``memory_limit_bytes`` (0: none) is judged on a seat's own reports only where
     ``judged_memory[seat]`` is true (a launcher that measures the process judges it instead).
+    ``cpu_measured`` says per seat whether its CPU time will be measured: the clocks count CPU
+    only when ``control`` asks for it and every seat is measured (else wall time, for both).
     """
 
     def __init__(
@@ -132,9 +142,10 @@ class Adjudicator:
         judged_memory: Sequence[bool] = (True, True),
         max_strikes: int = 20,
         seat_names: Sequence[str] | None = None,
+        cpu_measured: Sequence[bool] = (False, False),
     ) -> None:
         self.game = game
-        self.control = control or TimeControl()
+        self.control = (control or TimeControl()).charged(cpu_measured)
         self.memory_limit = memory_limit_bytes
         self.judged_memory = tuple(judged_memory)
         self.max_strikes = max_strikes
@@ -182,7 +193,7 @@ class Adjudicator:
         if isinstance(answer, MoveAnswer | NotAMove):
             return self._answer(seat, answer)
         if isinstance(answer, TimedOut):
-            return self._timeout(seat, answer.elapsed)
+            return self._timeout(seat, Spent(max(0.0, answer.elapsed), answer.cpu))
         if isinstance(answer, BotFailed):
             sentence = verdicts.bot_failed_sentence(name, answer.detail)
             return verdicts.fault(Verdict.RUNTIME_ERROR, seat, sentence)
@@ -213,16 +224,18 @@ class Adjudicator:
             raise ValueError(f"seat {seat} answered, but it is not its turn")
         name = self.seat_names[seat]
         clock = self.clocks[seat]
-        elapsed = max(0.0, answer.elapsed)
-        if clock.over(elapsed, turn.allowance):
-            return self._timeout(seat, elapsed)
+        cpu = None if answer.cpu is None else max(0.0, answer.cpu)
+        spent = Spent(max(0.0, answer.elapsed), cpu)
+        if turn.allowance.blown(spent) is not None:
+            return self._timeout(seat, spent)
+        elapsed = turn.allowance.charge(spent)
         peak = answer.peak_rss_bytes
         if self.memory_limit and peak > self.memory_limit and self.judged_memory[seat]:
-            clock.charge(elapsed, accepted=False)
+            clock.charge(elapsed, accepted=False, spent=spent)
             sentence = verdicts.memory_sentence(name, peak, self.memory_limit, "self-reported")
             return verdicts.fault(Verdict.MEMORY, seat, sentence)
         if isinstance(answer, NotAMove):
-            clock.charge(elapsed, accepted=False)
+            clock.charge(elapsed, accepted=False, spent=spent)
             sentence = verdicts.not_a_move_sentence(name, answer.returned, answer.expected)
             return verdicts.fault(Verdict.ILLEGAL_MOVE, seat, sentence)
         text = answer.text
@@ -230,31 +243,43 @@ class Adjudicator:
             move = self.game.move_from_text(text)
             self.state.apply(move)
         except IllegalMoveError as exc:
-            clock.charge(elapsed, accepted=False)
+            clock.charge(elapsed, accepted=False, spent=spent)
             sentence = verdicts.illegal_sentence(name, text, exc.detail)
             return verdicts.fault(Verdict.ILLEGAL_MOVE, seat, sentence)
         except (EngineError, ValueError) as exc:
-            clock.charge(elapsed, accepted=False)
+            clock.charge(elapsed, accepted=False, spent=spent)
             detail = exc.message if isinstance(exc, NotationError) else str(exc)
             sentence = verdicts.unreadable_sentence(name, text, detail)
             return verdicts.fault(Verdict.ILLEGAL_MOVE, seat, sentence)
-        clock.charge(elapsed)
+        clock.charge(elapsed, spent=spent)
         canonical = self.game.move_to_text(move)
         self.moves.append(canonical)
         self._turn = None
-        return Accepted(seat, turn.ply, move, canonical, elapsed, clock.remaining)
+        return Accepted(
+            seat, turn.ply, move, canonical, elapsed, clock.remaining, spent.wall, spent.cpu
+        )
 
-    def _timeout(self, seat: int, elapsed: float) -> GameEnd:
+    def _timeout(self, seat: int, spent: Spent) -> GameEnd:
+        """Out of time: the sentence names the clock that ran out (or the wall backstop)."""
         clock = self.clocks[seat]
         turn = self._turn
         allowance = turn.allowance if turn is not None else clock.allowance()
         name = self.seat_names[seat]
-        if allowance.per_move:
-            assert allowance.limit is not None
-            ply = turn.ply if turn is not None else self.state.ply
-            sentence = verdicts.time_sentence(name, elapsed, allowance.limit, ply + 1)
+        ply = turn.ply if turn is not None else self.state.ply
+        elapsed = allowance.charge(spent)
+        limit = allowance.limit
+        if allowance.blown(spent) == "backstop" and allowance.backstop is not None:
+            assert limit is not None
+            sentence = verdicts.backstop_sentence(
+                name, spent.wall, allowance.backstop, spent.cpu, limit, ply + 1
+            )
+        elif allowance.per_move:
+            assert limit is not None
+            sentence = verdicts.time_sentence(name, elapsed, limit, ply + 1, allowance.clock.label)
         else:
             total = clock.budget_total
-            sentence = verdicts.time_sentence(name, clock.used + elapsed, total, None)
-        clock.charge(elapsed, accepted=False)
+            sentence = verdicts.time_sentence(
+                name, clock.used + elapsed, total, None, allowance.clock.label
+            )
+        clock.charge(elapsed, accepted=False, spent=spent)
         return verdicts.fault(Verdict.TIME, seat, sentence)

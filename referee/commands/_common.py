@@ -42,6 +42,15 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
         help="slack beyond a limit before a bot is out of time (default %(default)g)",
     )
     group.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="what the clocks count: cpu (the course's rule: each bot's own CPU seconds, with a "
+        "wall-clock backstop of 3x plus 5 s for a bot that blocks or sleeps) or wall (time at "
+        "the referee). Only games whose bots are all launched here can count CPU; a game with "
+        "a remote bot counts wall time for both seats (default %(default)s; docs/limits.md)",
+    )
+    group.add_argument(
         "-s",
         "--space",
         "--memory",
@@ -66,7 +75,7 @@ def time_control(args: argparse.Namespace) -> Any:
     """The clocks the options ask for; ``ValueError`` names the option that is wrong."""
     import math
 
-    from referee.match.clock import TimeControl
+    from referee.match.clock import ClockMode, TimeControl
 
     for attribute, option in _CLOCK_OPTIONS.items():
         value = getattr(args, attribute)
@@ -79,6 +88,7 @@ def time_control(args: argparse.Namespace) -> Any:
         move_time_s=args.move_time,
         increment_s=args.increment,
         grace_s=args.grace,
+        clock=ClockMode(getattr(args, "clock", ClockMode.CPU)),
     )
 
 

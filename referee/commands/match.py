@@ -328,8 +328,9 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
     console.print(f"  {esc(summary['reason'], 1000)}")
     for name, info in summary["seats"].items():
         bot = info["bot"].rsplit(".", 1)[-1] if "/" not in info["bot"] else info["bot"]
+        clock = "CPU" if summary.get("clock") == "cpu" else "wall"
         console.print(
-            f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s "
+            f"  {name:<8} {esc(bot, 20):<20} {info['time_used_s']:8.3f} s {clock:<4} "
             f"{info['peak_memory_mb']:6.1f} MB  {info['moves']:>3} moves"
         )
     names = list(summary["seats"])
@@ -405,9 +406,10 @@ class _Display:
             f"{seat} {_clock(clock.remaining, clock.used)}"
             for seat, clock in zip(self.seat_names, clocks, strict=True)
         )
+        cpu = "" if move.cpu_s is None else f", CPU {move.cpu_s:.3f} s"
         self.console.print(
             f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
-            f"[dim]{move.time_s:.3f} s[/dim]   {times}"
+            f"[dim]{move.time_s:.3f} s (wall {move.wall:.3f} s{cpu})[/dim]   {times}"
         )
         self.console.print(Text.from_ansi(state.render(color=self.color)))
 

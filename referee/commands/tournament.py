@@ -168,7 +168,8 @@ def _settings(args: argparse.Namespace, name: str) -> Any:
     from referee.commands._common import game_params
     from referee.storage import ForfeitPolicy, TournamentFormat, TournamentSettings
 
-    options: dict[str, Any] = {}
+    # What its clocks count (docs/limits.md); a tournament made before clock modes counts CPU.
+    options: dict[str, Any] = {"clock": getattr(args, "clock", "cpu")}
     challenger = getattr(args, "challenger", None)
     if challenger:
         options["challenger"] = challenger
@@ -409,7 +410,8 @@ def _show(args: argparse.Namespace) -> int:
     )
     out.print(
         f"  clock {tc.get('per_game', 0):g} s/game, {tc.get('per_move', 0):g} s/move, "
-        f"+{tc.get('increment', 0):g} s, grace {tc.get('grace', 0):g} s; memory "
+        f"+{tc.get('increment', 0):g} s, grace {tc.get('grace', 0):g} s, "
+        f"{s.options.get('clock', 'cpu')} clock; memory "
         f"{s.memory_limit_mb or '-'} MB; forfeits: {s.forfeit_policy}; cycles {s.cycles}, "
         f"rounds {s.rounds or '-'}, concurrency {s.concurrency or 'cores'}"
     )

@@ -5,8 +5,18 @@ from engine.adjudication.clock import (
     DEFAULT_GAME_TIME_S,
     DEFAULT_GRACE_S,
     Allowance,
+    ClockMode,
     SeatClock,
+    Spent,
     TimeControl,
 )
 
-__all__ = ["DEFAULT_GAME_TIME_S", "DEFAULT_GRACE_S", "Allowance", "SeatClock", "TimeControl"]
+__all__ = [
+    "DEFAULT_GAME_TIME_S",
+    "DEFAULT_GRACE_S",
+    "Allowance",
+    "ClockMode",
+    "SeatClock",
+    "Spent",
+    "TimeControl",
+]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from referee.match import verdicts
 from referee.match.report import GameReport
 from referee.match.runner import MatchRunner
+from referee.match.timing import CpuMeter
 from referee.match.verdicts import GameEnd, Verdict
 from referee.sandbox.launch import LaunchedBot
 from referee.server.session import EventKind
@@ -85,11 +86,18 @@ def _given_up(launched: Sequence[LaunchedBot | None]) -> int | None:
     return None
 
 
+def cpu_meters(bots: Sequence[LaunchedBot | None]) -> list[CpuMeter | None]:
+    """Per seat, the CPU meter of its launched bot (``None`` for a remote seat)."""
+    return [None if bot is None else bot.cpu_seconds for bot in bots]
+
+
 def note_launched(report: GameReport, bots: Sequence[LaunchedBot | None]) -> None:
     """Put what the sandbox measured about each launched bot into the report."""
     for seat_report, bot in zip(report.seats, bots, strict=False):
         if bot is None:
             continue
+        if seat_report.cpu_used_s is not None:
+            seat_report.cpu_method = bot.cpu_method
         seat_report.sampled_rss_bytes = bot.peak_rss_bytes
         seat_report.memory_method = bot.memory_method
         seat_report.memory_layers = bot.measurement

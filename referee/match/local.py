@@ -26,6 +26,7 @@ from engine.game import Game
 from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.launched import (
+    cpu_meters,
     crash_sentence,
     explain_fault,
     memory_fault_sentence,
@@ -364,6 +365,7 @@ async def _play(
         # The sandbox measures launched bots; their own reports are only recorded.
         self_reported_memory=setup.remote,
         opening=setup.opening,
+        cpu_meters=cpu_meters(watched),
     )
     watchers = watch_launched(runner, watched)
     if shutdown is not None:

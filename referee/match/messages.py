@@ -61,6 +61,7 @@ class GameMessages:
             move_time_s=control.move_time_s,
             increment_s=control.increment_s,
             grace_s=control.grace_s,
+            clock=str(control.clock),
         )
         self.info = [
             pb.GameInfo(

@@ -2,8 +2,11 @@
 
 Built after the game from the :class:`~referee.match.runner.GameReport`, so recording costs nothing
 during play. Per move: ``think`` is the bot's own measurement, ``lag`` the referee's measured
-time minus it (so the referee's time is ``think + lag``, also kept as ``time=``), ``clock``
-the budget left afterwards and ``mem`` the bot's reported peak memory in MB.
+wall time minus it (so the referee's wall time is ``think + lag``, also kept as ``wall=``),
+``cpu=`` the CPU time the bot's processes used for it (where measured), ``time=`` what the
+move was charged on the game's clock (the ``Clock`` tag says which: ``cpu`` or ``wall``),
+``stall=`` the referee's own stall not charged to it (only when there was one), ``clock`` the
+budget left afterwards and ``mem`` the bot's reported peak memory in MB.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from engine.adjudication.verdicts import RECORD_WORDS
 from engine.game import Game
 from engine.records import RecordBuilder, record_to_json, write_record
 from engine.records.model import GameRecord
-from referee.match.report import GameReport
+from referee.match.report import GameReport, MoveLog
 
 _MB = 1024 * 1024
 
@@ -58,7 +61,7 @@ def build_record(
             lag=round(entry.lag_s, 4),
             clock=None if entry.clock_after_s is None else round(entry.clock_after_s, 3),
             mem=round(entry.peak_rss_bytes / _MB, 1) if entry.peak_rss_bytes else None,
-            extra=(("time", f"{entry.time_s:.4f}"),),
+            extra=_move_times(entry),
             comment=entry.comment.replace("{", "(").replace("}", ")"),
         )
     # A rules ending is in the record's moves already; a referee verdict gets its word.
@@ -70,6 +73,16 @@ def build_record(
     )
 
 
+def _move_times(entry: MoveLog) -> tuple[tuple[str, str], ...]:
+    """A move's charged, wall and CPU time (and the referee's stall, if any) as extra data."""
+    times = [("time", f"{entry.time_s:.4f}"), ("wall", f"{entry.wall:.4f}")]
+    if entry.cpu_s is not None:
+        times.append(("cpu", f"{entry.cpu_s:.4f}"))
+    if entry.stall_s > 0:
+        times.append(("stall", f"{entry.stall_s:.4f}"))
+    return tuple(times)
+
+
 def _tags(report: GameReport, output_files: dict[int, str]) -> list[tuple[str, str]]:
     """The referee's own tags: game id, verdict, times, and per seat what was measured."""
     assert report.end is not None
@@ -79,15 +92,22 @@ def _tags(report: GameReport, output_files: dict[int, str]) -> list[tuple[str, s
         ("StartTime", report.started_at),
         ("EndTime", report.finished_at),
         ("MemoryLimitMB", f"{report.memory_limit_bytes / _MB:g}"),
+        ("Clock", str(report.time_control.clock)),
     ]
+    if report.stalled_s > 0:
+        tags.append(("RefereeStalled", f"{report.stalled_s:.3f}"))
     for index, (seat_name, seat) in enumerate(zip(report.seat_names, report.seats, strict=True)):
         prefix = seat_name.capitalize()
         tags += [
             (f"{prefix}Version", seat.version or "?"),
             (f"{prefix}TimeUsed", f"{seat.time_used_s:.3f}"),
+            (f"{prefix}WallUsed", f"{seat.wall_used_s:.3f}"),
             (f"{prefix}PeakMB", f"{seat.peak_memory_bytes / _MB:.1f}"),
             (f"{prefix}MemoryMeasure", seat.memory_measured_by),
         ]
+        if seat.cpu_used_s is not None:
+            tags.append((f"{prefix}CpuUsed", f"{seat.cpu_used_s:.3f}"))
+            tags.append((f"{prefix}CpuMeasure", seat.cpu_method or "?"))
         if seat.exit:
             tags.append((f"{prefix}Exit", seat.exit))
         if seat.reconnects:
@@ -108,6 +128,7 @@ def _time_control(report: GameReport) -> str:
         parts.append(f"move={tc.move_time_s:g}")
     if tc.grace_s:
         parts.append(f"grace={tc.grace_s:g}")
+    parts.append(f"clock={tc.clock}")
     return " ".join(parts)
 
 
@@ -139,6 +160,9 @@ def write_record_file(path: str | Path, report: GameReport, game: Game[Any]) -> 
                 "seat": report.seat_names[m.seat],
                 "action": m.action,
                 "time_s": round(m.time_s, 6),
+                "wall_s": round(m.wall, 6),
+                "cpu_s": None if m.cpu_s is None else round(m.cpu_s, 6),
+                "stall_s": round(m.stall_s, 6),
                 "think_time_s": round(m.think_time_s, 6),
                 "lag_s": round(m.lag_s, 6),
                 "peak_rss_bytes": m.peak_rss_bytes,

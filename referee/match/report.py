@@ -17,7 +17,12 @@ from referee.telemetry.metrics import game_unplayed
 
 @dataclass(frozen=True, slots=True)
 class MoveLog:
-    """One accepted move with everything measured about it."""
+    """One accepted move with everything measured about it.
+
+    ``time_s`` is what the move was charged on the game's clock; ``wall_s`` its wall time at
+    the referee (the referee's own stalls excluded, ``stall_s``) and ``cpu_s`` the CPU time the
+    bot's processes used for it (``None``: not measured, e.g. a remote bot).
+    """
 
     ply: int
     seat: int
@@ -29,11 +34,19 @@ class MoveLog:
     comment: str = ""
     #: Played by the referee from an openings book, not chosen by the seat.
     book: bool = False
+    wall_s: float | None = None
+    cpu_s: float | None = None
+    stall_s: float = 0.0
+
+    @property
+    def wall(self) -> float:
+        """The move's wall time at the referee (its charge where no wall time was kept)."""
+        return self.time_s if self.wall_s is None else self.wall_s
 
     @property
     def lag_s(self) -> float:
-        """Referee-measured time minus the bot's own: transport and scheduling."""
-        return self.time_s - self.think_time_s
+        """Referee-measured wall time minus the bot's own: transport and scheduling."""
+        return self.wall - self.think_time_s
 
 
 @dataclass(slots=True)
@@ -43,6 +56,12 @@ class SeatReport:
     name: str
     version: str
     time_used_s: float = 0.0
+    #: Wall and CPU time over the game (CPU ``None``: not measured).
+    wall_used_s: float = 0.0
+    cpu_used_s: float | None = None
+    #: How its CPU time was measured (``cgroup_v1``, ``cgroup_v2``, ``process_tree``; empty:
+    #: not measured).
+    cpu_method: str = ""
     moves: int = 0
     #: The highest peak resident memory the bot reported with its moves.
     peak_rss_bytes: int = 0
@@ -99,10 +118,35 @@ class GameReport:
     #: Moves whose lag (referee time minus think time) exceeded ``LAG_WARN_S``; the lag is
     #: charged like the rest of the move, this only counts them.
     slow_lag_moves: int = 0
+    #: Seconds during which the referee itself was stalled while a bot was on move (not
+    #: charged to it; see :mod:`referee.match.stalls`).
+    stalled_s: float = 0.0
 
     @property
     def plies(self) -> int:
         return len(self.moves)
+
+    def settle(
+        self,
+        end: GameEnd,
+        position: str,
+        clocks: Sequence[SeatClock],
+        control: TimeControl,
+        stalled_s: float,
+    ) -> None:
+        """Fill in the end of the game: result, final position, the clocks as the game ran
+        them and each seat's totals from its clock."""
+        self.end = end
+        self.final_position = position
+        self.finished_at = now_text()
+        self.time_control = control
+        self.stalled_s = stalled_s
+        for seat, (seat_report, clock) in enumerate(zip(self.seats, clocks, strict=True)):
+            seat_report.time_used_s = clock.used
+            seat_report.wall_used_s = clock.wall_used
+            seat_report.cpu_used_s = clock.cpu_used
+            seat_report.remaining_s = clock.remaining
+            seat_report.moves = sum(1 for m in self.moves if m.seat == seat and not m.book)
 
     def summary(self) -> dict[str, Any]:
         """The JSON-ready result (what ``referee match --json`` prints)."""
@@ -126,6 +170,9 @@ class GameReport:
                     "bot": seat.name,
                     "version": seat.version,
                     "time_used_s": round(seat.time_used_s, 6),
+                    "wall_used_s": round(seat.wall_used_s, 6),
+                    "cpu_used_s": None if seat.cpu_used_s is None else round(seat.cpu_used_s, 6),
+                    "cpu_measured_by": seat.cpu_method or None,
                     "time_remaining_s": None
                     if seat.remaining_s is None
                     else round(seat.remaining_s, 6),
@@ -145,7 +192,10 @@ class GameReport:
                 "move_time_s": self.time_control.move_time_s,
                 "increment_s": self.time_control.increment_s,
                 "grace_s": self.time_control.grace_s,
+                "clock": str(self.time_control.clock),
             },
+            "clock": str(self.time_control.clock),
+            "referee_stalled_s": round(self.stalled_s, 6),
             "memory_limit_mb": round(self.memory_limit_bytes / mb, 3),
             "started_at": self.started_at,
             "finished_at": self.finished_at,

@@ -5,6 +5,8 @@ sentence end the game); the runner talks to the two bot sessions: it sends the m
 request, waits on the game's queue (fed by the sessions' reader tasks) until the seat's
 deadline, hands the answer (or the timeout, the crash, the drop ...) to the adjudicator, and
 announces the end. It never raises because of what a bot did.
+It measures (:mod:`.timing`) what the adjudicator charges: wall time less the referee's own
+stalls, and a launched seat's CPU time.
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ from engine.adjudication import (
     BotFailed,
     Disconnected,
     Measured,
-    MoveAnswer,
-    NotAMove,
     ProtocolViolation,
+    Spent,
     TimedOut,
     Turn,
 )
 from engine.game import Game
 from referee.match import verdicts
+from referee.match.answers import move_answer
 from referee.match.clock import TimeControl
 from referee.match.messages import GameMessages
 from referee.match.reconnect import AwayWindows
@@ -45,6 +47,7 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
+from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -98,22 +101,25 @@ class MatchRunner:
         max_strikes: int = 20,
         self_reported_memory: Sequence[bool] = (True, True),
         opening: Sequence[str] = (),
+        cpu_meters: Sequence[CpuMeter | None] = (None, None),
     ) -> None:
         if len(sessions) != 2 or sessions[0] is sessions[1]:
             raise ValueError("a game needs two different sessions")
         self.game = game
         self.sessions = list(sessions)
-        self.control = time_control or TimeControl()
+        self.timer = MoveTimer(cpu_meters)
         self.game_id = game_id or new_game_id()
         self.observer = observer
         self.refine = refine
         self.adjudicator = Adjudicator(
             game,
-            control=self.control,
+            control=time_control,
             memory_limit_bytes=memory_limit_bytes,
             judged_memory=self_reported_memory,
             max_strikes=max_strikes,
+            cpu_measured=self.timer.cpu.measured,
         )
+        self.control = self.adjudicator.control  # a remote seat makes a CPU clock a wall one
         self.seat_names = self.adjudicator.seat_names
         self.clocks = self.adjudicator.clocks
         self.state = self.adjudicator.state
@@ -122,9 +128,7 @@ class MatchRunner:
         #: The request the mover is waiting on (re-sent when it comes back).
         self._pending: tuple[int, bytes] | None = None
         self._abort_reason: str | None = None
-        #: When a list: for every request after the first, the referee's own time from
-        #: receiving the previous move to handing this request to the transport (benchmarks).
-        self.overheads: list[float] | None = None
+        self.overheads: list[float] | None = None  # benchmarks: the referee's time per request
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
         self.report = self._new_report(dict(labels or {}))
@@ -187,6 +191,7 @@ class MatchRunner:
         """Play the game to its end and announce the result to both bots."""
         meter = GameMeter(self.game.name)
         with structlog.contextvars.bound_contextvars(game_id=self.game_id, seat=None, ply=None):
+            self.timer.start()
             try:
                 self._task = asyncio.create_task(self._play(meter))
                 if self._abort_reason is not None:
@@ -209,6 +214,7 @@ class MatchRunner:
             finally:
                 end_now = self.report.end
                 meter.finished(end_now.verdict if end_now is not None else Verdict.ABORTED)
+                self.timer.stop()
                 for session in self.sessions:
                     session.detach(self.game_id)
         return self.report
@@ -222,6 +228,8 @@ class MatchRunner:
         received: float | None = None
         try:
             await self._announce()
+            # CPU is charged from here: the making of a course Agent is, start-up is not.
+            self.timer.cpu.mark_all()
             while True:
                 turn = self.adjudicator.turn()
                 if isinstance(turn, GameEnd):
@@ -262,17 +270,20 @@ class MatchRunner:
     async def _send_request(self, turn: Turn, request: bytes) -> float:
         """Send the mover its request; returns the moment its clock starts."""
         session = self.sessions[turn.seat]
+        started = time.monotonic()
         if self.away.is_away(turn.seat):
             # Its clock runs from now; the request goes out when it is back.
-            return time.monotonic()
-        deadline = turn.allowance.deadline
+            return started
+        allowance = turn.allowance
+        deadline = allowance.deadline if allowance.backstop is None else allowance.backstop
         try:
             # A bot that stops reading its stream eventually blocks writes to it (flow
             # control); the request then counts against its clock like its answer does.
             async with asyncio.timeout(deadline):
                 return await session.send_bytes(request)
         except TimeoutError:
-            await self._decide(turn.seat, TimedOut(deadline or 0.0))
+            spent = self.timer.spent(turn.seat, started, time.monotonic())
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
         except SessionClosed as exc:
             sent = time.monotonic()
             if not session.resumable:
@@ -283,12 +294,14 @@ class MatchRunner:
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
         """The mover's answer; every other seat's event is dealt with on the way."""
-        deadline = turn.allowance.deadline
         inbox = self.inbox
         loop = asyncio.get_running_loop()
+        cpu: float | None = None  # read only when a wait ends: the answer is judged on its own
         while True:
             # The earliest of the mover's deadline and any away seat's reconnect window.
-            until = None if deadline is None else sent + deadline
+            now = time.monotonic()
+            wait = turn.allowance.wake_in(Spent(self.timer.wall(sent, now), cpu))
+            until = None if wait is None else now + wait
             window = self.away.earliest()
             if window is not None:
                 until = window if until is None else min(until, window)
@@ -301,7 +314,7 @@ class MatchRunner:
             except TimeoutError:
                 # The runner may have been scheduled late: an answer stamped in time counts.
                 if inbox.empty():
-                    await self._deadline_passed(turn, sent)
+                    cpu = (await self._deadline_passed(turn, sent)).cpu
                     continue
                 event = inbox.get_nowait()
             if event.kind is EventKind.MOVE:
@@ -312,16 +325,18 @@ class MatchRunner:
             else:
                 await self._seat_event(event)
 
-    async def _deadline_passed(self, turn: Turn, sent: float) -> None:
-        """Woken with nothing to read: end the game if a window or the deadline has passed."""
+    async def _deadline_passed(self, turn: Turn, sent: float) -> Spent:
+        """Woken with nothing to read: end the game if a window or the deadline has passed;
+        else what the move has taken so far."""
         now = time.monotonic()
         seat = self.away.closed(now, turn.seat)
         if seat is not None:
             window = self.away.length[seat]
             await self._decide(seat, Disconnected(self.away.why[seat], window))
-        deadline = turn.allowance.deadline
-        if deadline is not None and now >= sent + deadline:
-            await self._decide(turn.seat, TimedOut(now - sent))
+        spent = self.timer.spent(turn.seat, sent, now)
+        if turn.allowance.blown(spent) is not None:
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+        return spent
 
     async def _seat_event(self, event: SeatEvent) -> None:
         """Anything but a move from a seat: a drop, a comeback, or a fault that ends the game."""
@@ -363,24 +378,11 @@ class MatchRunner:
         move = event.move
         assert move is not None
         seat = turn.seat
-        elapsed = max(0.0, event.received - sent)
+        spent = self.timer.spent(seat, sent, event.received, answered=True)
+        stall = max(0.0, event.received - sent) - spent.wall
         seat_report = self.report.seats[seat]
         seat_report.peak_rss_bytes = max(seat_report.peak_rss_bytes, move.peak_rss_bytes)
-        answer: Answer
-        too_long = bounds.action_problem(move.action)
-        if too_long is not None:
-            answer = ProtocolViolation(too_long)
-        elif move.HasField("not_a_move"):
-            nam = move.not_a_move
-            answer = NotAMove(
-                bounds.clean_note(nam.returned),
-                bounds.clean_note(nam.expected),
-                elapsed,
-                move.peak_rss_bytes,
-            )
-        else:
-            answer = MoveAnswer(move.action, elapsed, move.peak_rss_bytes)
-        accepted = await self._decide(seat, answer)
+        accepted = await self._decide(seat, move_answer(move, spent))
         self._position = self.state.to_string()
         entry = MoveLog(
             ply=turn.ply,
@@ -391,13 +393,16 @@ class MatchRunner:
             peak_rss_bytes=move.peak_rss_bytes,
             clock_after_s=accepted.clock_after_s,
             comment=bounds.clean_note(move.comment, MAX_TEXT),
+            wall_s=accepted.wall,
+            cpu_s=accepted.cpu,
+            stall_s=stall if stall > 0 else 0.0,
         )
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:
             self.report.slow_lag_moves += 1
         if referee_logging.debug_enabled():
             self._bind(seat, turn.ply)
-            log.debug("move", action=accepted.text, time_s=round(elapsed, 6))
+            log.debug("move", action=accepted.text, time_s=round(accepted.elapsed, 6))
         if self.observer is not None:
             self.observer.on_move(self.state, entry, self.clocks)
         return accepted
@@ -456,13 +461,7 @@ class MatchRunner:
 
     async def _finish(self, end: GameEnd) -> None:
         report = self.report
-        report.end = end
-        report.final_position = self._position
-        report.finished_at = now_text()
-        for seat, (seat_report, clock) in enumerate(zip(report.seats, self.clocks, strict=True)):
-            seat_report.time_used_s = clock.used
-            seat_report.remaining_s = clock.remaining
-            seat_report.moves = sum(1 for m in report.moves if m.seat == seat and not m.book)
+        report.settle(end, self._position, self.clocks, self.control, self.timer.stalled())
         structlog.contextvars.bind_contextvars(seat=None, ply=self.state.ply)
         log.info(
             "game_over",

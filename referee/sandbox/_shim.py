@@ -2,12 +2,12 @@
 
 Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- STAGE|- PARENT_PID EXECUTABLE
 ARGV0 ...``, where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the
-memory cgroup, and on cgroup v1 the ``pids`` one), UID, when given, the unprivileged uid and
-gid to become once the cgroups are joined (see ``identity.py``), and STAGE, when given,
-newline-separated pairs of lines SOURCE and TARGET: host folders or files the bot's uid cannot
-reach (a checkout or Python installation in a private home) that root bind-mounts, read-only,
-onto TARGET (a stage point in the bot's own folder) in a mount namespace of the bot's own,
-before becoming UID. bwrap, started as UID, then mounts the stage points where the bot sees them.
+memory cgroup, and on cgroup v1 the ``pids`` and ``cpuacct`` ones), UID, when given, the
+unprivileged uid and gid to become once the cgroups are joined (see ``identity.py``), and STAGE,
+when given, newline-separated pairs of lines SOURCE and TARGET: host folders or files the bot's
+uid cannot reach (a checkout or Python installation in a private home) that root bind-mounts,
+read-only, onto TARGET (a stage point in the bot's own folder) in a mount namespace of the bot's
+own, before becoming UID. bwrap, started as UID, then mounts the stage points where they are seen.
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the

@@ -1,5 +1,6 @@
-"""The cgroups one bot runs in: its memory cgroup and, where it is a separate hierarchy
-(cgroup v1), its ``pids`` cgroup capping its processes and threads."""
+"""The cgroups one bot runs in: its memory cgroup and, where they are separate hierarchies
+(cgroup v1), its ``pids`` cgroup capping its processes and threads and its ``cpuacct`` cgroup
+counting its CPU time."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from referee.sandbox.cgroups import (
     detect_cgroup_parent,
     detect_pids_parent,
 )
+from referee.sandbox.cpu import CpuCgroup, detect_cpuacct_parent
 
 __all__ = ["BotCgroups"]
 
@@ -27,6 +29,8 @@ class BotCgroups:
         self.memory: MemoryCgroup | None = None
         self.tasks: TaskCgroup | None = None
         self.max_tasks: int | None = None
+        #: Its v1 ``cpuacct`` cgroup, counting its CPU time (on v2 its memory cgroup does).
+        self.cpu: CpuCgroup | None = None
 
     @classmethod
     def create(
@@ -45,7 +49,21 @@ class BotCgroups:
                 log.warning("bot runs without a memory cgroup: %s", e)
         if max_tasks is not None and cgroup != "off":
             self._limit_tasks(max_tasks)
+        if cgroup != "off":
+            self._count_cpu()
         return self
+
+    def _count_cpu(self) -> None:
+        """On cgroup v1, a ``cpuacct`` cgroup counting the bot's CPU time (:mod:`.cpu`)."""
+        if self.memory is not None and self.memory.parent.version == 2:
+            return
+        parent = detect_cpuacct_parent()
+        if parent is None:
+            return
+        try:
+            self.cpu = CpuCgroup.create_cpu(parent)
+        except OSError as e:
+            log.warning("bot's CPU time is read from its processes: %s", e)
 
     def _limit_tasks(self, max_tasks: int) -> None:
         """Cap the bot's processes and threads where a ``pids`` cgroup allows it."""
@@ -63,8 +81,9 @@ class BotCgroups:
         self.max_tasks = max_tasks
 
     def all(self) -> list[MemoryCgroup]:
-        """The bot's cgroups: its memory one and, on cgroup v1, its ``pids`` one."""
-        return [cg for cg in (self.memory, self.tasks) if cg is not None]
+        """The bot's cgroups: its memory one and, on cgroup v1, its ``pids`` and ``cpuacct``
+        ones."""
+        return [cg for cg in (self.memory, self.tasks, self.cpu) if cg is not None]
 
     def pids(self) -> list[int]:
         """Every process the bot's cgroups hold now."""

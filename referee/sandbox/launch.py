@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
+from referee.sandbox.cpu import BotCpu
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.jail import DEFAULT_SCRATCH_MB, Jail, build_jail
 from referee.telemetry.logs import get_logger
@@ -137,6 +138,7 @@ class LaunchedBot:
 
     def __post_init__(self) -> None:
         self.output = OutputView(self.proc)
+        self.cpu = BotCpu(self.proc.pid)
 
     @property
     def pid(self) -> int:
@@ -173,6 +175,15 @@ class LaunchedBot:
         """Every layer that measured and limited it, e.g. ``rlimit_data+rss_poll+cgroup_v2``."""
         return self.proc.measurement
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the bot's processes have used since launch (see :mod:`.cpu`)."""
+        return self.cpu.seconds()
+
+    @property
+    def cpu_method(self) -> str:
+        """How its CPU time is counted: ``cgroup_v1``, ``cgroup_v2`` or ``process_tree``."""
+        return self.cpu.method
+
     def describe_exit(self) -> str:
         return self.proc.exit_description()
 
@@ -190,6 +201,7 @@ class LaunchedBot:
 
     async def stop(self, grace: float = 2.0) -> None:
         """End the bot and everything it started: SIGTERM, then SIGKILL after ``grace``."""
+        self.cpu.close()  # its last reading, before its cgroups go
         try:
             await self.proc.stop(grace)
         finally:

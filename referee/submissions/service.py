@@ -37,6 +37,7 @@ from referee.submissions.errors import NameTaken, QuotaExceeded
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
+    ValidationGame,
     ValidationResult,
     ValidationSettings,
     check_imports,
@@ -202,18 +203,23 @@ class Submissions:
         assert result.report is not None and result.game is not None
         try:
             reference = register_source(self.repo, self.validation.reference)
-            seats = [self.repo.get_bot_version(info.bot_version_id), reference]
-            row = finished_game(
-                result.report,
-                result.game,
-                seats,
-                outputs=result.outputs,
-                event="validation",
-                started=_when(result.report.started_at),
-                finished=_when(result.report.finished_at),
-                uid=result.game_uid,
-            )
-            self.repo.record_game(dataclasses.replace(row, kind=GameKind.VALIDATION))
+            upload = self.repo.get_bot_version(info.bot_version_id)
+            # One game per seat the upload played (validate.py); older results hold one.
+            games = result.games or (ValidationGame(0, result.report, result.outputs),)
+            for played in games:
+                seats = [reference, reference]
+                seats[played.seat] = upload
+                row = finished_game(
+                    played.report,
+                    result.game,
+                    seats,
+                    outputs=played.outputs,
+                    event="validation",
+                    started=_when(played.report.started_at),
+                    finished=_when(played.report.finished_at),
+                    uid=played.report.game_id,
+                )
+                self.repo.record_game(dataclasses.replace(row, kind=GameKind.VALIDATION))
         except Exception:
             log.exception("validation_game_not_stored", bot=info.label)
             return dataclasses.replace(result, game_uid=None)

@@ -1,16 +1,17 @@
-"""Validation, as Kaggle does it: a new version plays one game against a reference bot.
+"""Validation, as Kaggle does it: a new version plays a reference bot, once from each seat.
 
-The game goes through the normal launch path (:func:`referee.match.local.play_match`), so the
+The games go through the normal launch path (:func:`referee.match.local.play_match`), so the
 submitted code runs in the same sandbox and under the same clocks and memory limit as in a
-tournament. The version is accepted only if that game ends without a fault of its own (losing
-is fine). Before any game, the code's imports are checked: anything outside the standard
+tournament. A bug that shows only when moving second is found too: the version is accepted
+only if every game ends without a fault of its own (losing is fine), and a rejection names the
+seat it played. Before any game, the code's imports are checked: anything outside the standard
 library, NumPy and the SDK is refused with a sentence naming the import.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from referee.match.clock import TimeControl
 from referee.match.local import play_match
 from referee.match.report import GameReport
 from referee.match.verdicts import Verdict
-from referee.sandbox.isolation import choose, require_trusted
+from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec
 from referee.submissions.errors import LayoutError
 from referee.submissions.layout import foreign_imports, own_modules
@@ -55,11 +56,22 @@ class ValidationResult:
     output: str = ""
     game_uid: str | None = None
     sandbox: str = ""
-    #: The validation game as played (kept as a private game record), when one was played.
+    #: The deciding validation game as played (the failed one, else the last), when one was.
     report: GameReport | None = None
     game: Game[Any] | None = None
-    #: Both seats' captured output (the submitted bot's, then the reference bot's).
+    #: Both seats' captured output of that game, in seat order.
     outputs: tuple[str, ...] = ()
+    #: Every validation game played (kept as private game records), in the order played.
+    games: tuple[ValidationGame, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationGame:
+    """One validation game: the ``seat`` the upload played, its report and both outputs."""
+
+    seat: int
+    report: GameReport
+    outputs: tuple[str, ...]
 
 
 def check_imports(root: Path) -> ValidationResult | None:
@@ -74,13 +86,38 @@ def check_imports(root: Path) -> ValidationResult | None:
 
 
 async def play_validation(target: str, settings: ValidationSettings) -> ValidationResult:
-    """Play the validation game of the bot at ``target`` (a BOT argument) in the sandbox."""
+    """Play the validation games of the bot at ``target`` (a BOT argument) in the sandbox: one
+    from each seat, stopping at the first that rejects it."""
     game = load_game(settings.game, **settings.game_params)
     isolation = choose(settings.no_sandbox)
     # An upload is never trusted: without the sandbox it is not run unless the operator said so.
     require_trusted(isolation, False, "an uploaded bot", settings.no_sandbox)
+    played: list[ValidationGame] = []
+    verdicts: list[str] = []
+    result: ValidationResult | None = None
+    for seat in range(len(game.seat_names)):
+        result = await _play_seat(target, settings, game, isolation, seat, played)
+        if not result.accepted:
+            return result
+        verdicts.append(result.reason)
+    assert result is not None
+    summary = "; ".join(verdicts)
+    return replace(result, reason=f"every validation game ended without a fault ({summary})")
+
+
+async def _play_seat(
+    target: str,
+    settings: ValidationSettings,
+    game: Game[Any],
+    isolation: Isolation,
+    seat: int,
+    played: list[ValidationGame],
+) -> ValidationResult:
+    """One validation game with the upload in ``seat``; its verdict names the seat."""
+    specs = [BotSpec("sdk", settings.reference)] * 2
+    specs[seat] = BotSpec("sdk", target)
     result = await play_match(
-        [BotSpec("sdk", target), BotSpec("sdk", settings.reference)],
+        specs,
         game,
         time_control=settings.time_control,
         memory_mb=settings.memory_mb,
@@ -90,25 +127,31 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
     report = result.report
     end = report.end
     assert end is not None
-    output = result.output(0)[-OUTPUT_KEEP:]
-    measured = result.bots[0].measurement if result.bots else ""
-    sandbox = f"{isolation.value}; {measured}" if measured else isolation.value
     outputs = (result.output(0), result.output(1))
+    played.append(ValidationGame(seat, report, outputs))
+    output = outputs[seat][-OUTPUT_KEEP:]
+    measured = result.bots[seat].measurement if len(result.bots) > seat else ""
+    sandbox = f"{isolation.value}; {measured}" if measured else isolation.value
+    order = ("first", "second")[seat] if seat < 2 else f"in turn {seat + 1}"
+    where = f"as {game.seat_names[seat]} (moving {order})"
 
     def verdict(accepted: bool, reason: str) -> ValidationResult:
         return ValidationResult(
-            accepted, reason, output, report.game_id, sandbox, report, game, outputs
+            accepted, reason, output, report.game_id, sandbox, report, game, outputs, tuple(played)
         )
 
-    if end.offender == 0 or (end.verdict is Verdict.ABORTED and end.offender is None):
-        return verdict(False, _explain(end.reason, output, _upload_root(target)))
-    if end.offender == 1:
+    if end.offender == seat or (end.verdict is Verdict.ABORTED and end.offender is None):
+        return verdict(
+            False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target))
+        )
+    if end.offender is not None:
         # The reference bot failed: not the student's fault, but nothing was shown either.
         return verdict(
-            False, f"the validation game could not be completed ({end.reason}); upload again"
+            False,
+            f"the validation game {where} could not be completed ({end.reason}); upload again",
         )
-    how = f"{end.result()} after {report.plies} moves: {end.reason}"
-    return verdict(True, f"the validation game ended without a fault ({how})")
+    how = f"{where}: {end.result()} after {report.plies} moves, {end.reason}"
+    return verdict(True, how)
 
 
 def _upload_root(target: str) -> Path:

@@ -59,6 +59,8 @@ def finished_game(
                 "seat": m.seat,
                 "move": m.action,
                 "measured_s": round(m.time_s, 6),
+                "wall_s": round(m.wall, 6),
+                "cpu_s": None if m.cpu_s is None else round(m.cpu_s, 6),
                 "reported_s": round(m.think_time_s, 6),
                 "memory_bytes": m.peak_rss_bytes,
             }

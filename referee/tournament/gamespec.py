@@ -14,7 +14,7 @@ from typing import Any
 from engine.game import Game
 from engine.registry import load_game
 from referee.analysis.openings import Book, book_from_json, opening_labels
-from referee.match.clock import TimeControl
+from referee.match.clock import ClockMode, TimeControl
 from referee.sandbox.isolation import Isolation
 from referee.storage import BotVersionInfo, PairingInfo, TournamentInfo
 from referee.tournament.play import GameTerms
@@ -43,6 +43,8 @@ def game_terms(
             move_time_s=float(tc.get("per_move", 0.0)),
             increment_s=float(tc.get("increment", 0.0)),
             grace_s=float(tc.get("grace", 0.25)),
+            # Counted in CPU seconds only where every seat is launched (docs/limits.md).
+            clock=ClockMode(str(s.options.get("clock", ClockMode.CPU))),
         ),
         memory_mb=s.memory_limit_mb,
         connect_timeout=float(s.options.get("connect_timeout", connect_timeout)),

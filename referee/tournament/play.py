@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.game import Game
 from referee.match.clock import TimeControl
-from referee.match.launched import note_launched, unplayed_end, watch_launched
+from referee.match.launched import cpu_meters, note_launched, unplayed_end, watch_launched
 from referee.match.local import play_match
 from referee.match.report import SeatReport, unplayed_report
 from referee.match.runner import GameReport, MatchRunner, Observer
@@ -215,6 +215,7 @@ class GamePlayer:
                 # The sandbox measures launched bots; remote ones only report.
                 self_reported_memory=[bot is None for bot in launched],
                 opening=opening,
+                cpu_meters=cpu_meters(launched),
             )
         finally:
             self.seats.release(sessions)

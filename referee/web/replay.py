@@ -37,6 +37,9 @@ class MoveLine:
     clock_s: float | None
     annotation: str | None
     comment: str
+    #: The move's wall time and the CPU time its bot used (``None``: not recorded/measured).
+    wall_s: float | None = None
+    cpu_s: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -47,6 +50,8 @@ class MoveLine:
             "time_s": self.time_s,
             "memory_mb": self.memory_mb,
             "clock_s": self.clock_s,
+            "wall_s": self.wall_s,
+            "cpu_s": self.cpu_s,
             "annotation": self.annotation,
             "comment": self.comment,
         }
@@ -66,6 +71,8 @@ class GameView:
     has_text: bool
     has_json: bool
     annotated: bool
+    #: The clock the game charged (``cpu`` or ``wall``; ``None``: not recorded).
+    clock: str | None = None
 
     @property
     def plies(self) -> int:
@@ -134,6 +141,16 @@ def _record(detail: GameDetail) -> GameRecord | None:
         return None
 
 
+def _clock(detail: GameDetail, record: GameRecord | None) -> str | None:
+    """Which clock the game charged: the record's ``Clock`` tag, else its JSON summary's."""
+    tag = record.tag("Clock") if record is not None else None
+    if tag:
+        return tag
+    referee = (detail.record_json or {}).get("referee")
+    clock = referee.get("clock") if isinstance(referee, Mapping) else None
+    return str(clock) if clock else None
+
+
 def _budget(detail: GameDetail, record: GameRecord | None) -> float | None:
     referee = (detail.record_json or {}).get("referee")
     if isinstance(referee, Mapping):
@@ -146,6 +163,19 @@ def _budget(detail: GameDetail, record: GameRecord | None) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def _seconds(
+    stored: Mapping[str, Any], key: str, rec: RecordedMove | None, extra: str
+) -> float | None:
+    """A move's time from its stored row (``key``), else from its record's extra data."""
+    value = stored.get(key)
+    if value is None and rec is not None:
+        value = dict(rec.extra).get(extra)
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView:
@@ -178,6 +208,8 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
                 clock_s=rec.clock if rec is not None else None,
                 annotation=rec.annotation if rec is not None else None,
                 comment=rec.comment if rec is not None else "",
+                wall_s=_seconds(m, "wall_s", rec, "wall"),
+                cpu_s=_seconds(m, "cpu_s", rec, "cpu"),
             )
         )
     return GameView(
@@ -192,6 +224,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
         has_text=bool(detail.record_text),
         has_json=bool(detail.record_json),
         annotated=any(line.annotation or line.comment for line in lines),
+        clock=_clock(detail, record),
     )
 
 

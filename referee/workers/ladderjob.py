@@ -13,7 +13,6 @@ store the game twice. The game is played by the same :class:`~referee.tournament
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -58,7 +57,7 @@ def ladder_job_kwargs(
         "game": game.name,
         "params": dict(game.params),
         "versions": [v.id for v in seats],
-        "time_control": dataclasses.asdict(time_control),
+        "time_control": time_control.as_dict(),
         "memory_mb": memory_mb,
         "connect_timeout_s": connect_timeout_s,
     }
@@ -83,7 +82,7 @@ def _player(state: WorkerState, kwargs: dict[str, Any]) -> tuple[GamePlayer, lis
     memory = kwargs.get("memory_mb")
     terms = GameTerms(
         game,
-        TimeControl(**{k: float(v) for k, v in kwargs["time_control"].items()}),
+        TimeControl.from_dict(kwargs["time_control"]),
         int(memory) if memory else None,
         float(kwargs.get("connect_timeout_s", 30.0)),
         None,

@@ -63,12 +63,12 @@ def test_time_sentences_say_which_limit_was_broken() -> None:
         0,
         1,
     )
-    assert end.reason == "RED exceeded its time: used 2.50 s of 2.00 s for move 1"
+    assert end.reason == "RED exceeded its wall time: used 2.50 s of 2.00 s for move 1"
     budget = _judge(control=TimeControl(game_time_s=1, grace_s=0.25))
     _turn(budget)
     end = budget.judge(0, TimedOut(1.3))
     assert isinstance(end, GameEnd)
-    assert end.reason == "RED exceeded its time: used 1.30 s of 1.00 s for the game"
+    assert end.reason == "RED exceeded its wall time: used 1.30 s of 1.00 s for the game"
 
 
 def test_bad_moves_are_illegal_with_their_sentence() -> None:

@@ -9,7 +9,7 @@ from rawbots import rawbot, sdk_bot
 
 from engine.records import read_record, verify_record, write_record
 from engine.registry import game_names, load_game
-from referee.match.clock import TimeControl
+from referee.match.clock import ClockMode, TimeControl
 from referee.match.local import local_referee
 from referee.match.records import build_record
 from referee.match.runner import GameReport
@@ -74,7 +74,8 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
         "error": (tetress, ["--behaviour", "error", "--at", "5"], "runtime_error"),
     }
     # Generous: a healthy bot on a loaded machine must never run out of time here.
-    quick = TimeControl(game_time_s=60, move_time_s=2.0, grace_s=0.25)
+    # On wall clocks, so that a bot sleeping through its move limit runs out of time.
+    quick = TimeControl(game_time_s=60, move_time_s=2.0, grace_s=0.25, clock=ClockMode.WALL)
 
     async def main() -> tuple[dict[str, GameReport], GameReport, GameReport]:
         async with local_referee() as ref:
@@ -97,7 +98,7 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
         assert end.offender == 1 and end.winner == 0, (name, end)
         assert report.seat_names[1] in end.reason
     slow = faulty["slow"].end
-    assert slow is not None and "exceeded its time: used" in slow.reason
+    assert slow is not None and "exceeded its wall time: used" in slow.reason
     assert "of 2.00 s for move 4" in slow.reason
     illegal = faulty["illegal"].end
     assert illegal is not None and "played an illegal move PLACE(" in illegal.reason

@@ -138,7 +138,7 @@ class Sleeps(RandomBot):
         (ReturnsNone(), "illegal_move", "None, which is not a move"),
         (PlaysOccupied(), "illegal_move", "is occupied"),
         (Raises(), "runtime_error", "RuntimeError: my evaluation blew up"),
-        (Sleeps(), "time", "exceeded its time: used 0.2"),
+        (Sleeps(), "time", "exceeded its wall time: used 0.2"),
     ],
 )
 def test_faults_end_the_game_with_the_right_verdict(bot: Agent, verdict: str, words: str) -> None:

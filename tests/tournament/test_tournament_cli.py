@@ -100,6 +100,8 @@ def test_tournament_create_run_show_and_the_tables(tmp_path: Path) -> None:
         "loss",
         "--concurrency",
         "2",
+        "--clock",
+        "wall",
     )
     assert "referee tournament run class" in out
     run = _cli(db, "tournament", "run", "class")
@@ -111,6 +113,8 @@ def test_tournament_create_run_show_and_the_tables(tmp_path: Path) -> None:
     show = _ok(db, "tournament", "show", "class", "--rounds")
     assert "status finished; games finished 6, remaining 0" in show
     assert "forfeits: loss" in show
+    # The clock asked for at creation is kept with the tournament and charged in its games.
+    assert "wall clock" in show
     assert "class" in _ok(db, "tournament", "list")
 
     board = _ok(db, "leaderboard", "class", "--cross", "--los")
@@ -143,6 +147,7 @@ def test_tournament_create_run_show_and_the_tables(tmp_path: Path) -> None:
     assert isolation in _ok(db, "games", "--tournament", "class")
     pgn = _ok(db, "game", "export", str(first["id"]))
     assert read_record(pgn).result == first["result"]
+    assert read_record(pgn).tag("Clock") == "wall"
     as_json = json.loads(_ok(db, "game", "export", first["uid"], "--json"))
     assert as_json["referee"]["game_id"] == first["uid"]
     svg_file = tmp_path / "final.svg"

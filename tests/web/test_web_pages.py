@@ -157,13 +157,16 @@ def test_bot_page_has_versions_plot_opponents_and_games(
 def test_game_page_shows_board_moves_clocks_verdict_and_downloads(
     client: TestClient, ids: dict[str, Any]
 ) -> None:
-    """The game page: SVG board, move list with time and memory, both clocks, the verdict
-    sentence, download links, and the record's annotations."""
+    """The game page: SVG board, move list with charged, wall and CPU time and memory, the
+    clock charged, both clocks, the verdict sentence, download links, and the record's
+    annotations."""
     game = ids["games"][0]
     page = client.get(f"/games/{game}").text
     assert page.count('id="clock-') == 2
     assert '<svg xmlns="http://www.w3.org/2000/svg"' in page
-    assert re.search(r"\d\.\d{3} s</td><td class=\"num\">\d+\.\d MB", page)
+    cell = r"\d\.\d{3} s</td><td class=\"num\">"
+    assert re.search(cell * 3 + r"\d+\.\d MB", page)
+    assert 'id="charged-clock"' in page and "Clocks charged <b>CPU time</b>" in page
     assert 'id="verdict"' in page and "wins:" in page
     assert f"/games/{game}/record.pgn" in page and f"/games/{game}/record.json" in page
     assert 'class="annotation">!</span>' in page and "a fine move" in page

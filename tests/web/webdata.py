@@ -59,6 +59,10 @@ def play(game_name: str, seed: int, players: tuple[str, str]) -> dict[str, Any]:
                 "seat": seat,
                 "move": game.move_to_text(move),
                 "measured_s": think,
+                # As the referee stores a launched bot's move: charged on a CPU clock, with
+                # its wall time beside it.
+                "wall_s": round(think * 3, 4),
+                "cpu_s": think,
                 "memory_bytes": int((40.0 + ply / 10) * 2**20),
             }
         )
@@ -73,7 +77,7 @@ def play(game_name: str, seed: int, players: tuple[str, str]) -> dict[str, Any]:
         "record_text": write_record(record),
         "record_json": {
             **record_to_json(record),
-            "referee": {"time_control": {"game_time_s": 60.0}},
+            "referee": {"time_control": {"game_time_s": 60.0}, "clock": "cpu"},
         },
     }
 
