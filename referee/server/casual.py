@@ -92,6 +92,8 @@ class CasualRecorder:
                 started=_when(report.started_at),
                 finished=_when(report.finished_at),
                 uid=report.game_id,
+                # Won over a bot that failed to answer again: kept, but rates no one.
+                voided="unrated" in report.labels,
             )
             await asyncio.to_thread(self.repo.record_game, row)
             self.stored += 1
