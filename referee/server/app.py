@@ -50,6 +50,9 @@ from referee.server.transport import (
 )
 from referee.telemetry.logs import get_logger
 
+#: How long a dropped stream's reader may take to route what it had already received.
+READER_SETTLE_S = 1.0
+
 log = get_logger("referee.server.app")
 
 SERVICE = pb.DESCRIPTOR.services_by_name["Referee"].full_name
@@ -265,7 +268,14 @@ class RefereeServer:
         try:
             async with asyncio.TaskGroup() as tasks:
                 reader = tasks.create_task(session.read_loop(context.read, link))
-                await ended.wait()
+                try:
+                    await ended.wait()
+                except asyncio.CancelledError:
+                    # gRPC cancels the handler when the connection drops: a message already
+                    # received (a bot's last move, sent just before it went) is still routed
+                    # before the reader stops.
+                    await asyncio.wait({reader}, timeout=READER_SETTLE_S)
+                    raise
                 if session.closed.is_set() and session.link == link:
                     # The last messages (GameOver, Goodbye) must leave before the stream ends,
                     # and before the reader is cancelled: cancelling a read cancels the call.

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.game import Game
 from referee.match.runner import GameReport, MatchRunner
+from referee.server.casual_conduct import unrated
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -93,7 +94,7 @@ class CasualRecorder:
                 finished=_when(report.finished_at),
                 uid=report.game_id,
                 # Won over a bot that failed to answer again: kept, but rates no one.
-                voided="unrated" in report.labels,
+                voided=unrated(report),
             )
             await asyncio.to_thread(self.repo.record_game, row)
             self.stored += 1

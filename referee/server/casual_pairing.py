@@ -10,6 +10,9 @@ clock of its own: every call is given the time).
   its stored identity (owner and bot name) where it has one, so reconnecting does not reset it.
 - Such a bot is *on probation* until it finishes a casual game without that fault; a game it
   then loses the same way is not rated (see docs/ratings.md).
+- A bot with no clean casual game on record (new, or on probation) must make its first move
+  within a short window (:meth:`CasualPairing.first_move_window`), or the game is aborted as a
+  no-show: an idle session holds its opponent for that window, not for a whole clock.
 
 The bound this gives (checked by a property test): a waiting session that has a possible
 opponent free sees no more games start without it than there were sessions waiting ahead of it
@@ -25,6 +28,8 @@ from dataclasses import dataclass
 __all__ = [
     "COOLING_BASE_S",
     "COOLING_MAX_S",
+    "FIRST_MOVE_MAX_S",
+    "FIRST_MOVE_S",
     "CasualPairing",
     "CoolingOff",
     "Pairing",
@@ -32,8 +37,12 @@ __all__ = [
 ]
 
 #: The first cooling-off period; each repeat doubles it, up to COOLING_MAX_S.
-COOLING_BASE_S = 10.0
-COOLING_MAX_S = 600.0
+COOLING_BASE_S = 30.0
+COOLING_MAX_S = 3600.0
+#: The first-move window of a bot with no clean casual game on record; each failure in a row
+#: doubles it, up to FIRST_MOVE_MAX_S (its clock still applies as well).
+FIRST_MOVE_S = 1.0
+FIRST_MOVE_MAX_S = 64.0
 #: Conduct records kept at most (the oldest clean ones go first).
 MAX_RECORDS = 100_000
 
@@ -88,6 +97,8 @@ class CoolingOff:
 class _Conduct:
     strikes: int = 0
     until: float = 0.0
+    #: It has played a casual game cleanly (answered, never failed to).
+    proven: bool = False
 
 
 class CasualPairing:
@@ -116,19 +127,25 @@ class CasualPairing:
         self._since.pop(pairing.first, None)
         self._since.pop(pairing.second, None)
 
-    def ended(self, seeker: Seeker, failed: bool, now: float) -> CoolingOff | None:
-        """A casual game of ``seeker`` ended; ``failed``: it lost by not answering. Returns
-        the cooling-off it now sits out, if any."""
+    def ended(
+        self, seeker: Seeker, failed: bool, now: float, answered: bool = True
+    ) -> CoolingOff | None:
+        """A casual game of ``seeker`` ended; ``failed``: it lost by not answering;
+        ``answered``: it made a move in it. Returns the cooling-off it now sits out, if any."""
         record = seeker.record
+        if not failed and not answered:
+            return None  # won before its first move (the opponent failed): proves nothing
         conduct = self._conduct.pop(record, None) or _Conduct()
-        if not failed:
-            return None  # a clean game clears the record
-        conduct.strikes += 1
-        seconds = min(self.max_s, self.base_s * 2 ** (conduct.strikes - 1))
-        conduct.until = now + seconds
         self._conduct[record] = conduct
         while len(self._conduct) > MAX_RECORDS:
             self._conduct.popitem(last=False)
+        if not failed:
+            conduct.strikes, conduct.until, conduct.proven = 0, 0.0, True
+            return None  # a game played cleanly clears the record
+        conduct.strikes += 1
+        conduct.proven = False
+        seconds = min(self.max_s, self.base_s * 2.0 ** (conduct.strikes - 1))
+        conduct.until = now + seconds
         return CoolingOff(seconds, conduct.until, conduct.strikes)
 
     def left(self, key: str) -> None:
@@ -143,6 +160,15 @@ class CasualPairing:
         """Whether its last casual game ended in its failure to answer."""
         conduct = self._conduct.get(seeker.record)
         return conduct is not None and conduct.strikes > 0
+
+    def first_move_window(self, seeker: Seeker) -> float | None:
+        """How soon it must make its first move in its next casual game (``None``: no window,
+        it has a clean casual game on record)."""
+        conduct = self._conduct.get(seeker.record)
+        if conduct is not None and conduct.proven:
+            return None
+        strikes = 0 if conduct is None else conduct.strikes
+        return min(FIRST_MOVE_MAX_S, FIRST_MOVE_S * 2.0**strikes)
 
     def cooling_until(self, seeker: Seeker) -> float:
         conduct = self._conduct.get(seeker.record)

@@ -25,6 +25,7 @@ from engine.game import Game
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
 from referee.match.verdicts import Verdict
+from referee.server.casual_conduct import CasualSeats, seat_conduct, settle
 from referee.server.casual_pairing import CasualPairing, Seeker
 from referee.server.challenges import (
     DEFAULT_ANSWER_S,
@@ -39,13 +40,11 @@ from referee.server.challenges import (
 )
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
+from referee.server.noshow import watch_first_moves
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.server.matchmaker")
-
-#: Ways to lose a game by failing to answer: they send a casual bot to cool off.
-NOT_ANSWERING = frozenset({Verdict.TIME, Verdict.DISCONNECT})
 
 
 class Matchmaker:
@@ -90,7 +89,7 @@ class Matchmaker:
         #: Session ids the policy knows of (told when they leave), and per running casual
         #: game the seats that were on probation when seated.
         self._known: set[str] = set()
-        self._probation: dict[str, list[bool]] = {}
+        self._casual: dict[str, CasualSeats] = {}
         self._accepting = True
         answer_s = DEFAULT_ANSWER_S if challenge_answer_s is None else challenge_answer_s
         self.desk = ChallengeDesk(lobby, answer_s, reserved=self._reserved)
@@ -125,9 +124,9 @@ class Matchmaker:
             if self._pairings[key] % 2:
                 first, second = second, first
             self._pairings[key] += 1
-            on_probation = [self.policy.on_probation(self._seeker(s)) for s in (first, second)]
+            seats = seat_conduct(self.policy, self._seeker(first), self._seeker(second))
             task = self._start(first, second, game, {"mode": "casual"})
-            self._probation[task.get_name()] = on_probation
+            self._casual[task.get_name()] = seats
 
     async def _wait_change(self, since: int) -> None:
         """Wait for the lobby to change, or for a bot's cooling-off period to end."""
@@ -269,37 +268,24 @@ class Matchmaker:
         game = next(g for g in self.games if g.name == pairing.game)
         return free[pairing.first], free[pairing.second], game
 
-    async def _after_casual(
-        self, runner: MatchRunner, report: GameReport, on_probation: list[bool]
+    def _settle(
+        self, runner: MatchRunner, report: GameReport, seats: CasualSeats, no_show: int | None
     ) -> None:
-        """Settle each seat's conduct: a bot that failed to answer cools off (and is told);
-        a game lost that way by a bot already on probation is not rated."""
-        end = report.end
-        if end is None or end.aborted:
-            return
-        now = time.monotonic()
-        for seat, session in enumerate(runner.sessions):
-            failed = end.offender == seat and end.verdict in NOT_ANSWERING
-            if failed and on_probation[seat]:
-                report.labels["unrated"] = (
-                    f"{runner.seat_names[seat]} lost by {end.verdict.label} again: its previous "
-                    "casual game also ended in its failure to answer"
-                )
-            cooling = self.policy.ended(self._seeker(session), failed, now)
-            if cooling is None or session.closed.is_set():
-                continue
-            repeat = f" ({cooling.strikes} times in a row)" if cooling.strikes > 1 else ""
-            text = (
-                f"cooling off: you lost your last casual game by {end.verdict.label}{repeat}; "
-                f"casual pairing resumes in {cooling.seconds:g} s"
-            )
-            log.info("casual_cooling_off", session=session.session_id, seconds=cooling.seconds)
-            self._chore(tell(session, pb.NOTICE_KIND_COOLING_OFF, text))
+        """Record the casual game's conduct, and tell each bot sent to cool off why."""
+        for seat, text in settle(self.policy, seats, report, no_show, time.monotonic()):
+            session = runner.sessions[seat]
+            if not session.closed.is_set():
+                log.info("casual_cooling_off", session=session.session_id, notice=text)
+                self._chore(tell(session, pb.NOTICE_KIND_COOLING_OFF, text))
 
     def _reserved(self, session: BotSession) -> bool:
         return self.reserved is not None and self.reserved(session)
 
     async def _play(self, runner: MatchRunner) -> GameReport:
+        seats = self._casual.pop(runner.game_id, None)
+        watcher = None
+        if seats is not None and any(w is not None for w in seats.windows):
+            watcher = asyncio.create_task(watch_first_moves(runner, seats.windows))
         try:
             report = await runner.run()
         except asyncio.CancelledError:
@@ -308,15 +294,19 @@ class Matchmaker:
                 self._save(runner.report, runner.game)
             raise
         finally:
+            if watcher is not None:
+                watcher.cancel()
             if self.hub is not None:
                 # A game that ended without the runner's on_end (cancelled) leaves the list.
                 self.hub.finish(
                     runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
                 )
         self.finished += 1
-        on_probation = self._probation.pop(runner.game_id, None)
-        if on_probation is not None:
-            await self._after_casual(runner, report, on_probation)
+        if seats is not None:
+            no_show = None
+            if watcher is not None and watcher.done() and not watcher.cancelled():
+                no_show = watcher.result() if watcher.exception() is None else None
+            self._settle(runner, report, seats, no_show)
         self._save(report, runner.game)
         if self.on_report is not None:
             self.on_report(report)

@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from referee.match.clock import TimeControl
+from referee.match.report import GameReport, MoveLog, SeatReport
+from referee.match.verdicts import GameEnd, Verdict, aborted, fault
+from referee.server.casual_conduct import seat_conduct, settle, unrated
 from referee.server.casual_pairing import CasualPairing, Pairing, Seeker
 
 GAMES = (("tetress",), ("att",), ("tetress", "att"))
@@ -216,3 +220,48 @@ def test_a_bot_cooling_off_is_not_paired_until_its_period_ends() -> None:
     assert policy.next_pair([idle, honest], 10.0) == Pairing("h", "i", "t")
     policy.started(Pairing("h", "i", "t"))
     assert policy.next_pair([idle, other, honest], 11.0) == Pairing("i", "o", "t")
+
+
+def _report(end: GameEnd, moved: tuple[int, ...] = ()) -> GameReport:
+    report = GameReport(
+        "g1", "tetress", {}, ("RED", "BLUE"), [SeatReport("a", ""), SeatReport("b", "")],
+        TimeControl(), 0, "", "",
+    )  # fmt: skip
+    report.moves = [MoveLog(i, seat, "x", 0.0, 0.0, 0, None) for i, seat in enumerate(moved)]
+    report.end = end
+    return report
+
+
+def test_a_no_show_is_aborted_told_and_cools_off_while_its_opponent_is_not() -> None:
+    """A no-show (aborted game) sends only the bot that did not move to cool off, with a notice
+    saying so; its opponent, with no window of its own, is left alone."""
+    policy = CasualPairing(30.0, 600.0)
+    honest, idle = Seeker("h", conduct="h"), Seeker("i", conduct="i")
+    policy.ended(honest, False, 0.0)  # a clean game on record: no window any more
+    seats = seat_conduct(policy, honest, idle)
+    assert seats.windows == (None, 1.0)
+    report = _report(aborted("BLUE did not make its first move"), moved=(0,))
+    notices = settle(policy, seats, report, 1, 5.0)
+    assert notices == [
+        (1, "cooling off: you did not make your first move within 1 s; "
+         "casual pairing resumes in 30 s")
+    ]  # fmt: skip
+    assert not unrated(report) and policy.cooling_until(idle) == 35.0
+    assert policy.cooling_until(honest) == 0.0
+
+
+def test_time_losses_without_a_move_or_on_probation_are_not_rated() -> None:
+    """A loss on time by a bot that never moved, or by one already on probation, is stored
+    unrated; a first time-out after real play is rated."""
+    policy = CasualPairing()
+    a, b = Seeker("a", conduct="a"), Seeker("b", conduct="b")
+    played = _report(fault(Verdict.TIME, 1, "BLUE exceeded its time"), moved=(0, 1, 0))
+    settle(policy, seat_conduct(policy, a, b), played, None, 0.0)
+    assert not unrated(played) and policy.on_probation(b)
+    again = _report(fault(Verdict.TIME, 1, "BLUE exceeded its time"), moved=(0, 1, 0))
+    settle(policy, seat_conduct(policy, a, b), again, None, 100.0)
+    assert unrated(again) and "on probation" in again.labels["unrated"]
+    c = Seeker("c", conduct="c")
+    idle = _report(fault(Verdict.TIME, 1, "BLUE exceeded its time"), moved=(0,))
+    settle(policy, seat_conduct(policy, a, c), idle, None, 0.0)
+    assert unrated(idle) and "without making a move" in idle.labels["unrated"]
