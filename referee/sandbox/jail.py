@@ -16,7 +16,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
 from referee.sandbox.identity import bot_uid, host_source
+from referee.sandbox.leftovers import run_folder
 
 __all__ = [
     "DEFAULT_SCRATCH_MB",
@@ -110,7 +110,7 @@ def build_jail(
 ) -> Jail:
     """Copy the bot's code and assemble its bwrap command line. The caller starts it (with
     ``pass_fds``), then calls :meth:`Jail.close_fds`, and :meth:`Jail.remove` once it is over."""
-    folder = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+    folder = run_folder("arena-bot-")  # named for this process: see leftovers.py
     fds: list[int] = []
     run_as = bot_uid()
     try:

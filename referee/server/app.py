@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
@@ -22,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.registry import game_names
+from referee.sandbox.leftovers import run_folder
 from referee.server.admission import (
     DEFAULT_MAX_SESSIONS,
     Doorway,
@@ -168,7 +168,7 @@ class RefereeServer:
         socket sandboxed bots reach the server through), added to :attr:`addresses`;
         ``private_socket`` adds one in a new private folder, removed by :meth:`stop`."""
         if private_socket:
-            self._socket_folder = tempfile.mkdtemp(prefix="arena-server-")
+            self._socket_folder = str(run_folder("arena-server-"))
             also = [*also, f"unix:{self._socket_folder}/referee.sock"]
         if self._server is None:
             # Every service on the port is guarded: no Python exception reaches a client.
