@@ -14,8 +14,8 @@ of their losses were rated (a loss while already on probation is stored voided).
 
 Usage: python bench/casual.py [--seconds 20] [--honest 3] [--idle 21] [--time 3] [--json]
 With ``--json`` the last line is one JSON object: ``honest_games_alone``,
-``honest_games_beside_idle`` (per bot), ``min_ratio``, ``idle_games``, ``idle_losses_rated``,
-``idle_losses_voided``.
+``honest_games_beside_idle`` (per bot), ``min_ratio``, ``idle_games``,
+``idle_sessions_seated``, ``idle_losses_rated``, ``idle_losses_voided``.
 """
 
 from __future__ import annotations
@@ -70,7 +70,10 @@ def scenario(honest: int, idle: int, seconds: float, clock_s: float) -> dict[str
         folder = Path(tmp)
         repo = Repository.open(str(folder / "arena.db"))
         tokens = {}
-        for name in [f"honest{i}" for i in range(1, honest + 1)] + ["idler"]:
+        # Idle sessions from several players, three each (a token opening many sessions at
+        # once is throttled).
+        idlers = [f"idler{i}" for i in range(1, (idle + 2) // 3 + 1)]
+        for name in [f"honest{i}" for i in range(1, honest + 1)] + idlers:
             repo.create_player(name)
             tokens[name] = repo.issue_token(name)
         repo.close()
@@ -80,7 +83,7 @@ def scenario(honest: int, idle: int, seconds: float, clock_s: float) -> dict[str
             if idle:
                 idler = subprocess.Popen(
                     [sys.executable, str(IDLE), "--server", address, "--count", str(idle),
-                     "--token", tokens["idler"]],
+                     *(f"--token={tokens[name]}" for name in idlers)],
                     cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 )  # fmt: skip
                 procs.append(idler)
@@ -115,10 +118,11 @@ def scenario(honest: int, idle: int, seconds: float, clock_s: float) -> dict[str
         with sqlite3.connect(folder / "arena.db") as db:
             rows = db.execute(COUNTS).fetchall()
     games = {name.partition("/")[0]: n for name, n, *_ in rows}
-    idle_rows = [r for r in rows if r[0].startswith("idler/")]
+    idle_rows = [r for r in rows if r[0].startswith("idler")]
     return {
         "honest": [games.get(f"honest{i}", 0) for i in range(1, honest + 1)],
         "idle_games": sum(r[1] for r in idle_rows),
+        "idle_sessions_seated": len(idle_rows),
         "idle_losses_rated": sum(r[3] - r[4] for r in idle_rows),
         "idle_losses_voided": sum(r[4] for r in idle_rows),
     }
@@ -140,7 +144,8 @@ def main() -> None:
     print(f"  games per honest bot beside {args.idle} idle:     {beside['honest']}")
     print(f"  fewest beside idle / fewest alone:          {ratio:.2f}")
     print(
-        f"  idle sessions: {beside['idle_games']} games, losses rated "
+        f"  idle sessions: {beside['idle_sessions_seated']} of {args.idle} seated, "
+        f"{beside['idle_games']} games, losses rated "
         f"{beside['idle_losses_rated']}, voided {beside['idle_losses_voided']}"
     )
     if args.json:
@@ -149,6 +154,7 @@ def main() -> None:
             "honest_games_beside_idle": beside["honest"],
             "min_ratio": round(ratio, 3),
             "idle_games": beside["idle_games"],
+            "idle_sessions_seated": beside["idle_sessions_seated"],
             "idle_losses_rated": beside["idle_losses_rated"],
             "idle_losses_voided": beside["idle_losses_voided"],
         }

@@ -38,6 +38,9 @@ SOCKET_INSIDE = "/run/arena/referee.sock"
 TOKEN_INSIDE = "/run/arena/token"
 SCRATCH_INSIDE = "/tmp"
 PLATFORM_INSIDE = "/opt/arena"
+#: Where the referee's virtualenv (when it runs in one) is mounted: its host path would tell
+#: the bot where the referee is installed.
+VENV_INSIDE = "/opt/venv"
 #: Size of the writable scratch (a tmpfs: it counts against the bot's memory cgroup too).
 DEFAULT_SCRATCH_MB = 64
 #: The user and group the bot runs as inside its user namespace.
@@ -78,7 +81,7 @@ def inner_argv(kind: str, value: str) -> list[str]:
     """The bot's own command line inside the sandbox (no token on it)."""
     if kind == "sdk":
         return [
-            sys.executable,
+            python_inside(),
             "-m",
             "client_sdk",
             f"--server=unix:{SOCKET_INSIDE}",
@@ -124,15 +127,19 @@ def build_jail(
         fds.append(seccomp_fd)
         token_fd = _memory_file("arena-token", token.encode())
         fds.append(token_fd)
-        argv = ["bwrap", *_namespaces(), *_system_mounts(run_as), *_platform_mounts()]
-        argv += ["--ro-bind", str(folder / "code"), INSIDE]
+        args = [*_namespaces(), *_system_mounts(run_as), *_platform_mounts()]
+        args += ["--ro-bind", str(folder / "code"), INSIDE]
         if socket_path:  # none for a bot that only loads itself (the load check)
-            argv += ["--ro-bind", socket_path, SOCKET_INSIDE]
-        argv += ["--perms", "0400", "--ro-bind-data", str(token_fd), TOKEN_INSIDE]
-        argv += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
-        argv += ["--tmpfs", SCRATCH_INSIDE]
-        argv += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE, "--"]
-        argv += inner_argv(kind, code.value)
+            args += ["--ro-bind", socket_path, SOCKET_INSIDE]
+        args += ["--perms", "0400", "--ro-bind-data", str(token_fd), TOKEN_INSIDE]
+        args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
+        args += ["--tmpfs", SCRATCH_INSIDE]
+        args += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE]
+        # bwrap reads its options from a memory file: its command line (the sandbox's pid 1,
+        # which the bot can read) names no host path.
+        args_fd = _memory_file("arena-bwrap-args", b"".join(a.encode() + b"\0" for a in args))
+        fds.append(args_fd)
+        argv = ["bwrap", "--args", str(args_fd), "--", *inner_argv(kind, code.value)]
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -207,25 +214,46 @@ def _system_mounts(run_as: int | None) -> list[str]:
         path = Path("/etc", name)
         if path.exists():
             args += ["--ro-bind", str(path), str(path)]
-    for root in _python_roots():
+    for root, inside in _python_roots():
         source = host_source(root) if run_as is not None else root
         if source is None:
             raise OSError(f"the Python installation {root} is not reachable by the bot's uid")
-        args += ["--ro-bind", str(source), str(root)]
+        args += ["--ro-bind", str(source), inside]
     return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
-def _python_roots() -> list[Path]:
-    """The Python installation (and virtualenv) the bot runs with, unless under /usr."""
-    roots: list[Path] = []
-    for prefix in (sys.base_prefix, sys.prefix):
-        path = Path(prefix).resolve()
-        if path.is_relative_to("/usr") or path in roots:
-            continue
-        roots.append(path)
+def _venv() -> Path | None:
+    """The virtualenv the referee runs in (``None``: none, or one under /usr)."""
+    venv = Path(sys.prefix)
+    if sys.prefix == sys.base_prefix or venv.resolve().is_relative_to("/usr"):
+        return None
+    return venv
+
+
+def python_inside() -> str:
+    """The Python executable as the bot runs it: in the virtualenv's place inside."""
+    venv = _venv()
     executable = Path(sys.executable)
-    if not any(executable.is_relative_to(r) for r in [*roots, Path("/usr")]):
-        roots.append(executable.parent)
+    if venv is not None and executable.is_relative_to(venv):
+        return f"{VENV_INSIDE}/{executable.relative_to(venv)}"
+    return sys.executable
+
+
+def _python_roots() -> list[tuple[Path, str]]:
+    """The Python installation the bot runs with (unless under /usr) at its own path (a
+    virtualenv's interpreter link and shared library point there), and the virtualenv at
+    VENV_INSIDE: (host folder, where it is mounted)."""
+    roots: list[tuple[Path, str]] = []
+    venv = _venv()
+    base = Path(sys.base_prefix).resolve()
+    if not base.is_relative_to("/usr"):
+        roots.append((base, str(base)))
+    if venv is not None:
+        roots.append((venv.resolve(), VENV_INSIDE))
+    executable = Path(sys.executable)
+    known = [Path("/usr"), base, *([venv] if venv is not None else [])]
+    if not any(executable.is_relative_to(r) for r in known):
+        roots.append((executable.parent, str(executable.parent)))
     return roots
 
 
@@ -239,7 +267,7 @@ def _platform_mounts() -> list[str]:
 def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:
     path = [PLATFORM_INSIDE, INSIDE] if module_bot else [PLATFORM_INSIDE]
     env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(python_inside()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": SCRATCH_INSIDE,
         "TMPDIR": SCRATCH_INSIDE,
         "PYTHONPATH": ":".join(path),

@@ -1,9 +1,10 @@
 """Many idle sessions in one process: each connects, says Hello, and never answers (nor reads).
 
-``python idle_sessions.py --server HOST:PORT --count N [--token T] [--name idle]``: the N
-sessions are named ``NAME1`` ... ``NAMEN`` (one token may hold several sessions under
-different names). Prints ``connected N`` once every stream is open, then waits to be killed.
-Used by the casual-pairing test and ``bench/casual.py`` (the bot that cannot be farmed).
+``python idle_sessions.py --server HOST:PORT --count N [--token T ...] [--name idle]``: the N
+sessions are named ``NAME1`` ... ``NAMEN`` and take the tokens given in turn (a token may hold
+several sessions under different names). Prints ``connected N`` once every stream is open,
+then waits to be killed. Used by the casual-pairing test and ``bench/casual.py`` (the bot
+that must not be farmed).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", required=True)
     parser.add_argument("--count", type=int, default=1)
-    parser.add_argument("--token", default="")
+    parser.add_argument("--token", action="append", default=[])
     parser.add_argument("--name", default="idle")
     args = parser.parse_args()
     channels = [grpc.aio.insecure_channel(args.server) for _ in range(args.count)]
@@ -44,7 +45,8 @@ async def main() -> None:
             response_deserializer=lambda b: b,
         )
         call = play()
-        await call.write(_hello(f"{args.name}{i}", args.token))
+        token = args.token[i % len(args.token)] if args.token else ""
+        await call.write(_hello(f"{args.name}{i}", token))
         calls.append(call)
     print(f"connected {len(calls)}", flush=True)
     await asyncio.Event().wait()
