@@ -41,7 +41,7 @@ COOLING_BASE_S = 30.0
 COOLING_MAX_S = 3600.0
 #: The first-move window of a bot with no clean casual game on record; each failure in a row
 #: doubles it, up to FIRST_MOVE_MAX_S (its clock still applies as well).
-FIRST_MOVE_S = 1.0
+FIRST_MOVE_S = 2.0
 FIRST_MOVE_MAX_S = 64.0
 #: Conduct records kept at most (the oldest clean ones go first).
 MAX_RECORDS = 100_000

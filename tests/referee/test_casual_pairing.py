@@ -239,11 +239,11 @@ def test_a_no_show_is_aborted_told_and_cools_off_while_its_opponent_is_not() -> 
     honest, idle = Seeker("h", conduct="h"), Seeker("i", conduct="i")
     policy.ended(honest, False, 0.0)  # a clean game on record: no window any more
     seats = seat_conduct(policy, honest, idle)
-    assert seats.windows == (None, 1.0)
+    assert seats.windows == (None, 2.0)
     report = _report(aborted("BLUE did not make its first move"), moved=(0,))
     notices = settle(policy, seats, report, 1, 5.0)
     assert notices == [
-        (1, "cooling off: you did not make your first move within 1 s; "
+        (1, "cooling off: you did not make your first move within 2 s; "
          "casual pairing resumes in 30 s")
     ]  # fmt: skip
     assert not unrated(report) and policy.cooling_until(idle) == 35.0
