@@ -241,10 +241,7 @@ class BotProcess:
     @property
     def measurement(self) -> str:
         """How memory was measured and enforced, e.g. ``rlimit_data+rss_poll+cgroup_v1``."""
-        parts = []
-        if self.policy is not None:
-            parts.append("rlimit_data")
-        parts.append("rss_poll")
+        parts = ["rlimit_data", "rss_poll"] if self.policy is not None else ["rss_poll"]
         if self._groups.memory is not None and self._cgroup_joined:
             parts.append(self._groups.memory.parent.label)
         return "+".join(parts)
