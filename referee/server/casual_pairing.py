@@ -54,7 +54,8 @@ class Seeker:
     key: str
     #: The channel it plays in (``""``: the open pool); pools never mix.
     pool: str = ""
-    #: Its token's owner: two sessions of one owner never meet (``None``: an open session).
+    #: Its token's owner: two sessions of one owner never meet, so no player farms rating
+    #: from copies of their own bot (``None``: an open session).
     owner: str | None = None
     #: The games it may be paired for, in the server's order of preference.
     games: tuple[str, ...] = ()

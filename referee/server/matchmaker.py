@@ -87,7 +87,7 @@ class Matchmaker:
         self._pairings: Counter[tuple[str, str]] = Counter()
         self.policy = policy or CasualPairing()
         #: Session ids the policy knows of (told when they leave), and per running casual
-        #: game the seats that were on probation when seated.
+        #: game its seats as pairing saw them at the start (probation, first-move windows).
         self._known: set[str] = set()
         self._casual: dict[str, CasualSeats] = {}
         self._accepting = True
@@ -336,10 +336,3 @@ class Matchmaker:
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-
-def same_owner(first: BotSession, second: BotSession) -> bool:
-    """Whether two sessions belong to one player (the same token owner): casual pairing
-    never matches them, so a player cannot farm rating from copies of their own bot."""
-    owner = first.identity.player_id
-    return owner is not None and owner == second.identity.player_id
