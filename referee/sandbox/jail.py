@@ -24,6 +24,8 @@ from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
 from referee.sandbox.identity import bot_uid, host_source
 from referee.sandbox.leftovers import run_folder
+from referee.sandbox.venv import VENV_INSIDE, python_inside
+from referee.sandbox.venv import venv as find_venv
 
 __all__ = [
     "DEFAULT_SCRATCH_MB",
@@ -38,9 +40,6 @@ SOCKET_INSIDE = "/run/arena/referee.sock"
 TOKEN_INSIDE = "/run/arena/token"
 SCRATCH_INSIDE = "/tmp"
 PLATFORM_INSIDE = "/opt/arena"
-#: Where the referee's virtualenv (when it runs in one) is mounted: its host path would tell
-#: the bot where the referee is installed.
-VENV_INSIDE = "/opt/venv"
 #: Size of the writable scratch (a tmpfs: it counts against the bot's memory cgroup too).
 DEFAULT_SCRATCH_MB = 64
 #: The user and group the bot runs as inside its user namespace.
@@ -222,29 +221,12 @@ def _system_mounts(run_as: int | None) -> list[str]:
     return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
-def _venv() -> Path | None:
-    """The virtualenv the referee runs in (``None``: none, or one under /usr)."""
-    venv = Path(sys.prefix)
-    if sys.prefix == sys.base_prefix or venv.resolve().is_relative_to("/usr"):
-        return None
-    return venv
-
-
-def python_inside() -> str:
-    """The Python executable as the bot runs it: in the virtualenv's place inside."""
-    venv = _venv()
-    executable = Path(sys.executable)
-    if venv is not None and executable.is_relative_to(venv):
-        return f"{VENV_INSIDE}/{executable.relative_to(venv)}"
-    return sys.executable
-
-
 def _python_roots() -> list[tuple[Path, str]]:
     """The Python installation the bot runs with (unless under /usr) at its own path (a
     virtualenv's interpreter link and shared library point there), and the virtualenv at
     VENV_INSIDE: (host folder, where it is mounted)."""
     roots: list[tuple[Path, str]] = []
-    venv = _venv()
+    venv = find_venv()
     base = Path(sys.base_prefix).resolve()
     if not base.is_relative_to("/usr"):
         roots.append((base, str(base)))

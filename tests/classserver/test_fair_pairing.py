@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from serving import ENV, RANDOM, ROOT, client, players, serve
+from serving import ENV, RANDOM, ROOT, bot_until, client, players, serve
 
 pytestmark = pytest.mark.slow
 
@@ -98,3 +98,21 @@ def test_idle_sessions_cannot_starve_or_be_farmed(tmp_path: Path) -> None:
     assert all(voided for _, _, voided, _ in idle_seats), idle_seats
     # No honest bot gained a rated game from an idle one.
     assert not [s for s in _seats(db) if s[1].startswith("idler") and not s[2]]
+
+
+def test_a_bot_that_times_out_is_told_it_cools_off(tmp_path: Path) -> None:
+    """A real SDK bot too slow for the clock loses on time and its client prints the cooling-off
+    notice: why, and for how long."""
+    slow = str(ROOT / "tests" / "faults" / "bots" / "slow_bot.py")
+    with serve(tmp_path, "--time", "1") as address:
+        opponent = client(address, RANDOM)
+        try:
+            proc, out = bot_until(tmp_path, address, slow, until="cooling off:", SLOW_BOT_DELAY="3")
+            proc.kill()
+            proc.wait()
+        finally:
+            opponent.kill()
+            opponent.communicate()
+    said = out.read_text()
+    assert "cooling off: you lost your last casual game by TLE" in said, said
+    assert "casual pairing resumes in 30 s" in said, said
