@@ -26,7 +26,8 @@ def inside(path: str) -> str:
     if root is not None and path.startswith("/"):
         for form in {root, root.resolve()}:
             if Path(path).is_relative_to(form):
-                return f"{VENV_INSIDE}/{Path(path).relative_to(form)}".rstrip("/")
+                rest = Path(path).relative_to(form).as_posix()
+                return VENV_INSIDE if rest == "." else f"{VENV_INSIDE}/{rest}"
     return path
 
 
