@@ -138,11 +138,14 @@ def main() -> None:
     args = parser.parse_args()
     alone = scenario(args.honest, 0, args.seconds, args.time)
     beside = scenario(args.honest, args.idle, args.seconds, args.time)
-    ratio = min(beside["honest"]) / max(1, min(alone["honest"]))
+    # No ratio when a bot was starved even alone (the baseline itself is unfair).
+    fewest = min(alone["honest"])
+    ratio = min(beside["honest"]) / fewest if fewest else None
     print(f"{args.honest} honest bots, {args.seconds:g} s each run, {args.time:g} s clocks")
     print(f"  games per honest bot alone:                {alone['honest']}")
     print(f"  games per honest bot beside {args.idle} idle:     {beside['honest']}")
-    print(f"  fewest beside idle / fewest alone:          {ratio:.2f}")
+    shown = "n/a (a bot played no game alone)" if ratio is None else f"{ratio:.2f}"
+    print(f"  fewest beside idle / fewest alone:          {shown}")
     print(
         f"  idle sessions: {beside['idle_sessions_seated']} of {args.idle} seated, "
         f"{beside['idle_games']} games, losses rated "
@@ -152,7 +155,7 @@ def main() -> None:
         result = {
             "honest_games_alone": alone["honest"],
             "honest_games_beside_idle": beside["honest"],
-            "min_ratio": round(ratio, 3),
+            "min_ratio": None if ratio is None else round(ratio, 3),
             "idle_games": beside["idle_games"],
             "idle_sessions_seated": beside["idle_sessions_seated"],
             "idle_losses_rated": beside["idle_losses_rated"],
