@@ -92,6 +92,10 @@ class _NoticeKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_NoticeKind
     """A game is about to start for this bot (a tournament's, a challenge's)."""
     NOTICE_KIND_SKIPPED: _NoticeKind.ValueType  # 5
     """A game this bot was expected in was not played with it; `text` says why."""
+    NOTICE_KIND_COOLING_OFF: _NoticeKind.ValueType  # 6
+    """Casual pairing leaves this bot out for a while: it lost its last casual game by failing to
+    answer (time-out, disconnect); `text` says why and for how long.
+    """
 
 class NoticeKind(_NoticeKind, metaclass=_NoticeKindEnumTypeWrapper): ...
 
@@ -108,6 +112,10 @@ NOTICE_KIND_GAME_EXPECTED: NoticeKind.ValueType  # 4
 """A game is about to start for this bot (a tournament's, a challenge's)."""
 NOTICE_KIND_SKIPPED: NoticeKind.ValueType  # 5
 """A game this bot was expected in was not played with it; `text` says why."""
+NOTICE_KIND_COOLING_OFF: NoticeKind.ValueType  # 6
+"""Casual pairing leaves this bot out for a while: it lost its last casual game by failing to
+answer (time-out, disconnect); `text` says why and for how long.
+"""
 Global___NoticeKind: _TypeAlias = NoticeKind  # noqa: Y015
 
 class _Verdict:

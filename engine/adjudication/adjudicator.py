@@ -157,14 +157,24 @@ class Adjudicator:
         self.moves: list[str] = []
         self._turn: Turn | None = None
         self._strikes = [0, 0]
+        #: The end of the game, fixed the moment it is decided: nothing said after it (a
+        #: stream closing, a late fault) changes it.
+        self.end: GameEnd | None = None
+
+    def _ends(self, end: GameEnd) -> GameEnd:
+        if self.end is None:
+            self.end = end
+        return self.end
 
     def turn(self) -> Turn | GameEnd:
         """The next turn (its clock's allowance is fixed now), or the rules' end of the game."""
+        if self.end is not None:
+            return self.end
         state = self.state
         # is_over first: asked before every move, it is cheaper than outcome for some games.
         outcome = state.outcome() if state.is_over() else None
         if outcome is not None:
-            return verdicts.rules_end(outcome, self.seat_names, state.ply)
+            return self._ends(verdicts.rules_end(outcome, self.seat_names, state.ply))
         seat = state.to_move
         self._turn = Turn(seat, state.ply, self.clocks[seat].allowance())
         return self._turn
@@ -188,7 +198,14 @@ class Adjudicator:
 
     def judge(self, seat: int, answer: Answer) -> Accepted | GameEnd:
         """Decide about ``answer`` from ``seat``: a move for the current turn is checked,
-        charged and applied; anything else ends the game with its verdict."""
+        charged and applied; anything else ends the game with its verdict. Once the game has
+        ended, every answer gets that same end."""
+        if self.end is not None:
+            return self.end
+        decision = self._judge(seat, answer)
+        return decision if isinstance(decision, Accepted) else self._ends(decision)
+
+    def _judge(self, seat: int, answer: Answer) -> Accepted | GameEnd:
         name = self.seat_names[seat]
         if isinstance(answer, MoveAnswer | NotAMove):
             return self._answer(seat, answer)
@@ -207,11 +224,13 @@ class Adjudicator:
     def stray(self, seat: int, ply: int) -> Strike | GameEnd:
         """A move from ``seat`` for ``ply`` that is not the one awaited: refused with a strike,
         until too many of them end the game as a protocol error."""
+        if self.end is not None:
+            return self.end
         turn = self._turn
         self._strikes[seat] += 1
         if self._strikes[seat] > self.max_strikes:
             what = f"{self.seat_names[seat]} sent too many out-of-turn or stale moves"
-            return verdicts.fault(Verdict.PROTOCOL_ERROR, seat, what)
+            return self._ends(verdicts.fault(Verdict.PROTOCOL_ERROR, seat, what))
         if turn is not None and seat == turn.seat:
             return Strike(f"move for ply {ply} but ply {turn.ply} was requested")
         return Strike(f"it is not your turn (ply {self.state.ply})")

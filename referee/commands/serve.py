@@ -291,10 +291,13 @@ async def _serve(
 ) -> int:
     import signal
 
+    from referee.sandbox.leftovers import sweep_once
     from referee.server.app import RefereeServer
     from referee.telemetry.logs import get_logger
 
     log = get_logger("referee.serve")
+    if removed := sweep_once():
+        log.info("leftovers_removed", folders=len(removed))
     server = RefereeServer(
         auth=auth,
         games=[g.name for g in games],

@@ -146,7 +146,7 @@ def _reachable(_: Context) -> Check:
         if hostcheck.PYTHON_FAILURE in support.reason:
             return Check(name, Status.BROKEN, support.reason, support.fix)
         return Check(name, Status.BROKEN, f"not tried: {support.reason}", support.fix)
-    where = ", ".join([*(str(r) for r, _ in python_roots()), str(PLATFORM / PLATFORM_PARTS[0])])
+    where = ", ".join([*(str(h) for _, h in python_roots()), str(PLATFORM / PLATFORM_PARTS[0])])
     who = "a bot's uid" if os.geteuid() == 0 else "this user"
     return Check(name, Status.WORKS, f"sandboxed Python as {who} reads {where}")
 

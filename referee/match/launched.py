@@ -119,6 +119,10 @@ async def explain_fault(
     if bot.memory_exceeded:
         return verdicts.fault(Verdict.MEMORY, end.offender, memory_fault_sentence(name, bot))
     if code is None:
+        refused = bot.proc.tasks_refused
+        if refused:  # a fork bomb takes the bot's own threads down with its connection
+            cap = f"its limit of {bot.proc.max_tasks} processes and threads ({refused} refused)"
+            return verdicts.fault(end.verdict, end.offender, f"{end.reason}, after reaching {cap}")
         return end
     return verdicts.fault(Verdict.RUNTIME_ERROR, end.offender, crash_sentence(name, bot))
 

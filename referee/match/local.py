@@ -41,6 +41,7 @@ from referee.match.verdicts import GameEnd
 from referee.sandbox.botcode import bot_roots
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec, LaunchedBot, launch, stop_all
+from referee.sandbox.leftovers import sweep_once
 from referee.server.app import RESUME_WINDOW_S, RefereeServer
 from referee.server.auth import LaunchTokens, TokenTable
 from referee.server.session import BotSession
@@ -232,6 +233,7 @@ async def local_referee(
     how long its answer may take. ``isolation``: how launched bots are contained (default:
     the sandbox where it works here; sandboxed bots get a private Unix socket)."""
     isolation = choose() if isolation is None else isolation
+    sweep_once()  # the game folders an earlier run of ours left when it was killed
     auth = LaunchTokens(TokenTable(tokens) if tokens else None)
     server = RefereeServer(
         auth=auth,

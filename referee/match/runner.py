@@ -36,6 +36,7 @@ from engine.game import Game
 from referee.match import verdicts
 from referee.match.answers import move_answer
 from referee.match.clock import TimeControl
+from referee.match.lastwords import last_words
 from referee.match.messages import GameMessages
 from referee.match.reconnect import AwayWindows
 from referee.match.report import (
@@ -200,12 +201,14 @@ class MatchRunner:
                     end = await self._task
                 except asyncio.CancelledError:
                     task = asyncio.current_task()
-                    if self._abort_reason is None or (task is not None and task.cancelling()):
+                    stopped = self._abort_reason is None or (task is not None and task.cancelling())
+                    why = "the referee stopped the game" if stopped else self._abort_reason
+                    # A game the adjudicator had already ended keeps its result.
+                    end = self.adjudicator.end or verdicts.aborted(why or "")
+                    if stopped:
                         self._task.cancel()
-                        end = verdicts.aborted("the referee stopped the game")
                         await asyncio.shield(self._finish(end))
                         raise
-                    end = verdicts.aborted(self._abort_reason)
                 except Exception:
                     self._bind(self.state.to_move, self.state.ply)
                     log.exception("referee_failure")
@@ -322,6 +325,8 @@ class MatchRunner:
                 if event.seat == turn.seat and event.move.ply == turn.ply:
                     return event
                 await self._stray(event.seat, event.move.ply, turn)
+            elif moved := await last_words(self.inbox, self.sessions, turn, event):
+                return moved  # sent just before its process ended: judged before the exit
             else:
                 await self._seat_event(event)
 

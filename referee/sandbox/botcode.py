@@ -27,6 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from referee.sandbox.venv import inside
+
 __all__ = ["CODE_LIMIT_BYTES", "INSIDE", "StagedCode", "bot_roots", "stage_code"]
 
 #: Where the copy is mounted inside the sandbox.
@@ -130,7 +132,12 @@ def _stage_command(value: str, copier: _Copier) -> StagedCode:
         if "{" in word or not word or word.startswith("-"):
             continue
         path = Path(word)
-        if not _exists(path) or _is_platform(path.resolve()):
+        if not _exists(path):
+            continue
+        if (moved := inside(word)) != word:  # the virtualenv's place inside
+            text = text.replace(word, shlex.quote(moved))
+            continue
+        if _is_platform(path.resolve()):
             continue
         resolved = path.resolve()
         if resolved == Path("/") or resolved == Path.cwd().resolve():

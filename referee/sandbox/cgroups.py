@@ -322,6 +322,22 @@ class MemoryCgroup:
         text = _read(self.path / name)
         return int(text) if text and text.strip().isdigit() else None
 
+    def working_set_bytes(self) -> int | None:
+        """What the cgroup holds now, each page counted once however many of its processes
+        share it, less the file cache the kernel can drop (usage minus inactive file pages,
+        the working set container tools report); ``None`` when unreadable."""
+        v2 = self.parent.version == 2
+        usage = _read(self.path / ("memory.current" if v2 else "memory.usage_in_bytes"))
+        if usage is None or not usage.strip().isdigit():
+            return None
+        inactive = 0
+        wanted = "inactive_file" if v2 else "total_inactive_file"
+        for line in (_read(self.path / "memory.stat") or "").splitlines():
+            key, _, value = line.partition(" ")
+            if key == wanted and value.strip().isdigit():
+                inactive = int(value)
+        return max(0, int(usage) - inactive)
+
     def oom_kills(self) -> int | None:
         """How many processes the kernel OOM-killed in this cgroup, if it says."""
         name = "memory.events" if self.parent.version == 2 else "memory.oom_control"

@@ -16,7 +16,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,9 @@ from pathlib import Path
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
 from referee.sandbox.identity import HostIdentity, bot_uid
+from referee.sandbox.leftovers import run_folder
+from referee.sandbox.venv import inside as venv_inside
+from referee.sandbox.venv import python_inside
 
 __all__ = [
     "DEFAULT_SCRATCH_MB",
@@ -82,7 +84,7 @@ def inner_argv(kind: str, value: str) -> list[str]:
     """The bot's own command line inside the sandbox (no token on it)."""
     if kind == "sdk":
         return [
-            sys.executable,
+            python_inside(),
             "-m",
             "client_sdk",
             f"--server=unix:{SOCKET_INSIDE}",
@@ -114,7 +116,7 @@ def build_jail(
 ) -> Jail:
     """Copy the bot's code and assemble its bwrap command line. The caller starts it (with
     ``pass_fds``), then calls :meth:`Jail.close_fds`, and :meth:`Jail.remove` once it is over."""
-    folder = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+    folder = run_folder("arena-bot-")  # named for this process: see leftovers.py
     fds: list[int] = []
     uid = bot_uid()
     run_as = HostIdentity(uid) if uid is not None else None
@@ -130,13 +132,17 @@ def build_jail(
         fds.append(seccomp_fd)
         token_fd = _memory_file("arena-token", token.encode())
         fds.append(token_fd)
-        argv = ["bwrap", *_namespaces(), *mounts]
-        argv += ["--ro-bind", str(folder / "code"), INSIDE]
+        args = [*_namespaces(), *mounts]
+        args += ["--ro-bind", str(folder / "code"), INSIDE]
         if socket_path:  # none for a bot that only loads itself (the load check)
-            argv += ["--ro-bind", socket_path, SOCKET_INSIDE]
-        argv += ["--perms", "0400", "--ro-bind-data", str(token_fd), TOKEN_INSIDE]
-        argv += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE, "--"]
-        argv += inner_argv(kind, code.value)
+            args += ["--ro-bind", socket_path, SOCKET_INSIDE]
+        args += ["--perms", "0400", "--ro-bind-data", str(token_fd), TOKEN_INSIDE]
+        args += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE]
+        # bwrap reads its options from a memory file: its command line (the sandbox's pid 1,
+        # which the bot can read) names no host path.
+        args_fd = _memory_file("arena-bwrap-args", b"".join(a.encode() + b"\0" for a in args))
+        fds.append(args_fd)
+        argv = ["bwrap", "--args", str(args_fd), "--", *inner_argv(kind, code.value)]
     except BaseException:
         for fd in fds:
             os.close(fd)
@@ -233,9 +239,10 @@ def _system_mounts() -> list[str]:
 
 def python_roots() -> list[tuple[Path, Path]]:
     """The Python installation and virtualenv the bot runs with, unless under /usr: (the path
-    inside, the host folder mounted there). Each is mounted at the path Python itself uses, so
-    what an installation records by absolute path (a virtualenv's ``pyvenv.cfg`` home and its
-    interpreter link, a shared libpython's run path, ``.pth`` files) holds inside too."""
+    inside, the host folder mounted there). The installation is mounted at the path Python
+    itself uses, so what it records by absolute path (a virtualenv's ``pyvenv.cfg`` home and its
+    interpreter link, a shared libpython's run path) holds inside too; the virtualenv at
+    ``/opt/venv`` (``venv.py``), so its host path tells the bot nothing of the checkout."""
     executable = Path(os.path.abspath(sys.executable))
     paths = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix]
     paths += [str(executable.parent), str(executable.resolve().parent)]
@@ -243,7 +250,7 @@ def python_roots() -> list[tuple[Path, Path]]:
     for text in paths:
         for path in (Path(os.path.abspath(text)), Path(text).resolve()):
             if not path.is_relative_to("/usr"):
-                found.setdefault(path, path.resolve())
+                found.setdefault(Path(venv_inside(str(path))), path.resolve())
     # A folder inside another one mounted already comes with it.
     return [
         (root, host)
@@ -255,7 +262,7 @@ def python_roots() -> list[tuple[Path, Path]]:
 def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:
     path = [PLATFORM_INSIDE, INSIDE] if module_bot else [PLATFORM_INSIDE]
     env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(python_inside()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": SCRATCH_INSIDE,
         "TMPDIR": SCRATCH_INSIDE,
         "PYTHONPATH": ":".join(path),

@@ -31,7 +31,6 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
 from referee.sandbox.cpu import BotCpu
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.jail import DEFAULT_SCRATCH_MB, Jail, build_jail
+from referee.sandbox.leftovers import run_folder
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import launch_timer
 
@@ -361,7 +361,7 @@ def _plain_environment(
 ) -> tuple[dict[str, str], str]:
     """An uncontained bot's environment (an allow-list) and a private folder with its token."""
     env = {name: os.environ[name] for name in _PLAIN_ENV if name in os.environ}
-    token_dir = tempfile.mkdtemp(prefix="arena-token-")  # mode 0700
+    token_dir = str(run_folder("arena-token-"))  # mode 0700, named for this process
     with open(os.open(f"{token_dir}/token", os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
         handle.write(token)
     env["TETROMINO_SERVER"] = server

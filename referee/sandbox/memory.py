@@ -12,16 +12,22 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psutil
+
+if TYPE_CHECKING:
+    from referee.sandbox.cgroups import MemoryCgroup
 
 __all__ = [
     "MB",
     "MemoryPolicy",
     "TreeSample",
     "format_mb",
+    "judged_resident",
     "list_children",
     "looks_like_memory_error",
+    "read_pss",
     "read_rss_hwm",
     "sample_tree",
 ]
@@ -136,6 +142,37 @@ def read_rss_hwm(pid: int) -> tuple[int, int] | None:
         return None  # zombie or kernel thread: no memory of its own any more
     hwm, rss = int(m.group(1)) * 1024, int(m.group(2)) * 1024
     return rss, max(hwm, rss)
+
+
+_PSS = re.compile(rb"^Pss:\s+(\d+) kB", re.MULTILINE)
+
+
+def read_pss(pid: int) -> int | None:
+    """The proportional set size of ``pid`` in bytes (each shared page divided among the
+    processes sharing it), or None if it is gone. Slower to read than VmRSS: it walks the
+    process's page tables."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    m = _PSS.search(data)
+    return None if m is None else int(m.group(1)) * 1024
+
+
+def judged_resident(sample: TreeSample, limit: int | None, cgroup: MemoryCgroup | None) -> int:
+    """The tree's resident memory as the verdict counts it: the RSS sum, unless that is over
+    the limit with several processes. Then pages they share are counted once (a fork bomb's
+    copy-on-write pages are not multiplied by its processes): the cgroup's working set where
+    the bot has a cgroup, else the sum of the processes' PSS; never more than the RSS sum."""
+    rss = sample.rss_bytes
+    if limit is None or rss <= limit or len(sample.pids) < 2:
+        return rss
+    working = cgroup.working_set_bytes() if cgroup is not None else None
+    if working is not None:
+        return min(rss, working)
+    pss = sum(p for pid in sample.pids if (p := read_pss(pid)) is not None)
+    return min(rss, pss) if pss else rss
 
 
 _HAVE_CHILDREN_FILE = os.path.exists(f"/proc/self/task/{os.getpid()}/children")

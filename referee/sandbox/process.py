@@ -23,6 +23,7 @@ from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
     DEFAULT_RLIMIT_DATA_HEADROOM_MB,
     MemoryPolicy,
+    judged_resident,
     sample_tree,
 )
 from referee.sandbox.output import OutputMode, OutputPipe
@@ -240,10 +241,7 @@ class BotProcess:
     @property
     def measurement(self) -> str:
         """How memory was measured and enforced, e.g. ``rlimit_data+rss_poll+cgroup_v1``."""
-        parts = []
-        if self.policy is not None:
-            parts.append("rlimit_data")
-        parts.append("rss_poll")
+        parts = ["rlimit_data", "rss_poll"] if self.policy is not None else ["rss_poll"]
         if self._groups.memory is not None and self._cgroup_joined:
             parts.append(self._groups.memory.parent.label)
         return "+".join(parts)
@@ -439,11 +437,11 @@ class BotProcess:
                 return False
             t0 = time.perf_counter()
             extra = self._groups.pids()
-            if extra and self._groups.memory is not None and not self._cgroup_joined:
-                self._cgroup_joined = True
+            self._cgroup_joined |= bool(extra) and self._groups.memory is not None
             sample = sample_tree(self.pid, extra)
             self._tracker.remember(sample.pids)
-            self._peak_tree_rss = max(self._peak_tree_rss, sample.rss_bytes)
+            cgroup = self._groups.memory if self._cgroup_joined else None
+            self._peak_tree_rss = max(self._peak_tree_rss, judged_resident(sample, limit, cgroup))
             self._peak_hwm = max(self._peak_hwm, sample.max_hwm_bytes)
             self.samples += 1
             self.sample_time_s += time.perf_counter() - t0

@@ -12,9 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
-from pathlib import Path
 
+from referee.sandbox.leftovers import run_folder
 from referee.telemetry.logs import get_logger
 
 __all__ = ["SocketRelay"]
@@ -31,7 +30,7 @@ class SocketRelay:
         if not upstream.startswith("unix:"):
             raise ValueError(f"a socket relay forwards to a unix: address, not {upstream!r}")
         self._upstream = upstream.removeprefix("unix:")
-        self._folder = Path(tempfile.mkdtemp(prefix="arena-game-sock-"))  # mode 0700
+        self._folder = run_folder("arena-game-sock-")  # mode 0700, named for this process
         self.path = str(self._folder / "referee.sock")
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol
@@ -22,6 +21,7 @@ from grpc_reflection.v1alpha import reflection
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.registry import game_names
+from referee.sandbox.leftovers import run_folder
 from referee.server.admission import (
     DEFAULT_MAX_SESSIONS,
     Doorway,
@@ -49,6 +49,9 @@ from referee.server.transport import (
     TlsFiles as TlsFiles,
 )
 from referee.telemetry.logs import get_logger
+
+#: How long a dropped stream's reader may take to route what it had already received.
+READER_SETTLE_S = 1.0
 
 log = get_logger("referee.server.app")
 
@@ -170,7 +173,7 @@ class RefereeServer:
         socket sandboxed bots reach the server through), added to :attr:`addresses`;
         ``private_socket`` adds one in a new private folder, removed by :meth:`stop`."""
         if private_socket:
-            self._socket_folder = tempfile.mkdtemp(prefix="arena-server-")
+            self._socket_folder = str(run_folder("arena-server-"))
             also = [*also, f"unix:{self._socket_folder}/referee.sock"]
         if self._server is None:
             # Every service on the port is guarded: no Python exception reaches a client.
@@ -270,7 +273,14 @@ class RefereeServer:
         try:
             async with asyncio.TaskGroup() as tasks:
                 reader = tasks.create_task(session.read_loop(context.read, link))
-                await ended.wait()
+                try:
+                    await ended.wait()
+                except asyncio.CancelledError:
+                    # gRPC cancels the handler when the connection drops: a message already
+                    # received (a bot's last move, sent just before it went) is still routed
+                    # before the reader stops.
+                    await asyncio.wait({reader}, timeout=READER_SETTLE_S)
+                    raise
                 if session.closed.is_set() and session.link == link:
                     # The last messages (GameOver, Goodbye) must leave before the stream ends,
                     # and before the reader is cancelled: cancelling a read cancels the call.

@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.game import Game
 from referee.match.runner import GameReport, MatchRunner
+from referee.server.casual_conduct import unrated
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -92,6 +93,8 @@ class CasualRecorder:
                 started=_when(report.started_at),
                 finished=_when(report.finished_at),
                 uid=report.game_id,
+                # Won over a bot that failed to answer again: kept, but rates no one.
+                voided=unrated(report),
             )
             await asyncio.to_thread(self.repo.record_game, row)
             self.stored += 1

@@ -4,12 +4,17 @@ A bot is paired only for the games it asked for (``Hello.wanted_games``), else f
 server's default game (Tetress): one game per pairing, never a game a bot did not ask for.
 Tournaments pair registered bots by their own schedule; this is the simple always-on mode (a
 test ground for remote bots). Seats alternate between games of the same two bots.
+
+Who meets whom is :class:`~referee.server.casual_pairing.CasualPairing`'s decision (longest
+wait first, least recent opponent first, a cooling-off period for bots that fail to answer);
+this module tells the bots and plays the games.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +25,8 @@ from engine.game import Game
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
 from referee.match.verdicts import Verdict
+from referee.server.casual_conduct import CasualSeats, seat_conduct, settle
+from referee.server.casual_pairing import CasualPairing, Seeker
 from referee.server.challenges import (
     DEFAULT_ANSWER_S,
     DEFAULT_MAX_CHALLENGES,
@@ -33,6 +40,7 @@ from referee.server.challenges import (
 )
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
+from referee.server.noshow import watch_first_moves
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
@@ -57,6 +65,7 @@ class Matchmaker:
         challenge_answer_s: float | None = None,
         reserved: Callable[[BotSession], bool] | None = None,
         max_challenges: int = DEFAULT_MAX_CHALLENGES,
+        policy: CasualPairing | None = None,
     ) -> None:
         self.lobby = lobby
         self.games = list(games)
@@ -76,6 +85,11 @@ class Matchmaker:
         self.running: set[asyncio.Task[GameReport]] = set()
         self.finished = 0
         self._pairings: Counter[tuple[str, str]] = Counter()
+        self.policy = policy or CasualPairing()
+        #: Session ids the policy knows of (told when they leave), and per running casual
+        #: game its seats as pairing saw them at the start (probation, first-move windows).
+        self._known: set[str] = set()
+        self._casual: dict[str, CasualSeats] = {}
         self._accepting = True
         answer_s = DEFAULT_ANSWER_S if challenge_answer_s is None else challenge_answer_s
         self.desk = ChallengeDesk(lobby, answer_s, reserved=self._reserved)
@@ -100,14 +114,27 @@ class Matchmaker:
             pair = self._find_pair()
             if pair is None:
                 self._tell_waiting()
-                await self.lobby.wait_change(since)
+                await self._wait_change(since)
                 continue
             first, second, game = pair
+            # Seats alternate between games of the same two sessions, whoever was chosen first.
+            if first.session_id > second.session_id:
+                first, second = second, first
             key = (first.session_id, second.session_id)
             if self._pairings[key] % 2:
                 first, second = second, first
             self._pairings[key] += 1
-            self._start(first, second, game, {"mode": "casual"})
+            seats = seat_conduct(self.policy, self._seeker(first), self._seeker(second))
+            task = self._start(first, second, game, {"mode": "casual"})
+            self._casual[task.get_name()] = seats
+
+    async def _wait_change(self, since: int) -> None:
+        """Wait for the lobby to change, or for a bot's cooling-off period to end."""
+        now = time.monotonic()
+        release = self.policy.next_release([self._seeker(s) for s in self._free()], now)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(None if release is None else release - now + 0.01):
+                await self.lobby.wait_change(since)
 
     def _start(
         self, first: BotSession, second: BotSession, game: Game[Any], labels: dict[str, str]
@@ -131,7 +158,7 @@ class Matchmaker:
                 mode=self.mode,
             )
             runner.observer = LiveObserver(self.hub, runner.game_id)
-        task = asyncio.create_task(self._play(runner))
+        task = asyncio.create_task(self._play(runner), name=runner.game_id)
         self.running.add(task)
         task.add_done_callback(self.running.discard)
         return task
@@ -200,38 +227,65 @@ class Matchmaker:
 
     def _tell_waiting(self) -> None:
         """Say once to each free pool session that it waits (until it is paired again)."""
+        now = time.monotonic()
         for session in self.lobby.sessions():
             if session.session_id in self._told_waiting or self.desk.withheld(session):
                 continue
-            if not session.is_free():
-                continue
+            if not session.is_free() or self.policy.cooling_until(self._seeker(session)) > now:
+                continue  # a bot cooling off was told so, and why
             self._told_waiting.add(session.session_id)
             games = ", ".join(g.name for g in self.games if session.pairs_casually(g.name))
             where = f" in channel {session.channel}" if session.channel else ""
             text = f"waiting: no opponent for {games or 'your game'}{where} yet"
             self._chore(tell(session, pb.NOTICE_KIND_WAITING, text))
 
-    def _find_pair(self) -> tuple[BotSession, BotSession, Game[Any]] | None:
-        free = [
+    def _free(self) -> list[BotSession]:
+        """Sessions casual pairing may give a game now (cooling-off aside)."""
+        return [
             s
             for s in self.lobby.sessions()
             if s.is_free() and not self.desk.withheld(s) and not self._reserved(s)
         ]
-        for i, first in enumerate(free):
-            for second in free[i + 1 :]:
-                if first.channel != second.channel:
-                    continue  # a channel plays only within itself
-                if same_owner(first, second):
-                    continue  # a player's own sessions never make a game of their own
-                for game in self.games:
-                    if first.pairs_casually(game.name) and second.pairs_casually(game.name):
-                        return first, second, game
-        return None
+
+    def _seeker(self, session: BotSession) -> Seeker:
+        games = tuple(g.name for g in self.games if session.pairs_casually(g.name))
+        owner = session.identity.player_id
+        # A stored player's bot keeps its record of conduct across reconnections.
+        conduct = f"{owner}/{session.name}" if owner is not None else ""
+        return Seeker(session.session_id, session.channel, owner, games, conduct)
+
+    def _find_pair(self) -> tuple[BotSession, BotSession, Game[Any]] | None:
+        here = {s.session_id for s in self.lobby.sessions()}
+        for gone in self._known - here:
+            self.policy.left(gone)
+        self._known = here
+        free = {s.session_id: s for s in self._free()}
+        seekers = [self._seeker(s) for s in free.values()]
+        pairing = self.policy.next_pair(seekers, time.monotonic())
+        if pairing is None:
+            return None
+        self.policy.started(pairing)
+        game = next(g for g in self.games if g.name == pairing.game)
+        return free[pairing.first], free[pairing.second], game
+
+    def _settle(
+        self, runner: MatchRunner, report: GameReport, seats: CasualSeats, no_show: int | None
+    ) -> None:
+        """Record the casual game's conduct, and tell each bot sent to cool off why."""
+        for seat, text in settle(self.policy, seats, report, no_show, time.monotonic()):
+            session = runner.sessions[seat]
+            if not session.closed.is_set():
+                log.info("casual_cooling_off", session=session.session_id, notice=text)
+                self._chore(tell(session, pb.NOTICE_KIND_COOLING_OFF, text))
 
     def _reserved(self, session: BotSession) -> bool:
         return self.reserved is not None and self.reserved(session)
 
     async def _play(self, runner: MatchRunner) -> GameReport:
+        seats = self._casual.pop(runner.game_id, None)
+        watcher = None
+        if seats is not None and any(w is not None for w in seats.windows):
+            watcher = asyncio.create_task(watch_first_moves(runner, seats.windows))
         try:
             report = await runner.run()
         except asyncio.CancelledError:
@@ -240,12 +294,19 @@ class Matchmaker:
                 self._save(runner.report, runner.game)
             raise
         finally:
+            if watcher is not None:
+                watcher.cancel()
             if self.hub is not None:
                 # A game that ended without the runner's on_end (cancelled) leaves the list.
                 self.hub.finish(
                     runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
                 )
         self.finished += 1
+        if seats is not None:
+            no_show = None
+            if watcher is not None and watcher.done() and not watcher.cancelled():
+                no_show = watcher.result() if watcher.exception() is None else None
+            self._settle(runner, report, seats, no_show)
         self._save(report, runner.game)
         if self.on_report is not None:
             self.on_report(report)
@@ -275,10 +336,3 @@ class Matchmaker:
         for task in pending:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-
-def same_owner(first: BotSession, second: BotSession) -> bool:
-    """Whether two sessions belong to one player (the same token owner): casual pairing
-    never matches them, so a player cannot farm rating from copies of their own bot."""
-    owner = first.identity.player_id
-    return owner is not None and owner == second.identity.player_id

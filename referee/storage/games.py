@@ -83,6 +83,9 @@ class FinishedGame:
     given_up: bool = False
     #: ``validation`` games are never rated and never public (see :class:`GameKind`).
     kind: GameKind = GameKind.RATED
+    #: Stored but left out of results and ratings (e.g. a casual win over a bot that failed
+    #: to answer again, see docs/ratings.md).
+    voided: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,7 +350,7 @@ def _game_row(s: Session, game: FinishedGame, verdict: Verdict, pairing: Pairing
     forfeit_policy = ForfeitPolicy.LOSS
     if tournament_id is not None:
         forfeit_policy = ForfeitPolicy(find_tournament(s, tournament_id).forfeit_policy)
-    voided = aborted or (verdict.is_fault and forfeit_policy is ForfeitPolicy.VOID)
+    voided = aborted or game.voided or (verdict.is_fault and forfeit_policy is ForfeitPolicy.VOID)
     return GameRow(
         uid=game.uid or uuid.uuid4().hex,
         tournament_id=tournament_id,

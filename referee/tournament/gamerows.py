@@ -30,6 +30,7 @@ def finished_game(
     pairing_id: int | None = None,
     game_index: int = 0,
     uid: str | None = None,
+    voided: bool = False,
 ) -> FinishedGame:
     """The :class:`FinishedGame` of ``report``; ``seats[i]`` is the version in seat ``i``."""
     end = report.end
@@ -72,6 +73,7 @@ def finished_game(
         pairing_id=pairing_id,
         game_index=game_index,
         uid=uid,
+        voided=voided,
     )
 
 

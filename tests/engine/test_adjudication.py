@@ -164,3 +164,19 @@ def test_one_place_turns_a_winner_into_result_text_and_points() -> None:
     assert points(1, None, aborted=True) == 0.0
     outcome = Outcome(Termination.NO_LEGAL_MOVE, 1)
     assert (outcome.result(), outcome.score(1)) == ("0-1", 1.0)
+
+
+def test_an_ended_game_stays_ended_whatever_comes_after() -> None:
+    """Once the rules end the game, a disconnect, a crash or a stray move from either seat gets
+    the same end back: the result is fixed the moment the game ended."""
+    judge = Adjudicator(load_game("tetress", turn_limit=2))
+    for _ in range(2):
+        turn = _turn(judge)
+        assert isinstance(judge.judge(turn.seat, MoveAnswer(_first_move(judge), 0.01)), Accepted)
+    end = judge.turn()
+    assert isinstance(end, GameEnd) and end.verdict is Verdict.TURN_LIMIT
+    assert judge.end is end
+    assert judge.judge(1, Disconnected("the bot closed its stream")) is end
+    assert judge.judge(0, BotFailed("boom")) is end
+    assert judge.stray(1, 7) is end
+    assert judge.turn() is end

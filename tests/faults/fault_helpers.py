@@ -29,9 +29,11 @@ def sdk_bot(module: str = "client_sdk.examples.random_bot") -> BotSpec:
 
 class Proxy:
     """A TCP forwarder to ``target``: :meth:`reset` cuts every connection, :meth:`freeze`
-    stops all traffic (nothing is read or forwarded any more, new connections hang)."""
+    stops all traffic (nothing is read or forwarded any more, new connections hang);
+    ``lag_s`` delays what the client sends by that much (in order, its close too)."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, lag_s: float = 0.0) -> None:
+        self.lag_s = lag_s
         host, port = target.rsplit(":", 1)
         self.target = (host, int(port))
         self.address = ""
@@ -55,16 +57,20 @@ class Proxy:
         self.connections += 1
         up_reader, up_writer = await asyncio.open_connection(*self.target)
         self._writers += [writer, up_writer]
-        for src, dst in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.create_task(self._pump(src, dst))
+        for src, dst, lag in ((reader, up_writer, self.lag_s), (up_reader, writer, 0.0)):
+            task = asyncio.create_task(self._pump(src, dst, lag))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, lag: float = 0.0
+    ) -> None:
         with contextlib.suppress(Exception):
             while True:
                 await self._thaw.wait()
                 data = await src.read(65536)
+                if lag:
+                    await asyncio.sleep(lag)
                 if not data:
                     break
                 await self._thaw.wait()

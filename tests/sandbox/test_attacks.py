@@ -67,6 +67,12 @@ def stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stage]:
         "referee_pid": os.getpid(),
         "opponent_pid": bystander.pid,
         "tcp_port": listener.getsockname()[1],
+        # Where the referee is installed: its checkout and its virtualenv (the interpreter's
+        # own installation may show: docs/sandbox.md says why that is harmless).
+        "host_paths": sorted(
+            {str(Path(__file__).resolve().parents[2])}
+            | ({sys.prefix} if sys.prefix != sys.base_prefix else set())
+        ),
     }
     (attacker / "targets.json").write_text(json.dumps(targets))
     try:
@@ -118,6 +124,7 @@ CASES = {
     "Ptrace": ["ptrace_child", "ptrace_parent"],
     "Escape": ["capabilities", "cgroup_move", "mount", "unshare", "setns", "bpf", "keyctl"],
     "Daemon": ["daemon"],
+    "HostPaths": ["proc_cmdline", "proc_environ", "sys_path"],
 }
 
 
@@ -143,6 +150,20 @@ def test_fork_bomb_meets_the_task_cap_and_the_game_goes_on(stage: Stage) -> None
     result = _play(stage, "ForkBomb", memory_mb=2000)
     out = _check(stage, result, "ForkBomb", ["fork_bomb"])
     assert "Resource temporarily unavailable" in out, out
+
+
+def test_a_fork_bomb_meets_the_process_cap_not_the_memory_limit(stage: Stage) -> None:
+    """Copies of a Python bot share their pages copy-on-write: counted once, they stay under
+    the memory limit, so the bomb meets the process cap, and its verdict says so."""
+    result = _play(stage, "CopyBomb")
+    end = result.report.end
+    assert end is not None and end.offender == 0, end
+    # The bomb takes its own connection down (its gRPC threads are refused too): a crash or a
+    # disconnect, either way saying that it reached the process cap, never a memory verdict.
+    assert end.verdict in ("runtime_error", "disconnect"), end
+    assert "after reaching its limit of 256 processes and threads (" in end.reason, end.reason
+    assert "memory" not in end.reason, end.reason
+    assert "Resource temporarily unavailable" in result.output(0)
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,9 @@ resume     closes its connection, reconnects with Hello.resume_session_id and pl
 hog        allocates memory until it is stopped
 reportmem  reports a peak memory of 300 MB with an otherwise legal move
 notamove   answers with Move.not_a_move (returned None, expected PlaceAction)
+lastclose  plays legally; when its own move ends the game, its process exits the instant that
+           move has been handed to gRPC (before any GameOver): the stream closes right after
+           its last move
 schedule   plays legally, but first sleeps the amounts listed in the game's ``sleeps`` label
            (comma-separated seconds, used in turn), and reports its own measured think time
 """
@@ -42,6 +45,8 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.registry import load_game
 
 END = object()
+#: Put after a move: the process exits once everything before it has been sent.
+EXIT = object()
 MB = 1024 * 1024
 
 
@@ -67,6 +72,8 @@ class Link:
             item = self.outbox.get()
             if item is END:
                 return
+            if item is EXIT:
+                os._exit(0)  # gRPC asks for the next message once the previous one is sent
             yield item
 
     def close(self) -> None:
@@ -145,6 +152,18 @@ def main() -> int:
 
 def misbehave(fault: str, link: Link, req: Any) -> None:
     game_id, ply = req.game_id, req.ply
+    if fault == "lastclose":
+        info = INFOS[game_id]
+        game = load_game(info.game.name, **dict(info.game.params))
+        state = game.state_from_string(req.position)
+        move = random.Random(ply).choice(list(state.legal_moves))
+        state.apply(move)
+        action = game.move_to_text(move)
+        link.outbox.put(pb.BotMessage(move=pb.Move(game_id=game_id, ply=ply, action=action)))
+        if state.is_over():
+            print(f"closing after my last move at ply {ply}", file=sys.stderr, flush=True)
+            link.outbox.put(EXIT)
+        return
     if fault == "schedule":
         started = time.perf_counter()
         sleeps = [float(x) for x in INFOS[game_id].labels["sleeps"].split(",")]

@@ -88,6 +88,26 @@ class ReadEnvironment(AttackBot):
         report("proc_environ", False, "no visible process holds the secret")
 
 
+class HostPaths(AttackBot):
+    """The referee's installation as the sandbox's processes show it: every visible process's
+    command line and environment (its own, the shell's, the sandbox's init) and sys.path."""
+
+    def attack(self) -> None:
+        host = [p for p in TARGETS["host_paths"] if p]
+        for pid in ["self", *map(str, _pids())]:
+            for part in ("cmdline", "environ"):
+                try:
+                    data = Path(f"/proc/{pid}/{part}").read_bytes().decode(errors="replace")
+                except OSError as exc:
+                    report(f"proc_{part}", False, f"/proc/{pid}/{part}: {exc.strerror}")
+                    continue
+                shown = [p for p in host if p in data]
+                text = data.replace("\0", " ")[:300]
+                report(f"proc_{part}", bool(shown), f"/proc/{pid}/{part}: {shown or text}")
+        shown = [p for p in host if any(p in entry for entry in [sys.executable, *sys.path])]
+        report("sys_path", bool(shown), f"{sys.executable} {sys.path}")
+
+
 def _pids() -> list[int]:
     return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 
@@ -201,6 +221,25 @@ class ForkBomb(AttackBot):
         for pid in children:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+
+
+class CopyBomb(AttackBot):
+    """A real fork bomb: copies of itself (the whole interpreter, shared copy-on-write) until
+    the process cap refuses one; then it dies of it, as a fork bomb does."""
+
+    def attack(self) -> None:
+        children = 0
+        while True:
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                report("fork_bomb", False, f"{exc.strerror} after {children} copies")
+                sys.stderr.flush()
+                os._exit(1)
+            if pid == 0:
+                while True:
+                    signal.pause()
+            children += 1
 
 
 class Network(AttackBot):
