@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from engine.game import Game, State
+from engine.records.search import SearchInfo
 from referee.match.clock import SeatClock, TimeControl
 from referee.match.verdicts import GameEnd
 from referee.telemetry.metrics import game_unplayed
@@ -29,6 +30,8 @@ class MoveLog:
     comment: str = ""
     #: Played by the referee from an openings book, not chosen by the seat.
     book: bool = False
+    #: What the bot said it thought (its think record, in bounds), if anything.
+    search: SearchInfo | None = None
 
     @property
     def lag_s(self) -> float:

@@ -45,6 +45,7 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
+from referee.match.thinking import take_think
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -391,6 +392,7 @@ class MatchRunner:
             peak_rss_bytes=move.peak_rss_bytes,
             clock_after_s=accepted.clock_after_s,
             comment=bounds.clean_note(move.comment, MAX_TEXT),
+            search=take_think(move, seat, self.report.moves, self.game_id),
         )
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:
