@@ -11,8 +11,10 @@ from starlette.responses import JSONResponse, Response
 from referee.storage.browse import GameLine, VersionName, recent_games
 from referee.web.context import int_param, web_of
 from referee.web.live import running, start_payload
+from referee.web.moverows import move_rows
 from referee.web.pages import (
     bot_data,
+    hidden_seats,
     known_game,
     load_game_view,
     snapshot,
@@ -171,8 +173,10 @@ def games(request: Request) -> Response:
 
 def game(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"], request)
+    view, detail = load_game_view(web, request.path_params["game_id"], request)
     s = view.summary
+    analysis = web.analyst.get(s.id, None, (detail.record_json or {}).get("analysis"))
+    rows = move_rows(view, analysis, hidden_seats(web, request, view))
     return JSONResponse(
         {
             "id": s.id,
@@ -194,6 +198,7 @@ def game(request: Request) -> Response:
             ],
             "time_budget_s": view.budget_s,
             "moves": [m.as_dict() for m in view.moves],
+            "rows": rows,
             "positions": list(view.positions),
         }
     )

@@ -23,9 +23,11 @@ from referee.storage.enums import GameKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.context import Web, int_param, web_of
+from referee.web.gamepage import Extras, extras, pv_of
 from referee.web.plots import rating_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
+from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
 
 SORTS: dict[str, Callable[[BoardRow], Any]] = {
     "rank": lambda r: r.rank,
@@ -246,13 +248,16 @@ def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -
     return out
 
 
-def replay_context(view: GameView, ply: int) -> dict[str, Any]:
+def replay_context(view: GameView, ply: int, more: Extras | None = None) -> dict[str, Any]:
     return {
         "view": view,
         "ply": ply,
-        "board": view.board_at(ply),
+        "board": view.board_at(ply, pv_of(more, view, ply) if more is not None else ()),
         "clocks": view.clocks_at(ply),
         "to_move": view.seat_names[ply % 2] if ply < view.plies else None,
+        "extras": more,
+        "chart": more.chart.at(ply) if more is not None else None,
+        "think": more.search(view, ply) if more is not None else None,
     }
 
 
@@ -260,33 +265,47 @@ def game_page(request: Request) -> Response:
     web = web_of(request)
     view, detail = load_game_view(web, request.path_params["game_id"], request)
     ply = int_param(request, "ply", view.plies, 0, view.plies)
-    context = replay_context(view, ply)
+    more = extras(web, request, view, detail)
+    context = replay_context(view, ply, more)
     context["output"] = own_output(web, request, view, detail)
+    context["story"] = more.story
     return web.render(request, "game.html", context)
 
 
 def game_ply(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"], request)
+    view, detail = load_game_view(web, request.path_params["game_id"], request)
     ply = request.path_params["ply"]
     if not 0 <= ply <= view.plies:
         raise HTTPException(404, f"the game has {view.plies} moves")
-    return web.render(request, "_replay.html", replay_context(view, ply))
+    more = extras(web, request, view, detail)
+    return web.render(request, "_replay.html", replay_context(view, ply, more))
 
 
 def game_download(request: Request) -> Response:
     web = web_of(request)
     game_id = request.path_params["game_id"]
-    _, detail = load_game_view(web, game_id, request)
+    view, detail = load_game_view(web, game_id, request)
     kind = request.path_params["kind"]
+    seats = [m.seat for m in view.moves]
+    hidden = hidden_seats(web, request, view)
     if kind == "pgn" and detail.record_text:
-        body, media = detail.record_text, "application/x-chess-pgn; charset=utf-8"
+        body = hidden_text(detail.record_text, seats, hidden)
+        media = "application/x-chess-pgn; charset=utf-8"
     elif kind == "json" and detail.record_json:
-        body, media = json.dumps(detail.record_json, indent=2), "application/json"
+        record = hidden_json(detail.record_json, seats, hidden)
+        body, media = json.dumps(record, indent=2), "application/json"
     else:
         raise HTTPException(404, f"game {game_id} has no {kind} record")
     disposition = f'attachment; filename="game-{game_id}.{kind}"'
     return Response(body, media_type=media, headers={"content-disposition": disposition})
+
+
+def hidden_seats(web: Web, request: Request, view: GameView) -> frozenset[int]:
+    """The seats whose think records this visitor may not see."""
+    status = tournament_status(web.need_repo(), view.summary.tournament_id)
+    shown = visible_seats(web.settings.publish_thinking, web.session(request), view.players, status)
+    return frozenset(range(len(view.seat_names))) - shown
 
 
 def version_label(names: dict[int, VersionName], ids: Sequence[int]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from engine.records import GameRecord, RecordedMove, read_record
+from engine.records import GameRecord, RecordedMove, SearchInfo, read_record
 from engine.registry import load_game
 from engine.render import render_svg
 from referee.match.verdicts import Verdict
@@ -66,6 +66,8 @@ class GameView:
     has_text: bool
     has_json: bool
     annotated: bool
+    #: Each ply's think record from the record (shown only to those who may see it).
+    searches: tuple[SearchInfo | None, ...] = ()
 
     @property
     def plies(self) -> int:
@@ -79,15 +81,22 @@ class GameView:
                 clocks[line.seat] = line.clock_s
         return tuple(clocks)
 
-    def board_at(self, ply: int) -> Markup:
+    def board_at(self, ply: int, pv: Sequence[str] = ()) -> Markup:
+        """The board after ``ply`` moves; ``pv`` (the mover's expected line, starting with
+        the move played) is drawn as numbered ghost pieces."""
         game = load_game(self.summary.game, **dict(self.summary.game_params))
         state = game.state_from_string(self.positions[ply])
         # A position read from its string has no history: the last move's cells are the
         # ones filled since the previous position.
         placed = new_cells(game.state_from_string(self.positions[ply - 1]).grid(), state.grid())
+        line = pv[1:] if ply and pv and pv[0] == self.moves[ply - 1].move else ()
         return Markup(
             render_svg(
-                state, cell=30, title=f"{self.title}, ply {ply}", highlight=placed if ply else ()
+                state,
+                cell=30,
+                title=f"{self.title}, ply {ply}",
+                highlight=placed if ply else (),
+                ghosts=ghost_cells(state, line) if line else None,
             )
         )
 
@@ -100,6 +109,28 @@ def new_cells(before: Sequence[str], after: Sequence[str]) -> set[tuple[int, int
         for c, char in enumerate(row)
         if char != "." and (r >= len(before) or c >= len(before[r]) or before[r][c] == ".")
     }
+
+
+def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[str, int]]:
+    """The cells each move of ``line`` would fill, played out from ``state`` (a copy), with the
+    filling seat's grid character and the move's number in the line; stops at a move that
+    cannot be played (a PV is the bot's claim, not a checked line)."""
+    ahead = state.copy()
+    ghosts: dict[tuple[int, int], tuple[str, int]] = {}
+    for number, text in enumerate(line, start=1):
+        before = ahead.grid()
+        try:
+            try:
+                move = ahead.parse_san(text)
+            except Exception:
+                move = ahead.game.move_from_text(text)
+            ahead.apply(move)
+        except Exception:
+            break
+        after = ahead.grid()
+        for r, c in new_cells(before, after):
+            ghosts.setdefault((r, c), (after[r][c], number))
+    return ghosts
 
 
 def verdict_sentence(summary: GameSummary, seat_names: Sequence[str]) -> str:
@@ -183,6 +214,9 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
         has_text=bool(detail.record_text),
         has_json=bool(detail.record_json),
         annotated=any(line.annotation or line.comment for line in lines),
+        searches=tuple(
+            recorded[i].search if i < len(recorded) else None for i in range(len(lines))
+        ),
     )
 
 
