@@ -29,6 +29,7 @@ def routes() -> list[Any]:
         Route("/bots/{bot_id:int}", pages.bot),
         Route("/games", pages.games),
         Route("/games/{game_id:int}", pages.game_page),
+        Route("/games/uid/{uid}", pages.game_by_uid),
         Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),
         Route("/games/{game_id:int}/record.{kind:str}", pages.game_download),
         Route("/live", live.live_list),

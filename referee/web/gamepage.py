@@ -9,10 +9,11 @@ a ply only moves the chart's marker and redraws the board.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 
 from engine.records import SearchInfo
@@ -38,10 +39,17 @@ class GameFacts:
 
 
 def game_facts(view: GameView) -> GameFacts:
+    """The legal-move counts of every position, replaying the moves once (reading each
+    position from its string would cost several times more)."""
     game = load_game(view.summary.game, **dict(view.summary.game_params))
     legal: list[tuple[int | None, int | None]] = []
-    for text in view.positions:
-        state = game.state_from_string(text)
+    state = game.state_from_string(view.positions[0])
+    for index in range(len(view.positions)):
+        if index:
+            try:
+                state.apply(state.parse_san(view.moves[index - 1].move))
+            except Exception:
+                state = game.state_from_string(view.positions[index])
         mobility = getattr(state, "mobility", None)
         if callable(mobility):
             legal.append((int(mobility(0)), int(mobility(1))))
@@ -62,6 +70,9 @@ class Extras:
     pending: bool
     chart: gc.Chart
     story: Story
+    #: Per ply, what the move list adds after the move: the reference mark and its sentence
+    #: (when the record has no annotation of its own), the mover's depth and score if visible.
+    notes: Mapping[int, Markup]
 
     def search(self, view: GameView, ply: int) -> SearchInfo | None:
         """The think record of ``ply`` if this viewer may see its mover's."""
@@ -90,14 +101,15 @@ def extras(web: Any, request: Request, view: GameView, detail: GameDetail) -> Ex
     analysis = web.analyst.get(s.id, detail.record_text, stored)
     pending = analysis is None and web.analyst.pending(s.id)
     key = ("chart", s.id, seats, analysis is not None, pending)
-    chart = web.fragments.get(key)
-    if chart is None:
+    drawn = web.fragments.get(key)
+    if drawn is None:
         facts = web.fragments.get(("facts", s.id))
         if facts is None:
             facts = game_facts(view)
             web.fragments.put(("facts", s.id), facts)
-        chart = _chart(view, facts, seats, analysis, pending)
-        web.fragments.put(key, chart)
+        drawn = (_chart(view, facts, seats, analysis, pending), _notes(view, seats, analysis))
+        web.fragments.put(key, drawn)
+    chart, notes = drawn
     output = _fault_output(web, me, view, detail, seats)
     story = tell(
         verdict=Verdict(s.verdict),
@@ -111,7 +123,35 @@ def extras(web: Any, request: Request, view: GameView, detail: GameDetail) -> Ex
         output=output,
         pending=pending,
     )
-    return Extras(seats, analysis, pending, chart, story)
+    return Extras(seats, analysis, pending, chart, story, notes)
+
+
+def _notes(view: GameView, seats: frozenset[int], analysis: Analysis | None) -> dict[int, Markup]:
+    """The move list's additions per ply (see :attr:`Extras.notes`), rendered once."""
+    notes: dict[int, Markup] = {}
+    for index, line in enumerate(view.moves):
+        parts: list[Markup] = []
+        judged = analysis.evals.get(line.ply) if analysis is not None else None
+        if judged is not None and judged.glyph is not None and not line.annotation:
+            sentence = move_sentence(judged)
+            parts.append(
+                Markup(
+                    '<span class="annotation" title="{0}">{1}</span>'
+                    '<div class="comment judged-note">{0}</div>'
+                ).format(sentence, judged.glyph)
+            )
+        search = view.searches[index] if index < len(view.searches) else None
+        if search is not None and line.seat in seats:
+            said = []
+            if search.depth is not None:
+                said.append(f"d{search.depth}")
+            if search.score is not None:
+                said.append(score_words(search.score))
+            if said:
+                parts.append(Markup('<div class="searched">{}</div>').format(" ".join(said)))
+        if parts:
+            notes[line.ply] = Markup("").join(parts)
+    return notes
 
 
 def _fault_output(

@@ -272,6 +272,19 @@ def game_page(request: Request) -> Response:
     return web.render(request, "game.html", context)
 
 
+def game_by_uid(request: Request) -> Response:
+    """The stored game of a live game's uid (the live page links here when the game ends);
+    404 while it is still being stored."""
+    uid = request.path_params["uid"]
+    if len(uid) > 64:
+        raise HTTPException(404, "no such game")
+    try:
+        game_id = web_of(request).need_repo().get_game(uid).summary.id
+    except NotFoundError:
+        raise HTTPException(404, "that game is not stored yet: reload in a moment") from None
+    return RedirectResponse(f"/games/{game_id}", status_code=302)
+
+
 def game_ply(request: Request) -> Response:
     web = web_of(request)
     view, detail = load_game_view(web, request.path_params["game_id"], request)

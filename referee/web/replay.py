@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from engine.records import GameRecord, RecordedMove, SearchInfo, read_record
+from engine.records import GameRecord, RecordedMove, SearchInfo, read_record, record_from_json
 from engine.registry import load_game
 from engine.render import render_svg
 from referee.match.verdicts import Verdict
@@ -128,9 +128,27 @@ def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[
         except Exception:
             break
         after = ahead.grid()
-        for r, c in new_cells(before, after):
-            ghosts.setdefault((r, c), (after[r][c], number))
+        char = _seat_char(after, new_cells(before, after), ahead)
+        # A move's own cells (Tetress: ``coords``), which a line it completes may clear at
+        # once; else the cells it filled.
+        cells = getattr(move, "coords", None) or new_cells(before, after)
+        for r, c in cells:
+            if char is not None or after[r][c] != ".":
+                ghosts.setdefault((r, c), (char or after[r][c], number))
     return ghosts
+
+
+def _seat_char(after: Sequence[str], filled: set[tuple[int, int]], state: Any) -> str | None:
+    """The grid character of the seat that just moved: from a cell it filled, else (every
+    cell cleared at once) its token's character in a game of tokens."""
+    for r, c in filled:
+        return after[r][c]
+    chars = _TOKEN_CHARS.get(state.game.name)
+    return chars[1 - state.to_move] if chars is not None else None
+
+
+#: Each seat's grid character in games where a seat's cells are its tokens.
+_TOKEN_CHARS = {"tetress": "rb"}
 
 
 def verdict_sentence(summary: GameSummary, seat_names: Sequence[str]) -> str:
@@ -148,6 +166,12 @@ def verdict_sentence(summary: GameSummary, seat_names: Sequence[str]) -> str:
 
 
 def _record(detail: GameDetail) -> GameRecord | None:
+    """The stored record: its JSON form when there is one (quicker to read), else its text."""
+    if detail.record_json:
+        try:
+            return record_from_json(detail.record_json, verify=False)
+        except Exception:
+            pass
     if not detail.record_text:
         return None
     try:
