@@ -27,6 +27,7 @@ def routes() -> list[Any]:
         Route("/tournaments", pages.tournaments),
         Route("/tournaments/{tid:int}", pages.tournament),
         Route("/bots/{bot_id:int}", pages.bot),
+        Route("/bots/{bot_id:int}/vs/{other_id:int}", pages.versus),
         Route("/games", pages.games),
         Route("/games/{game_id:int}", pages.game_page),
         Route("/games/uid/{uid}", pages.game_by_uid),

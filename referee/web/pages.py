@@ -16,15 +16,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from engine.registry import game_names
+from engine.registry import game_names, load_game
 from referee.storage import GameDetail, NotFoundError, TournamentInfo
 from referee.storage.browse import VersionName, recent_games
 from referee.storage.enums import GameKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
+from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, pv_of
-from referee.web.plots import rating_plot
+from referee.web.plots import versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
@@ -164,6 +165,8 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
         raise HTTPException(404, f"no bot {bot_id}")
     ids = {v.id for v in versions}
     full = {v.id: v for v in repo.list_bot_versions(versions[0].bot)}
+    uploads = [(v.version, full[v.id].created_at) for v in versions if v.id in full]
+    played = bot_games(repo, sorted(ids))
     per_game = []
     for game in snap.ordered_games():
         table = snap.tables[game]
@@ -171,12 +174,15 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
         if not rows:
             continue
         series = [(v.version, table.history.get(v.id, ())) for v in versions]
+        mine = [g for g in played if g.game == game]
         per_game.append(
             {
                 "game": game,
                 "rows": rows,
-                "plot": rating_plot([(f"{versions[0].bot}@{v}", h) for v, h in series]),
+                "plot": versions_plot([(f"{versions[0].bot}@{v}", h) for v, h in series], uploads),
                 "opponents": results_by_opponent(table, ids, snap.names),
+                "matchups": matchups(mine, snap.names),
+                "profiles": time_profiles(mine, versions),
             }
         )
     recent = recent_games(repo, sorted(ids), limit=30)
@@ -192,6 +198,34 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
 def bot(request: Request) -> Response:
     web = web_of(request)
     return web.render(request, "bot.html", bot_data(web, request.path_params["bot_id"]))
+
+
+def versus_data(web: Web, bot_id: int, other_id: int) -> dict[str, Any]:
+    """Every game between two bots, from the first bot's side."""
+    names = snapshot(web).names
+    mine = sorted((v for v in names.values() if v.bot_id == bot_id), key=lambda v: v.id)
+    theirs = sorted((v for v in names.values() if v.bot_id == other_id), key=lambda v: v.id)
+    if not mine or not theirs:
+        raise HTTPException(404, "no such bot")
+    played = bot_games(web.need_repo(), [v.id for v in mine])
+    h2h = head_to_head(played, [v.id for v in theirs])
+    game = h2h.games[0].game if h2h.games else "tetress"
+    seats = load_game(game).seat_names
+    return {
+        "a": mine[-1],
+        "b": theirs[-1],
+        "a_versions": mine,
+        "b_versions": theirs,
+        "h2h": h2h,
+        "names": names,
+        "seat_names": list(enumerate(seats)),
+    }
+
+
+def versus(request: Request) -> Response:
+    web = web_of(request)
+    data = versus_data(web, request.path_params["bot_id"], request.path_params["other_id"])
+    return web.render(request, "versus.html", data)
 
 
 # ------------------------------------------------------------------------------ games
