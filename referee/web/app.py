@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, live, pages, uploads
+from referee.web import account, api, explorer, live, pages, uploads
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -29,6 +29,8 @@ def routes() -> list[Any]:
         Route("/bots/{bot_id:int}", pages.bot),
         Route("/bots/{bot_id:int}/vs/{other_id:int}", pages.versus),
         Route("/games", pages.games),
+        Route("/explorer/{game}", explorer.explorer_page),
+        Route("/api/explorer/{game}", explorer.explorer_api),
         Route("/games/{game_id:int}", pages.game_page),
         Route("/games/uid/{uid}", pages.game_by_uid),
         Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),

@@ -94,9 +94,9 @@ def versions_plot(
     version's name) where each version was uploaded."""
     drawn = [(label, thin(points)) for label, points in series if points]
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" data-plot="versions" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
-        'font-size="11" role="img">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" data-plot="versions" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="sans-serif" font-size="11" role="img">',
         "<title>Rating over time (incremental Elo), a marker at each version's upload</title>",
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
     ]
