@@ -48,6 +48,7 @@ def routes() -> list[Any]:
         Route("/api/tournaments", api.tournaments),
         Route("/api/tournaments/{tid:int}", api.tournament),
         Route("/api/bots/{bot_id:int}", api.bot),
+        Route("/api/bots/{bot_id:int}/vs/{other_id:int}", api.versus),
         Route("/api/games", api.games),
         Route("/api/games/{game_id:int}", api.game),
         Route("/api/live", api.live),
