@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 
@@ -81,6 +82,13 @@ def bot_games(
             ).where(GameSeat.game_id.in_([r[0] for r in rows]))
             for gid, seat, vid, peak in s.execute(seat_query):
                 seats.setdefault(gid, {})[seat] = (vid, peak)
+    return _games_of(rows, seats, set(ids))
+
+
+def _games_of(
+    rows: Sequence[Any], seats: Mapping[int, Mapping[int, tuple[int, int | None]]], ids: set[int]
+) -> list[BotGame]:
+    """One :class:`BotGame` per seat of ``ids`` in each two-seat game row."""
     out = []
     for gid, game, finished, verdict, winner, offender, plies, moves in rows:
         pair = seats.get(gid, {})

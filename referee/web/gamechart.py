@@ -151,6 +151,13 @@ def _panel(panel: Panel, top: int, plies: int) -> list[str]:
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
             'stroke="#bbb" stroke-dasharray="3 3"/>'
         )
+    out.extend(_drawn(panel, top, plies, y))
+    return out
+
+
+def _drawn(panel: Panel, top: int, plies: int, y: Callable[[float], float]) -> list[str]:
+    """The legend and the lines or bars of one panel."""
+    out = []
     legend_x = WIDTH - RIGHT - 4
     for series in reversed(panel.series):
         out.append(

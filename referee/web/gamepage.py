@@ -225,6 +225,11 @@ def _chart(
     if any(v is not None for col in left for v in col):
         panels.append(gc.Panel("Clock left (s)", gc.per_seat(names, left)))
     game_id = view.summary.id
+    return gc.draw(panels, n, lambda p: f"/games/{game_id}?ply={p}", _labeller(view, evaluation))
+
+
+def _labeller(view: GameView, evaluation: Sequence[float | None]) -> Any:
+    """Each chart column's tooltip: the ply, its move and the reference evaluation."""
 
     def label(ply: int) -> str:
         if ply == 0:
@@ -235,7 +240,7 @@ def _chart(
             text += f" · reference {score_words(evaluation[ply] or 0.0)}"
         return text
 
-    return gc.draw(panels, n, lambda p: f"/games/{game_id}?ply={p}", label)
+    return label
 
 
 def _score(search: SearchInfo | None) -> float | None:

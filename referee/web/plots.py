@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 from xml.sax.saxutils import escape
 
 from markupsafe import Markup
@@ -101,11 +102,7 @@ def versions_plot(
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
     ]
     if not drawn:
-        out.append(
-            f'<text x="{width / 2:g}" y="{height / 2:g}" text-anchor="middle" fill="#666">'
-            "no rated games yet</text></svg>"
-        )
-        return Markup("".join(out))
+        return _empty(out, width, height)
     left, right, top, bottom = 48, 12, 22, 28
     values = [float(v) for _, points in drawn for _, v in points]
     low, high = min(values), max(values)
@@ -122,14 +119,7 @@ def versions_plot(
     def y(v: float) -> float:
         return float(top + (height - top - bottom) * (high - v) / (high - low))
 
-    for k in range(5):
-        value = low + (high - low) * k / 4
-        out.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-            'stroke="#e3e3e3"/>'
-            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
-            f"{value:.0f}</text>"
-        )
+    out.extend(_grid(low, high, left, width - right, y))
     out.append(
         f'<text x="{width - right}" y="{height - 8}" text-anchor="end" fill="#555">time →</text>'
     )
@@ -149,4 +139,26 @@ def versions_plot(
             f'points="{path}"><title>{escape(label)}</title></polyline>'
         )
     out.append("</svg>")
+    return Markup("".join(out))
+
+
+def _grid(low: float, high: float, left: int, right: int, y: Any) -> list[str]:
+    """Five horizontal grid lines with their ratings."""
+    out = []
+    for k in range(5):
+        value = low + (high - low) * k / 4
+        out.append(
+            f'<line x1="{left}" x2="{right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            'stroke="#e3e3e3"/>'
+            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{value:.0f}</text>"
+        )
+    return out
+
+
+def _empty(out: list[str], width: int, height: int) -> Markup:
+    out.append(
+        f'<text x="{width / 2:g}" y="{height / 2:g}" text-anchor="middle" fill="#666">'
+        "no rated games yet</text></svg>"
+    )
     return Markup("".join(out))

@@ -39,7 +39,12 @@ TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40)
     comment=TEXT,
 )
 def test_any_think_record_reads_back_the_same_from_text_and_json(
-    depth: int | None, nodes: int | None, score: float | None, pv: list[str], text: str, comment: str
+    depth: int | None,
+    nodes: int | None,
+    score: float | None,
+    pv: list[str],
+    text: str,
+    comment: str,
 ) -> None:
     """Whatever a bot says (braces, bars, percent signs, blanks in its PV and text), both
     record forms read back exactly what was written."""

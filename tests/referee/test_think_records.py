@@ -81,9 +81,7 @@ async def _thinking_bot(address: str, token: str) -> None:
             request_serializer=pb.BotMessage.SerializeToString,
             response_deserializer=pb.RefereeMessage.FromString,
         )()
-        hello = pb.Hello(
-            bot_name=token, token=token, protocol_version=pb.PROTOCOL_VERSION_CURRENT
-        )
+        hello = pb.Hello(bot_name=token, token=token, protocol_version=pb.PROTOCOL_VERSION_CURRENT)
         await call.write(pb.BotMessage(hello=hello))
         games: dict[str, Any] = {}
         rng = random.Random(token)
