@@ -23,6 +23,14 @@ from referee.web.analysis import WIN, Analysis, PlyEval
 OPENING_PLIES = 2
 #: Marked moves named in a summary, worst first.
 WORST_SHOWN = 3
+FAULT_WORDS = {
+    Verdict.TIME: "it ran out of time (TLE)",
+    Verdict.MEMORY: "it went over its memory limit (MLE)",
+    Verdict.RUNTIME_ERROR: "its code failed (a runtime error: see its last output)",
+    Verdict.ILLEGAL_MOVE: "it answered with a move the rules forbid",
+    Verdict.PROTOCOL_ERROR: "it broke the protocol",
+    Verdict.DISCONNECT: "its connection dropped and it did not come back in time",
+}
 GLYPH_WORDS = {"??": "a blunder", "?": "a mistake", "?!": "an inaccuracy", "!": "the only win"}
 
 
@@ -172,7 +180,7 @@ def _fault(
     who = seat_names[offender]
     points = [
         Point(f"{who} was to play ply {ply} after the position shown at ply {plies}.", plies),
-        Point(f"What happened: {verdict.label}. {sentence}"),
+        Point(f"What happened at ply {ply}: {FAULT_WORDS.get(verdict, verdict.label)}."),
     ]
     if output is None:
         points.append(Point(f"{who}'s last output is shown to its owner and to instructors."))
