@@ -2,9 +2,9 @@
 ply's think record and reference judgement, and the PV ghosts on the board; all of it filtered
 by who may see which seat's thinking (:mod:`referee.web.thinking`).
 
-Per game, the engine's legal-move counts are computed once (:class:`GameFacts`); per game and
-viewer class (which seats' thinking, whether the analysis is ready) the chart is drawn once;
-a ply only moves the chart's marker and redraws the board.
+The engine's legal-move counts come with the game's view (counted while it is replayed); per
+game and viewer class (which seats' thinking, whether the analysis is ready) the chart is
+drawn once; a ply only moves the chart's marker and redraws the board.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from markupsafe import Markup
 from starlette.requests import Request
 
 from engine.records import SearchInfo
-from engine.registry import load_game
 from referee.match.verdicts import Verdict
 from referee.storage import GameDetail
 from referee.web import gamechart as gc
@@ -28,37 +27,6 @@ from referee.web.thinking import tournament_status, visible_seats
 
 #: Lines of a fault's last output shown in the summary.
 OUTPUT_LINES = 20
-
-
-@dataclass(frozen=True, slots=True)
-class GameFacts:
-    """What the engine says about every position of a game (viewer-independent)."""
-
-    #: Per position (0 .. plies), each seat's legal-move count (``None``: not known).
-    legal: tuple[tuple[int | None, int | None], ...]
-
-
-def game_facts(view: GameView) -> GameFacts:
-    """The legal-move counts of every position, replaying the moves once (reading each
-    position from its string would cost several times more)."""
-    game = load_game(view.summary.game, **dict(view.summary.game_params))
-    legal: list[tuple[int | None, int | None]] = []
-    state = game.state_from_string(view.positions[0])
-    for index in range(len(view.positions)):
-        if index:
-            try:
-                state.apply(state.parse_san(view.moves[index - 1].move))
-            except Exception:
-                state = game.state_from_string(view.positions[index])
-        mobility = getattr(state, "mobility", None)
-        if callable(mobility):
-            legal.append((int(mobility(0)), int(mobility(1))))
-        else:
-            counts: list[int | None] = [None, None]
-            if not state.is_over():
-                counts[state.to_move] = len(state.legal_moves)
-            legal.append((counts[0], counts[1]))
-    return GameFacts(tuple(legal))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +71,7 @@ def extras(web: Any, request: Request, view: GameView, detail: GameDetail) -> Ex
     key = ("chart", s.id, seats, analysis is not None, pending)
     drawn = web.fragments.get(key)
     if drawn is None:
-        facts = web.fragments.get(("facts", s.id))
-        if facts is None:
-            facts = game_facts(view)
-            web.fragments.put(("facts", s.id), facts)
-        drawn = (_chart(view, facts, seats, analysis, pending), _notes(view, seats, analysis))
+        drawn = (_chart(view, seats, analysis, pending), _notes(view, seats, analysis))
         web.fragments.put(key, drawn)
     chart, notes = drawn
     output = _fault_output(web, me, view, detail, seats)
@@ -173,7 +137,6 @@ def _fault_output(
 
 def _chart(
     view: GameView,
-    facts: GameFacts,
     seats: frozenset[int],
     analysis: Analysis | None,
     pending: bool,
@@ -210,7 +173,7 @@ def _chart(
         depths = by_seat(lambda p, _: visible[p - 1].depth if visible[p - 1] else None)
         panels.append(gc.Panel("Search depth (bot-reported)", gc.per_seat(names, depths)))
     legal = [
-        [float(c) if c is not None else None for c in col] for col in zip(*facts.legal, strict=True)
+        [float(c) if c is not None else None for c in col] for col in zip(*view.legal, strict=True)
     ]
     panels.append(gc.Panel("Legal moves", gc.per_seat(names, legal)))
     times = by_seat(lambda _, line: line.time_s)

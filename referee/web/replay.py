@@ -68,6 +68,8 @@ class GameView:
     annotated: bool
     #: Each ply's think record from the record (shown only to those who may see it).
     searches: tuple[SearchInfo | None, ...] = ()
+    #: Per position (0 .. plies), each seat's legal-move count (``None``: not known).
+    legal: tuple[tuple[int | None, int | None], ...] = ()
 
     @property
     def plies(self) -> int:
@@ -109,6 +111,18 @@ def new_cells(before: Sequence[str], after: Sequence[str]) -> set[tuple[int, int
         for c, char in enumerate(row)
         if char != "." and (r >= len(before) or c >= len(before[r]) or before[r][c] == ".")
     }
+
+
+def legal_counts(state: Any) -> tuple[int | None, int | None]:
+    """Each seat's legal-move count in ``state``: both seats where the game can count the
+    side not to move (Tetress: ``mobility``), else the side to move's only."""
+    mobility = getattr(state, "mobility", None)
+    if callable(mobility):
+        return int(mobility(0)), int(mobility(1))
+    counts: list[int | None] = [None, None]
+    if not state.is_over():
+        counts[state.to_move] = len(state.legal_moves)
+    return counts[0], counts[1]
 
 
 def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[str, int]]:
@@ -201,6 +215,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
     recorded: Sequence[RecordedMove] = record.moves if record is not None else ()
     state = game.new_state()
     positions = [state.to_string()]
+    legal = [legal_counts(state)]
     lines = []
     for i, m in enumerate(detail.moves):
         text = str(m.get("move", ""))
@@ -211,6 +226,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
             # A stored move the engine refuses ends the replay there; the list stays whole.
             break
         positions.append(state.to_string())
+        legal.append(legal_counts(state))
         rec = recorded[i] if i < len(recorded) else None
         memory = m.get("memory_bytes")
         lines.append(
@@ -238,6 +254,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
         has_text=bool(detail.record_text),
         has_json=bool(detail.record_json),
         annotated=any(line.annotation or line.comment for line in lines),
+        legal=tuple(legal),
         searches=tuple(
             recorded[i].search if i < len(recorded) else None for i in range(len(lines))
         ),
