@@ -96,7 +96,11 @@ def _notes(view: GameView, seats: frozenset[int], analysis: Analysis | None) -> 
     for index, line in enumerate(view.moves):
         parts: list[Markup] = []
         judged = analysis.evals.get(line.ply) if analysis is not None else None
-        if judged is not None and judged.glyph is not None and not line.annotation:
+        if judged is not None and judged.glyph is not None and line.annotation:
+            # The record's own mark stays; the reference search's sentence still explains.
+            note = Markup('<div class="comment judged-note">{}</div>')
+            parts.append(note.format(move_sentence(judged)))
+        elif judged is not None and judged.glyph is not None:
             sentence = move_sentence(judged)
             parts.append(
                 Markup(
