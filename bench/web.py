@@ -11,9 +11,14 @@ Measures, in one run:
   does not run on the server's loop) follow one live game; each move is put in the live hub on
   the server's loop and the lag is from then to each client reading the event (same machine
   clock), p50 and p99; baseline: the same with one spectator;
-- the replay page of a stored game with its record (first view: replay and render), median.
+- the replay page of a stored game with its record (first view: replay and render), median;
+- the game page of a 150-ply game with a think record on every move and a stored reference
+  evaluation (``bench/web_game_page.py``): server time (in the handler) of the first view, the
+  warm page and the per-ply fragment, p50 and p99; the baseline is the same 150 moves stored
+  with neither, in the same run (``--game-page-only`` measures only this).
 
 Usage: python bench/web.py [--bots 500] [--games 100000] [--spectators 200] [--json]
+       python bench/web.py --game-page-only [--json]
 With ``--json`` the last line is one JSON object with the figures. The machine is shared and
 has two cores: figures are noisy.
 """
@@ -312,6 +317,67 @@ def live_lag(served: Served, hub: LiveHub, spectators: int, plies: int, gap: flo
     ]
 
 
+def game_page_figures(requests: int) -> dict[str, float]:
+    """The 150-ply game page with think records, and its baseline (see the module doc)."""
+    import web_game_page as gp
+
+    from referee.web.thinking import PublishThinking
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repository.open(str(Path(tmp) / "page.db"))
+        versions = [
+            repo.add_bot_version(name, "v1", source_kind=SourceKind.REMOTE, location="-").id
+            for name in ("a", "b")
+        ]
+        history = gp.long_game(3)
+        think_id = gp.store(repo, versions, history, think=True)
+        plain_id = gp.store(repo, versions, history, think=False)
+        settings = WebSettings(
+            secret=os.urandom(32),
+            refresh_s=3600,
+            analysis="off",
+            publish_thinking=PublishThinking.ALWAYS,
+        )
+        app = create_app(repo, LiveHub(), settings)
+        app.state.web.tables.refresh()
+        figures: dict[str, float] = {}
+        for key, game_id in (("think", think_id), ("plain", plain_id)):
+            cold = [gp.cold_ms(app, game_id) for _ in range(max(3, requests // 20))]
+            warm = [gp.handler_ms(app, game_id) for _ in range(requests)]
+            rng = random.Random(5)
+            plies = [rng.randint(0, gp.PLIES) for _ in range(requests)]
+            step = [gp.handler_ms(app, game_id, p, fragment=True) for p in plies]
+            figures[f"game_page_{key}_first_ms"] = round(statistics.median(cold), 2)
+            figures[f"game_page_{key}_ms_p50"] = round(percentile(warm, 50), 2)
+            figures[f"game_page_{key}_ms_p99"] = round(percentile(warm, 99), 2)
+            figures[f"game_ply_{key}_ms_p50"] = round(percentile(step, 50), 2)
+            figures[f"game_ply_{key}_ms_p99"] = round(percentile(step, 99), 2)
+        repo.close()
+    return figures
+
+
+def game_page_main(requests: int, as_json: bool) -> int:
+    f = game_page_figures(requests)
+    print("game page, 150 plies, think records on every move, server time in the handler:")
+    for part, label in (("first", "first view"), ("page", "page"), ("ply", "ply step")):
+        if part == "first":
+            think, plain = f["game_page_think_first_ms"], f["game_page_plain_first_ms"]
+            print(
+                f"  {label}: median {think} ms (without think records {plain} ms, "
+                f"ratio {think / max(plain, 1e-3):.2f}x)"
+            )
+            continue
+        prefix = "game_page" if part == "page" else "game_ply"
+        think, plain = f[f"{prefix}_think_ms_p50"], f[f"{prefix}_plain_ms_p50"]
+        print(
+            f"  {label}: p50 {think} ms, p99 {f[f'{prefix}_think_ms_p99']} ms (without think "
+            f"records p50 {plain} ms, ratio {think / max(plain, 1e-3):.2f}x)"
+        )
+    if as_json:
+        print(json.dumps(f))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bots", type=int, default=500)
@@ -322,7 +388,12 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between live moves")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--game-page-only", action="store_true", help="only the 150-ply game page figures"
+    )
     args = parser.parse_args()
+    if args.game_page_only:
+        return game_page_main(args.requests, args.json)
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = Repository.open(str(Path(tmp) / "bench.db"))
@@ -354,6 +425,7 @@ def main() -> int:
         finally:
             served.stop()
             repo.close()
+    page_figures = game_page_figures(min(args.requests, 100))
 
     rows = len(snapshot.tables["tetress"].rows)
     figures = {
@@ -373,6 +445,7 @@ def main() -> int:
         "spectators": args.spectators,
         "events_received": len(many),
         "leaderboard_bytes": size,
+        **page_figures,
     }
     print(f"database: {args.bots} bots, {args.games} games (bulk insert {populate_s:.1f} s)")
     print(f"tables build (fit, ladder, histories; once per stored game): {build_s:.2f} s")
@@ -397,6 +470,12 @@ def main() -> int:
         f"{percentile(many, 50) / max(percentile(one, 50), 1e-3):.1f}x)"
     )
     print(f"replay page (first view, median of {len(replay)}): {figures['replay_page_ms']} ms")
+    print(
+        f"game page, 150 plies with think records (server time): first view "
+        f"{figures['game_page_think_first_ms']} ms, warm p50 {figures['game_page_think_ms_p50']} "
+        f"ms, ply step p50 {figures['game_ply_think_ms_p50']} ms (without think records: "
+        f"{figures['game_page_plain_ms_p50']} ms)"
+    )
     if args.json:
         print(json.dumps(figures))
     return 0

@@ -17,10 +17,11 @@ Every ``state`` handed to an agent is its own copy: searching on it (apply/undo)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from client_sdk._think import Think
 from engine.adjudication.verdicts import Ending, Verdict
 from engine.game import State
 
@@ -152,6 +153,23 @@ class Agent:
     def on_game_end(self, result: GameResult, state: State[Any]) -> None:
         """The game is over (``state`` is the last position known to the SDK)."""
 
+    def think(
+        self,
+        *,
+        depth: int | None = None,
+        nodes: int | None = None,
+        score: float | None = None,
+        pv: Sequence[Any] = (),
+        text: str = "",
+    ) -> None:
+        """Attach a think record to the move being chosen (call it inside ``choose_move``):
+        ``depth`` searched, ``nodes`` visited, ``score`` from this bot's own point of view
+        (positive: it thinks it is ahead), ``pv`` the expected line starting with the move it
+        returns (engine moves or text), ``text`` a short note. Each part is optional; the record
+        is shown on the game page and kept in the record, and never changes a verdict. A later
+        call replaces an earlier one for the same move."""
+        self._think = Think(depth, nodes, score, tuple(pv), text)
+
     def accept_challenge(self, challenger: str, game: str) -> bool:
         """Whether to play ``challenger`` (``owner/name``), who asks for one game of ``game``
         (e.g. ``tetress``); asked when ``--accept-challenges`` is not given. Answer quickly:
@@ -161,13 +179,20 @@ class Agent:
     # -- SDK plumbing (not part of the author-facing API) ------------------------------------
 
     _info: GameInfo | None = None
+    _think: Think | None = None
 
     def _sdk_start(self, info: GameInfo, state: State[Any], env: AgentEnv) -> None:
         self._info = info
         self.on_game_start(info, state)
 
     def _sdk_choose(self, state: State[Any], clocks: Clocks, env: AgentEnv) -> MoveLike:
+        self._think = None
         return self.choose_move(state, clocks)
+
+    def _sdk_think(self) -> Think | None:
+        """The think record attached to the move just chosen, if any (taken once)."""
+        think, self._think = self._think, None
+        return think
 
     def _sdk_observe(
         self, seat: int, move: Any, text: str, state: State[Any], env: AgentEnv

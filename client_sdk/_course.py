@@ -7,7 +7,9 @@ when it hears of the first action), charged to its clock, with ``color`` by keyw
 not end the game, own and opponent's, with the action as its mover returned it (cell order
 untouched). The ``**referee`` keywords (``time_remaining``, ``space_limit``,
 ``space_remaining``) are recomputed before every call. (``print`` goes to stderr: the driver
-sees to that for every agent.)
+sees to that for every agent.) A course agent reports what it thought for a move, without any
+change to ``action()``'s signature, by setting ``self.think_record`` (a ``dict`` with
+``depth``, ``nodes``, ``score``, ``pv``, ``text``) inside ``action()``.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ import re
 from typing import Any
 
 from client_sdk._agent import Agent, AgentEnv, Clocks, GameInfo, GameResult, IllegalReturn, MoveLike
+from client_sdk._think import Think, think_from
 from engine.game import State
 from referee.game import Coord, PlaceAction, PlayerColor
 
 _CELL = re.compile(r"(\d+)\s*-\s*(\d+)")
+#: The attribute a course agent may set in ``action()`` to report what it thought: a ``dict``
+#: with ``depth``, ``nodes``, ``score``, ``pv``, ``text`` (each optional) or a ``Think``.
+THINK_ATTRIBUTE = "think_record"
 
 
 class CourseAgent(Agent):
@@ -41,12 +47,18 @@ class CourseAgent(Agent):
         self.bot = self.agent_class(color=self._color, **_referee_kwargs(env))
 
     def _sdk_choose(self, state: State[Any], clocks: Clocks, env: AgentEnv) -> MoveLike:
+        if getattr(self.bot, THINK_ATTRIBUTE, None) is not None:
+            setattr(self.bot, THINK_ATTRIBUTE, None)
         action = self.bot.action(**_referee_kwargs(env))
         if not isinstance(action, PlaceAction):
             self._last_action = None
             return IllegalReturn(repr(action)[:200], "PlaceAction")
         self._last_action = action
         return str(action)
+
+    def _sdk_think(self) -> Think | None:
+        """What ``action()`` left in ``self.think_record`` (a ``Think`` or a ``dict``)."""
+        return think_from(getattr(self.bot, THINK_ATTRIBUTE, None))
 
     def _sdk_observe(
         self, seat: int, move: Any, text: str, state: State[Any], env: AgentEnv

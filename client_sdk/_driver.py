@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from client_sdk._agent import Agent, AgentEnv, Clocks, GameInfo, GameResult, IllegalReturn
 from client_sdk._metrics import peak_rss, used_mb
+from client_sdk._think import ThinkParts, prepare
 from engine.errors import EngineError
 from engine.game import Game, State
 
@@ -38,6 +39,8 @@ class MoveReply:
     error: str | None = None
     #: With ``not_a_move``: what was expected (e.g. ``PlaceAction``); empty: "a move".
     expected: str = ""
+    #: With ``text``: the bot's think record for this move, ready to send.
+    think: ThinkParts | None = None
 
 
 class GameDriver:
@@ -110,7 +113,18 @@ class GameDriver:
             self.env.clocks = replace(clocks, time_left=clocks.time_left - spent)
         text, not_a_move = self._to_text(move)
         expected = move.expected if isinstance(move, IllegalReturn) else ""
-        return MoveReply(text, elapsed, peak_rss(), not_a_move=not_a_move, expected=expected)
+        think = self._think() if text is not None else None
+        return MoveReply(
+            text, elapsed, peak_rss(), not_a_move=not_a_move, expected=expected, think=think
+        )
+
+    def _think(self) -> ThinkParts | None:
+        """The agent's think record for its move (a failure here costs it nothing)."""
+        try:
+            think = self.agent._sdk_think() if self.agent is not None else None
+        except Exception:
+            return None
+        return prepare(think, self.state) if think is not None else None
 
     def accepted(self, seat: int, text: str, position: str | None = None) -> None:
         """A move was accepted and the game goes on: update the position, tell the agent."""

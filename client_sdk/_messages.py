@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from client_sdk._agent import GameInfo, GameResult
+from client_sdk._think import ThinkParts
 from client_sdk._version import PROTOCOL_VERSION
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication.verdicts import Ending, Verdict, parse_ending
@@ -81,3 +82,15 @@ def ending_of(text: str, verdict: Verdict) -> Ending:
         return parse_ending(text)
     except ValueError:
         return verdict
+
+
+def think_message(think: ThinkParts) -> pb.ThinkRecord:
+    """A move's think record as the protocol carries it."""
+    message = pb.ThinkRecord(pv=list(think.pv), text=think.text)
+    if think.depth is not None:
+        message.depth = think.depth
+    if think.nodes is not None:
+        message.nodes = think.nodes
+    if think.score is not None:
+        message.score = think.score
+    return message

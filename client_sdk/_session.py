@@ -23,7 +23,7 @@ from client_sdk._connect import DEFAULT_WAIT_FOR_SERVER_S, Connector
 from client_sdk._driver import GameDriver
 from client_sdk._link import Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
-from client_sdk._messages import game_info_of, protocol_mismatch, result_of
+from client_sdk._messages import game_info_of, protocol_mismatch, result_of, think_message
 from client_sdk._messages import remaining as _remaining
 from client_sdk._options import address_of
 from client_sdk._tls import Tls
@@ -340,6 +340,8 @@ class Session(ChallengeSide, Connector):
             move.comment = f"not a move: the bot returned {returned}"[:256]
         else:
             move.action = reply.text
+            if reply.think is not None:
+                move.think.CopyFrom(think_message(reply.think))
             self._answered[req.game_id] = (req.ply, reply.text)
         self._send(move=move)
 

@@ -1,7 +1,8 @@
 """The reference search bot (any game with a reference search: Tetress and ATT).
 
 Alpha-beta with iterative deepening and a Zobrist-keyed transposition table
-(:mod:`client_sdk.reference`). Its strength is fixed by a node budget per move, so a level
+(:mod:`client_sdk.reference`); it reports its depth, nodes, score and principal variation
+with each move (a think record). Its strength is fixed by a node budget per move, so a level
 plays the same on a fast or a slow machine and its calibrated Elo (``docs/tools.md``) stays
 meaningful; the clock only ever makes it think *less* (it never loses on time).
 
@@ -55,7 +56,15 @@ class ReferenceBot(SdkAgent):
             max_nodes=LEVELS[state.game.name][self.level],
             max_time=time_budget(clocks, state.ply),
         )
-        return self._search.evaluator.engine_move(result.move)
+        evaluator = self._search.evaluator
+        line = self._search.principal_variation(state.copy(), result.move, result.depth)
+        self.think(
+            depth=result.depth,
+            nodes=result.nodes,
+            score=round(result.score, 3),
+            pv=[evaluator.engine_move(m) for m in line],
+        )
+        return evaluator.engine_move(result.move)
 
 
 class Level1(ReferenceBot):

@@ -976,6 +976,7 @@ class Move(_message.Message):
     PEAK_RSS_BYTES_FIELD_NUMBER: _builtins.int
     COMMENT_FIELD_NUMBER: _builtins.int
     NOT_A_MOVE_FIELD_NUMBER: _builtins.int
+    THINK_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     ply: _builtins.int
     """The ply being answered (MoveRequest.ply)."""
@@ -994,6 +995,13 @@ class Move(_message.Message):
         e.g. "BLUE returned None, which is not a PlaceAction".
         """
 
+    @_builtins.property
+    def think(self) -> Global___ThinkRecord:
+        """What the bot says it thought for this move (optional). Kept in the game's record and
+        shown on the game page; never part of a verdict: a think record out of bounds is dropped
+        (the move stands), and past the per-game budget later ones are dropped.
+        """
+
     def __init__(
         self,
         *,
@@ -1004,14 +1012,70 @@ class Move(_message.Message):
         peak_rss_bytes: _builtins.int = ...,
         comment: _builtins.str = ...,
         not_a_move: Global___NotAMove | None = ...,
+        think: Global___ThinkRecord | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["not_a_move", b"not_a_move"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["not_a_move", b"not_a_move", "think", b"think"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "comment", b"comment", "game_id", b"game_id", "not_a_move", b"not_a_move", "peak_rss_bytes", b"peak_rss_bytes", "ply", b"ply", "think_time_s", b"think_time_s"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "comment", b"comment", "game_id", b"game_id", "not_a_move", b"not_a_move", "peak_rss_bytes", b"peak_rss_bytes", "ply", b"ply", "think", b"think", "think_time_s", b"think_time_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Move: _TypeAlias = Move  # noqa: Y015
+
+@_typing.final
+class ThinkRecord(_message.Message):
+    """A bot's own account of one move's search; every field optional."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEPTH_FIELD_NUMBER: _builtins.int
+    NODES_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    PV_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    depth: _builtins.int
+    """Plies searched (at most 1000)."""
+    nodes: _builtins.int
+    """Positions visited."""
+    score: _builtins.float
+    """The score from the mover's own point of view (positive: the mover thinks it is ahead),
+    in the bot's own units; finite, within +-1e9.
+    """
+    text: _builtins.str
+    """A short free text for people (at most 200 characters; cleaned like a comment)."""
+    @_builtins.property
+    def pv(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The principal variation: the moves the bot expects, starting with the move it played, in
+        the game's notation (at most 32 moves of at most 64 characters).
+        """
+
+    def __init__(
+        self,
+        *,
+        depth: _builtins.int | None = ...,
+        nodes: _builtins.int | None = ...,
+        score: _builtins.float | None = ...,
+        pv: _abc.Iterable[_builtins.str] | None = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_depth", b"_depth", "_nodes", b"_nodes", "_score", b"_score", "depth", b"depth", "nodes", b"nodes", "score", b"score"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_depth", b"_depth", "_nodes", b"_nodes", "_score", b"_score", "depth", b"depth", "nodes", b"nodes", "pv", b"pv", "score", b"score", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__depth: _TypeAlias = _typing.Literal["depth"]  # noqa: Y015
+    _WhichOneofArgType__depth: _TypeAlias = _typing.Literal["_depth", b"_depth"]  # noqa: Y015
+    _WhichOneofReturnType__nodes: _TypeAlias = _typing.Literal["nodes"]  # noqa: Y015
+    _WhichOneofArgType__nodes: _TypeAlias = _typing.Literal["_nodes", b"_nodes"]  # noqa: Y015
+    _WhichOneofReturnType__score: _TypeAlias = _typing.Literal["score"]  # noqa: Y015
+    _WhichOneofArgType__score: _TypeAlias = _typing.Literal["_score", b"_score"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__depth) -> _WhichOneofReturnType__depth | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__nodes) -> _WhichOneofReturnType__nodes | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__score) -> _WhichOneofReturnType__score | None: ...
+
+Global___ThinkRecord: _TypeAlias = ThinkRecord  # noqa: Y015
 
 @_typing.final
 class NotAMove(_message.Message):

@@ -145,6 +145,27 @@ class Search:
             root_scores=tuple((moves[i], scores[i]) for i in ranked if i in scores),
         )
 
+    def principal_variation(self, state: Any, first: Any, length: int) -> list[Any]:
+        """The line the search expects after ``first`` (its chosen move in ``state``): the
+        transposition table's best reply, position after position, at most ``length`` moves
+        in all. ``state`` is left as it was."""
+        line = [first]
+        played = 0
+        try:
+            self.evaluator.play(state, first)
+            played = 1
+            while len(line) < length and state.outcome() is None:
+                entry = self.table.get(state.zobrist)
+                if entry is None or entry[3] is None:
+                    break
+                self.evaluator.play(state, entry[3])
+                played += 1
+                line.append(entry[3])
+        finally:
+            for _ in range(played):
+                state.undo()
+        return line
+
     def _out_of_budget(self) -> bool:
         if self._max_nodes is not None and self.nodes >= self._max_nodes:
             return True

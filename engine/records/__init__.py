@@ -37,6 +37,7 @@ from engine.records.replay import (
     replay,
     verify_record,
 )
+from engine.records.search import SearchInfo
 
 __all__ = [
     "ANNOTATIONS",
@@ -45,6 +46,7 @@ __all__ = [
     "GameRecord",
     "RecordBuilder",
     "RecordedMove",
+    "SearchInfo",
     "apply_recorded",
     "initial_state",
     "iter_records",

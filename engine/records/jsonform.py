@@ -7,7 +7,8 @@ leading comment and one object per move::
      "tags": {"Event": "?", ..., "Game": "att", "Result": "0-1"},
      "comment": "...",
      "moves": [{"san": "T"}, {"san": "T1d", "annotation": "!?", "think": 0.12,
-                "clock": 178.2, "lag": 0.004, "mem": 41.2, "extra": {"nodes": "123"},
+                "clock": 178.2, "lag": 0.004, "mem": 41.2, "extra": {"hash": "7f"},
+                "search": {"depth": 6, "nodes": 5120, "score": 35, "pv": ["T1d", "T"]},
                 "comment": "free text"}]}
 
 Keys with no value are left out. Problems found by :func:`read_json` carry the JSON path in
@@ -23,11 +24,14 @@ from typing import Any
 from engine.errors import RecordError, RecordIssue
 from engine.records.build import RawMove, RawRecord, RawTag, Where, build_record
 from engine.records.model import ANNOTATIONS, KEY_PATTERN, MEASURES, VALUE_PATTERN, GameRecord
+from engine.records.search import search_from_json
 from engine.records.tags import record_tags
 
 FORMAT = "tetromino-record"
 VERSION = 1
-_MOVE_KEYS = frozenset({"san", "annotation", "extra", "comment"} | {k for k, _ in MEASURES})
+_MOVE_KEYS = frozenset(
+    {"san", "annotation", "extra", "comment", "search"} | {k for k, _ in MEASURES}
+)
 
 
 def record_to_json(record: GameRecord, seat_names: Sequence[str] | None = None) -> dict[str, Any]:
@@ -43,6 +47,8 @@ def record_to_json(record: GameRecord, seat_names: Sequence[str] | None = None) 
                 item[key] = value
         if move.extra:
             item["extra"] = dict(move.extra)
+        if move.search is not None:
+            item["search"] = move.search.as_json()
         if move.comment:
             item["comment"] = move.comment
         moves.append(item)
@@ -183,6 +189,11 @@ def _raw_move(item: object, where: Where, problem: Any) -> RawMove | None:
             move.details["extra"] = tuple(pairs)
     else:
         problem(f"{path}.extra", "expected an object")
+    if "search" in item:
+        try:
+            move.details["search"] = search_from_json(item["search"])
+        except ValueError as exc:
+            problem(f"{path}.search", str(exc))
     comment = item.get("comment")
     if comment is not None:
         if isinstance(comment, str):

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from engine.records.search import SEARCH_KEYS, SearchInfo
+
 #: The six move annotations, from worst to best.
 ANNOTATIONS: tuple[str, ...] = ("??", "?", "?!", "!?", "!", "!!")
 
@@ -51,6 +53,8 @@ MEASURES: tuple[tuple[str, str], ...] = (
     ("mem", "MB"),
 )
 _MEASURE_KEYS = frozenset(key for key, _ in MEASURES)
+#: Data keys with a typed home, never free ``extra`` data.
+_TYPED_KEYS = _MEASURE_KEYS | frozenset(SEARCH_KEYS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +63,9 @@ class RecordedMove:
 
     ``think`` is the mover's thinking time, ``clock`` the time left on its clock afterwards,
     ``lag`` the transport latency (all in seconds); ``mem`` the mover's memory in megabytes.
-    ``extra`` holds any further ``key=value`` data (e.g. ``("nodes", "12345")``) in order;
-    ``comment`` free text. Surrounding blanks of ``comment`` are dropped.
+    ``extra`` holds any further ``key=value`` data (e.g. ``("hash", "7f3a")``) in order;
+    ``comment`` free text. Surrounding blanks of ``comment`` are dropped. ``search`` is what
+    the mover said about its search (:class:`~engine.records.search.SearchInfo`), if anything.
     """
 
     san: str
@@ -71,6 +76,7 @@ class RecordedMove:
     mem: float | None = None
     extra: tuple[tuple[str, str], ...] = ()
     comment: str = ""
+    search: SearchInfo | None = None
 
     def __post_init__(self) -> None:
         if not self.san or self.san != self.san.strip() or "{" in self.san or "}" in self.san:
@@ -88,17 +94,19 @@ class RecordedMove:
             object.__setattr__(self, key, float(value))
         extra = tuple((str(k), str(v)) for k, v in self.extra)
         for key, value in extra:
-            if not KEY_PATTERN.match(key) or key in _MEASURE_KEYS:
+            if not KEY_PATTERN.match(key) or key in _TYPED_KEYS:
                 raise ValueError(f"bad comment data key {key!r}")
             if not VALUE_PATTERN.match(value):
                 raise ValueError(f"bad comment data value {value!r} for {key!r}")
         object.__setattr__(self, "extra", extra)
         object.__setattr__(self, "comment", self.comment.strip())
+        if self.search is not None and self.search.empty:
+            object.__setattr__(self, "search", None)
 
     @property
     def has_comment(self) -> bool:
         """Whether the move carries any data or free text (i.e. needs a ``{...}`` comment)."""
-        return bool(self.comment or self.extra) or any(
+        return bool(self.comment or self.extra or self.search) or any(
             getattr(self, key) is not None for key, _ in MEASURES
         )
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
 
 from engine.errors import RecordError, RecordIssue
 from engine.records.build import RawMove, RawRecord, RawTag, Where, build_record
-from engine.records.model import ANNOTATIONS, MEASURES, NAG_TO_ANNOTATION, GameRecord
+from engine.records.comment import comment_details
+from engine.records.model import ANNOTATIONS, NAG_TO_ANNOTATION, GameRecord
 from engine.records.tags import (
     comment_body,
     escape_comment,
@@ -31,7 +31,6 @@ _TAG_LINE_START = re.compile(r"\s*\[\s*[A-Za-z][A-Za-z0-9_]*\s+\"")
 _TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 # Longest first, so that "!!" is not read as "!" twice.
 _SUFFIXES = sorted(ANNOTATIONS, key=len, reverse=True)
-_MEASURE_UNITS = dict(MEASURES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,55 +385,10 @@ class _Reader:
         if move.details:
             issues.append(self.where(open_at).issue(f"a second comment for move {move.text}"))
             return
-        move.details = self._comment_details(body, body_start, issues)
+        move.details, problems = comment_details(body)
+        issues.extend(self.where(body_start + at).issue(message) for at, message in problems)
         if not move.details:
             move.details = {"comment": ""}
-
-    def _comment_details(
-        self, body: str, body_start: int, issues: list[RecordIssue]
-    ) -> dict[str, Any]:
-        details: dict[str, Any] = {}
-        extra: list[tuple[str, str]] = []
-        text_from = len(body)
-        for match in re.finditer(r"\S+", body):
-            token = match.group()
-            if token == "|":
-                text_from = match.end()
-                break
-            if not is_data_token(token):
-                text_from = match.start()
-                break
-            key, value = token.split("=", 1)
-            where = self.where(body_start + match.start())
-            if key in details or any(k == key for k, _ in extra):
-                issues.append(where.issue(f"comment data {key} given twice"))
-            elif key in _MEASURE_UNITS:
-                number = _parse_measure(value, _MEASURE_UNITS[key])
-                if number is None:
-                    unit = _MEASURE_UNITS[key]
-                    issues.append(
-                        where.issue(f"bad {key} value {value!r}: expected e.g. 0.5{unit}")
-                    )
-                else:
-                    details[key] = number
-            else:
-                extra.append((key, value))
-        if extra:
-            details["extra"] = tuple(extra)
-        free = unescape(body[text_from:]).strip()
-        if free:
-            details["comment"] = free
-        return details
-
-
-def _parse_measure(value: str, unit: str) -> float | None:
-    if value.endswith(unit):
-        value = value[: -len(unit)]
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if number == number and abs(number) != float("inf") else None
 
 
 def _split_annotation(token: str) -> tuple[str, str | None]:

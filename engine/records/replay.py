@@ -16,6 +16,7 @@ from engine.errors import (
 )
 from engine.game import Game, State
 from engine.records.model import GameRecord, RecordedMove
+from engine.records.search import SearchInfo
 from engine.registry import load_game
 
 
@@ -129,11 +130,12 @@ class RecordBuilder:
         mem: float | None = None,
         extra: Sequence[tuple[str, str]] | Mapping[str, str] = (),
         comment: str = "",
+        search: SearchInfo | None = None,
     ) -> RecordedMove:
         """Play ``move`` (an engine move) on the builder's state and record it."""
         san = self.state.san(move)
         pairs = tuple(extra.items()) if isinstance(extra, Mapping) else tuple(extra)
-        recorded = RecordedMove(san, annotation, think, clock, lag, mem, pairs, comment)
+        recorded = RecordedMove(san, annotation, think, clock, lag, mem, pairs, comment, search)
         self.state.apply(move)
         self._moves.append(recorded)
         return recorded

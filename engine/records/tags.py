@@ -129,6 +129,8 @@ def comment_body(move: RecordedMove) -> str:
         for key, unit in MEASURES
         if (value := getattr(move, key)) is not None
     ]
+    if move.search is not None:
+        data.extend(move.search.tokens())
     data.extend(f"{key}={value}" for key, value in move.extra)
     return join_comment(data, move.comment)
 

@@ -8,7 +8,7 @@ for ATT) and ``data-cell="row,col"``; cells of the last move get a ``class="last
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -30,6 +30,7 @@ def render_svg(
     highlight_last: bool = True,
     caption: bool = True,
     title: str | None = None,
+    ghosts: Mapping[Cell, tuple[str, int]] | None = None,
 ) -> str:
     """The position as an ``<svg>`` document string.
 
@@ -37,6 +38,8 @@ def render_svg(
     (Tetress: rows and columns 0-10; ATT: columns a..m under the well, rows numbered from the
     bottom). The last board move's cells are outlined unless ``highlight_last`` is false, or
     ``highlight`` names other cells. ``caption`` adds the status line under the board.
+    ``ghosts`` draws pieces that are not on the board, faint and numbered (a bot's expected
+    line): each cell maps to its grid character and the line's move number.
     """
     layout = board_layout(state, highlight, highlight_last)
     style, grid, marked = layout.style, layout.grid, layout.marked
@@ -98,6 +101,17 @@ def render_svg(
                 f'width="{cell - 3}" height="{cell - 3}" fill="none" stroke="{_LAST}" '
                 f'stroke-width="3"/>'
             )
+    for (r, c), (char, number) in sorted((ghosts or {}).items()):
+        x, y = board_x + c * cell, board_y + r * cell
+        name = style.names.get(char, f"c{ord(char)}")
+        out.append(
+            f'<g class="ghost {name}" data-cell="{r},{c}" data-pv="{number}">'
+            f'<rect x="{x + 3}" y="{y + 3}" width="{cell - 6}" height="{cell - 6}" rx="2" '
+            f'fill="{fill_for(style, char)}" fill-opacity="0.35" stroke="{_INK}" '
+            f'stroke-dasharray="2 2"/><text x="{x + cell / 2:g}" y="{y + cell * 0.68:g}" '
+            f'text-anchor="middle" font-size="{max(7, cell // 3)}" fill="{_INK}">'
+            f"{number}</text></g>"
+        )
     label_y = board_y + board_h + cell * 0.7 if style.labels_below else board_y - cell * 0.3
     for c, label in enumerate(cols):
         out.append(

@@ -58,6 +58,14 @@ def _show(args: argparse.Namespace) -> int:
     if args.output:
         summary["output"] = [text or "" for text in detail.stderr]
     if args.json:
+        from referee.storage.browse import version_names
+        from referee.web.analysis import analysis_of
+        from referee.web.moverows import move_rows
+        from referee.web.replay import build_view
+
+        view = build_view(detail, version_names(repo))
+        stored = analysis_of((detail.record_json or {}).get("analysis"))
+        summary["moves"] = move_rows(view, stored)
         print(json.dumps(summary))
         return 0
     outputs = summary.pop("output", [])

@@ -20,6 +20,14 @@ def add_web_security_options(parser: argparse.ArgumentParser) -> None:
         "they are Secure when the request itself came over HTTPS",
     )
     parser.add_argument(
+        "--publish-thinking",
+        choices=("never", "after-close", "always"),
+        default="after-close",
+        help="who besides a bot's owner and instructors sees its think records on the game "
+        "pages: never, after-close (once the game's tournament has closed; the default) or "
+        "always",
+    )
+    parser.add_argument(
         "--web-proxy-headers",
         action="store_true",
         help="trust X-Forwarded-For/-Proto from a reverse proxy on 127.0.0.1",
@@ -54,8 +62,12 @@ def register(subparsers: Any) -> None:
 
 def web_settings(args: argparse.Namespace) -> Any:
     from referee.web.context import WebSettings
+    from referee.web.thinking import PublishThinking
 
-    return WebSettings.from_env(secure_cookies=True if args.web_secure_cookies else None)
+    return WebSettings.from_env(
+        secure_cookies=True if args.web_secure_cookies else None,
+        publish_thinking=PublishThinking(args.publish_thinking),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -63,6 +63,7 @@ def build_record(
             mem=round(entry.peak_rss_bytes / _MB, 1) if entry.peak_rss_bytes else None,
             extra=_move_times(entry),
             comment=entry.comment.replace("{", "(").replace("}", ")"),
+            search=entry.search,
         )
     # A rules ending is in the record's moves already; a referee verdict gets its word.
     termination = RECORD_WORDS.get(end.verdict)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from engine.game import Game, State
+from engine.records.search import SearchInfo
 from referee.match.clock import SeatClock, TimeControl
 from referee.match.verdicts import GameEnd
 from referee.telemetry.metrics import game_unplayed
@@ -37,6 +38,9 @@ class MoveLog:
     wall_s: float | None = None
     cpu_s: float | None = None
     stall_s: float = 0.0
+
+    #: What the bot said it thought (its think record, in bounds), if anything.
+    search: SearchInfo | None = None
 
     @property
     def wall(self) -> float:

@@ -49,6 +49,7 @@ from referee.match.report import (
     now_text,
 )
 from referee.match.timing import CpuMeter, MoveTimer
+from referee.match.thinking import take_think
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -401,6 +402,7 @@ class MatchRunner:
             wall_s=accepted.wall,
             cpu_s=accepted.cpu,
             stall_s=stall if stall > 0 else 0.0,
+            search=take_think(move, seat, self.report.moves, self.game_id),
         )
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:

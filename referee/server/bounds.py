@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 from client_sdk.proto import referee_pb2 as pb
+from engine.records.search import SearchInfo
 from referee.text.names import HIDDEN, strip_escapes
 
 #: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
@@ -58,6 +59,23 @@ MAX_ACTION_CHARS = 256
 MAX_COMMENT_CHARS = 256
 #: ``NotAMove.returned``/``expected``, a ChallengeAnswer's reason, a Goodbye's reason: cut.
 MAX_NOTE_CHARS = 200
+
+# -- A move's think record (never part of a verdict: out of bounds, it is dropped) ---------
+#: ``ThinkRecord.depth``: plies searched.
+MAX_THINK_DEPTH = 1000
+#: ``ThinkRecord.nodes``: a signed 64-bit integer, as stored.
+MAX_THINK_NODES = 2**63 - 1
+#: ``ThinkRecord.score``: a finite number of at most this size either way.
+MAX_THINK_SCORE = 1e9
+#: ``ThinkRecord.pv``: moves, and the characters of each.
+MAX_PV_MOVES = 32
+MAX_PV_MOVE_CHARS = 64
+#: ``ThinkRecord.text``: cut to this many characters, cleaned as a comment.
+MAX_THINK_TEXT_CHARS = 200
+#: One think record as written in a record (about the largest the bounds above allow).
+MAX_THINK_CHARS_PER_MOVE = 3 * 1024
+#: A seat's think records in one game, as written; later records are dropped.
+MAX_THINK_CHARS_PER_GAME = 64 * 1024
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
@@ -192,3 +210,28 @@ def action_problem(action: str) -> str | None:
     if len(action) > MAX_ACTION_CHARS:
         return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
     return None
+
+
+def think_record(think: pb.ThinkRecord) -> SearchInfo | None:
+    """A move's think record in bounds (``None``: it says nothing); :class:`BadField` names
+    the first field out of bounds. Free text is cleaned and cut, as a comment is."""
+    depth = think.depth if think.HasField("depth") else None
+    if depth is not None and depth > MAX_THINK_DEPTH:
+        raise BadField("ThinkRecord.depth", f"{depth}, at most {MAX_THINK_DEPTH} is allowed")
+    nodes = think.nodes if think.HasField("nodes") else None
+    if nodes is not None and nodes > MAX_THINK_NODES:
+        raise BadField("ThinkRecord.nodes", f"{nodes} is out of range")
+    score = think.score if think.HasField("score") else None
+    if score is not None:
+        finite(score, "ThinkRecord.score", MAX_THINK_SCORE)
+    if len(think.pv) > MAX_PV_MOVES:
+        raise BadField("ThinkRecord.pv", f"{len(think.pv)} moves, at most {MAX_PV_MOVES}")
+    pv = []
+    for move in think.pv:
+        bounded(move, "ThinkRecord.pv move", MAX_PV_MOVE_CHARS)
+        if not move.strip():
+            raise BadField("ThinkRecord.pv move", "an empty move")
+        pv.append(move)
+    text = clean_note(think.text, MAX_THINK_TEXT_CHARS)
+    search = SearchInfo(depth, nodes, score, tuple(pv), text)
+    return None if search.empty else search

@@ -73,15 +73,17 @@ async def signin(request: Request) -> Response:
         )
     token = fields.get("token", "").strip()
     repo = web.need_repo()
-    player = None
+    owner = None
     if token and len(token) <= MAX_TOKEN_CHARS:
         import asyncio
 
-        player = await asyncio.to_thread(repo.authenticate, token)
-    if player is None:
+        owner = await asyncio.to_thread(repo.resolve_token, token)
+    if owner is None:
         limiter.failed(client)
         return web.render(request, "signin.html", {"error": "That token is not valid."}, 401)
-    session = Session(player.id, player.name, time.time() + web.settings.session_hours * 3600)
+    player = owner.player
+    expires = time.time() + web.settings.session_hours * 3600
+    session = Session(player.id, player.name, expires, str(owner.role))
     response = RedirectResponse("/me", status_code=303)
     _set_session(web, request, response, session)
     return response

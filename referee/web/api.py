@@ -9,15 +9,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from referee.storage.browse import GameLine, VersionName, recent_games
+from referee.web.botstory import Matchup, TimeProfile
 from referee.web.context import int_param, web_of
 from referee.web.live import running, start_payload
+from referee.web.moverows import move_rows
 from referee.web.pages import (
     bot_data,
+    hidden_seats,
     known_game,
     load_game_view,
     snapshot,
     sorted_rows,
     tournament_data,
+    versus_data,
 )
 
 
@@ -150,10 +154,62 @@ def bot(request: Request) -> Response:
                         }
                         for o in item["opponents"]
                     ],
+                    "matchups": [_matchup(m) for m in item["matchups"]],
+                    "time_profiles": [_profile(p) for p in item["profiles"]],
                 }
                 for item in data["per_game"]
             },
             "recent": [_line(g, names) for g in data["recent"]],
+        }
+    )
+
+
+def _matchup(m: Matchup) -> dict[str, Any]:
+    return {
+        "opponent_bot_id": m.opponent.bot_id,
+        "opponent": m.opponent.display,
+        "games": m.games,
+        "wins": m.wins,
+        "draws": m.draws,
+        "losses": m.losses,
+        "score_pct": round(m.score_pct, 2),
+        "crash_pct": round(m.crash_pct, 2),
+        "time_loss_pct": round(m.time_loss_pct, 2),
+        "average_plies": round(m.average_plies, 1),
+    }
+
+
+def _profile(p: TimeProfile) -> dict[str, Any]:
+    return {
+        "bot_version_id": p.version.id,
+        "version": p.version.version,
+        "games": p.games,
+        "moves": p.moves,
+        "median_move_s": p.median_s,
+        "p95_move_s": p.p95_s,
+        "peak_memory_mb": None if p.peak_mb is None else round(p.peak_mb, 1),
+        "regression": p.regression or None,
+    }
+
+
+def versus(request: Request) -> Response:
+    data = versus_data(
+        web_of(request), request.path_params["bot_id"], request.path_params["other_id"]
+    )
+    h = data["h2h"]
+    seats = dict(data["seat_names"])
+    return JSONResponse(
+        {
+            "bot": data["a"].display,
+            "opponent": data["b"].display,
+            "games": len(h.games),
+            "points": h.points,
+            "by_seat": {seats[s]: {"points": p, "games": n} for s, (p, n) in h.by_seat.items()},
+            "cross": [
+                {"version": a, "opponent_version": b, "wins": w, "draws": d, "losses": l_}
+                for (a, b), (w, d, l_) in h.cross.items()
+            ],
+            "game_ids": [g.id for g in h.games],
         }
     )
 
@@ -171,8 +227,10 @@ def games(request: Request) -> Response:
 
 def game(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"], request)
+    view, detail = load_game_view(web, request.path_params["game_id"], request)
     s = view.summary
+    analysis = web.analyst.get(s.id, None, (detail.record_json or {}).get("analysis"))
+    rows = move_rows(view, analysis, hidden_seats(web, request, view))
     return JSONResponse(
         {
             "id": s.id,
@@ -194,6 +252,7 @@ def game(request: Request) -> Response:
             ],
             "time_budget_s": view.budget_s,
             "moves": [m.as_dict() for m in view.moves],
+            "rows": rows,
             "positions": list(view.positions),
         }
     )

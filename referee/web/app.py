@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, instructor, live, pages, sdk, uploads
+from referee.web import account, api, explorer, instructor, live, pages, sdk, uploads
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -30,8 +30,12 @@ def routes() -> list[Any]:
         Route("/tournaments", pages.tournaments),
         Route("/tournaments/{tid:int}", pages.tournament),
         Route("/bots/{bot_id:int}", pages.bot),
+        Route("/bots/{bot_id:int}/vs/{other_id:int}", pages.versus),
         Route("/games", pages.games),
+        Route("/explorer/{game}", explorer.explorer_page),
+        Route("/api/explorer/{game}", explorer.explorer_api),
         Route("/games/{game_id:int}", pages.game_page),
+        Route("/games/uid/{uid}", pages.game_by_uid),
         Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),
         Route("/games/{game_id:int}/record.{kind:str}", pages.game_download),
         Route("/live", live.live_list),
@@ -50,6 +54,7 @@ def routes() -> list[Any]:
         Route("/api/tournaments", api.tournaments),
         Route("/api/tournaments/{tid:int}", api.tournament),
         Route("/api/bots/{bot_id:int}", api.bot),
+        Route("/api/bots/{bot_id:int}/vs/{other_id:int}", api.versus),
         Route("/api/games", api.games),
         Route("/api/games/{game_id:int}", api.game),
         Route("/api/live", api.live),

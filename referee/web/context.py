@@ -18,9 +18,11 @@ from starlette.responses import HTMLResponse
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
+from referee.web.analysis import Analyst
 from referee.web.replay import ViewCache, format_clock
 from referee.web.security import Session, Signer, new_csrf_token
 from referee.web.tables import PROVISIONAL_GAMES, Tables
+from referee.web.thinking import PublishThinking
 
 V = TypeVar("V")
 HERE = Path(__file__).parent
@@ -48,6 +50,11 @@ class WebSettings:
     max_upload_bytes: int = 2 * 1024 * 1024
     #: How often (seconds) the tables check whether a game was stored.
     refresh_s: float = 1.0
+    #: Who besides a bot's owner and instructors sees its think records (``--publish-thinking``).
+    publish_thinking: PublishThinking = PublishThinking.AFTER_CLOSE
+    #: Where games' reference evaluations are computed: ``process`` (a child process at low
+    #: priority, the default), ``thread`` (in this process: tests, small installs) or ``off``.
+    analysis: str = "process"
 
     @classmethod
     def from_env(cls, **overrides: Any) -> WebSettings:
@@ -83,9 +90,22 @@ class Web:
         self.signer = Signer(self.settings.secret)
         self.tables = Tables(repo, self.settings.refresh_s) if repo is not None else None
         self.views = ViewCache()
+        #: Reference evaluations of stored games, computed in the background.
+        self.analyst = Analyst(
+            store=self._store_analysis if repo is not None else None,
+            mode=self.settings.analysis,
+        )
         #: Rendered leaderboard tables by (snapshot, game, order).
         self.fragments: Lru[Any] = Lru(32)
         self.env = _environment()
+
+    def _store_analysis(self, game_id: int, data: dict[str, Any]) -> None:
+        """Keep a finished analysis in the game's stored JSON record (computed once)."""
+        repo = self.need_repo()
+        detail = repo.get_game(game_id)
+        if detail.record_text and detail.record_json is not None:
+            record = {**detail.record_json, "analysis": data}
+            repo.set_game_record(game_id, detail.record_text, record)
 
     def need_repo(self) -> Repository:
         if self.repo is None:

@@ -16,16 +16,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from engine.registry import game_names
+from engine.registry import game_names, load_game
 from referee.storage import GameDetail, NotFoundError, TournamentInfo
 from referee.storage.browse import VersionName, recent_games
 from referee.storage.enums import GameKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
+from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
-from referee.web.plots import rating_plot
+from referee.web.gamepage import Extras, extras, pv_of
+from referee.web.plots import versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
+from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
 
 SORTS: dict[str, Callable[[BoardRow], Any]] = {
     # Ranks count within a connected group: the groups stay apart, group 1 first.
@@ -163,6 +166,8 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
         raise HTTPException(404, f"no bot {bot_id}")
     ids = {v.id for v in versions}
     full = {v.id: v for v in repo.list_bot_versions(versions[0].bot)}
+    uploads = [(v.version, full[v.id].created_at) for v in versions if v.id in full]
+    played = bot_games(repo, sorted(ids))
     per_game = []
     for game in snap.ordered_games():
         table = snap.tables[game]
@@ -170,12 +175,15 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
         if not rows:
             continue
         series = [(v.version, table.history.get(v.id, ())) for v in versions]
+        mine = [g for g in played if g.game == game]
         per_game.append(
             {
                 "game": game,
                 "rows": rows,
-                "plot": rating_plot([(f"{versions[0].bot}@{v}", h) for v, h in series]),
+                "plot": versions_plot([(f"{versions[0].bot}@{v}", h) for v, h in series], uploads),
                 "opponents": results_by_opponent(table, ids, snap.names),
+                "matchups": matchups(mine, snap.names),
+                "profiles": time_profiles(mine, versions),
             }
         )
     recent = recent_games(repo, sorted(ids), limit=30)
@@ -191,6 +199,34 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
 def bot(request: Request) -> Response:
     web = web_of(request)
     return web.render(request, "bot.html", bot_data(web, request.path_params["bot_id"]))
+
+
+def versus_data(web: Web, bot_id: int, other_id: int) -> dict[str, Any]:
+    """Every game between two bots, from the first bot's side."""
+    names = snapshot(web).names
+    mine = sorted((v for v in names.values() if v.bot_id == bot_id), key=lambda v: v.id)
+    theirs = sorted((v for v in names.values() if v.bot_id == other_id), key=lambda v: v.id)
+    if not mine or not theirs:
+        raise HTTPException(404, "no such bot")
+    played = bot_games(web.need_repo(), [v.id for v in mine])
+    h2h = head_to_head(played, [v.id for v in theirs])
+    game = h2h.games[0].game if h2h.games else "tetress"
+    seats = load_game(game).seat_names
+    return {
+        "a": mine[-1],
+        "b": theirs[-1],
+        "a_versions": mine,
+        "b_versions": theirs,
+        "h2h": h2h,
+        "names": names,
+        "seat_names": list(enumerate(seats)),
+    }
+
+
+def versus(request: Request) -> Response:
+    web = web_of(request)
+    data = versus_data(web, request.path_params["bot_id"], request.path_params["other_id"])
+    return web.render(request, "versus.html", data)
 
 
 # ------------------------------------------------------------------------------ games
@@ -247,13 +283,16 @@ def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -
     return out
 
 
-def replay_context(view: GameView, ply: int) -> dict[str, Any]:
+def replay_context(view: GameView, ply: int, more: Extras | None = None) -> dict[str, Any]:
     return {
         "view": view,
         "ply": ply,
-        "board": view.board_at(ply),
+        "board": view.board_at(ply, pv_of(more, view, ply) if more is not None else ()),
         "clocks": view.clocks_at(ply),
         "to_move": view.seat_names[ply % 2] if ply < view.plies else None,
+        "extras": more,
+        "chart": more.chart.at(ply) if more is not None else None,
+        "think": more.search(view, ply) if more is not None else None,
     }
 
 
@@ -261,33 +300,60 @@ def game_page(request: Request) -> Response:
     web = web_of(request)
     view, detail = load_game_view(web, request.path_params["game_id"], request)
     ply = int_param(request, "ply", view.plies, 0, view.plies)
-    context = replay_context(view, ply)
+    more = extras(web, request, view, detail)
+    context = replay_context(view, ply, more)
     context["output"] = own_output(web, request, view, detail)
+    context["story"] = more.story
     return web.render(request, "game.html", context)
+
+
+def game_by_uid(request: Request) -> Response:
+    """The stored game of a live game's uid (the live page links here when the game ends);
+    404 while it is still being stored."""
+    uid = request.path_params["uid"]
+    if len(uid) > 64:
+        raise HTTPException(404, "no such game")
+    try:
+        game_id = web_of(request).need_repo().get_game(uid).summary.id
+    except NotFoundError:
+        raise HTTPException(404, "that game is not stored yet: reload in a moment") from None
+    return RedirectResponse(f"/games/{game_id}", status_code=302)
 
 
 def game_ply(request: Request) -> Response:
     web = web_of(request)
-    view, _ = load_game_view(web, request.path_params["game_id"], request)
+    view, detail = load_game_view(web, request.path_params["game_id"], request)
     ply = request.path_params["ply"]
     if not 0 <= ply <= view.plies:
         raise HTTPException(404, f"the game has {view.plies} moves")
-    return web.render(request, "_replay.html", replay_context(view, ply))
+    more = extras(web, request, view, detail)
+    return web.render(request, "_replay.html", replay_context(view, ply, more))
 
 
 def game_download(request: Request) -> Response:
     web = web_of(request)
     game_id = request.path_params["game_id"]
-    _, detail = load_game_view(web, game_id, request)
+    view, detail = load_game_view(web, game_id, request)
     kind = request.path_params["kind"]
+    seats = [m.seat for m in view.moves]
+    hidden = hidden_seats(web, request, view)
     if kind == "pgn" and detail.record_text:
-        body, media = detail.record_text, "application/x-chess-pgn; charset=utf-8"
+        body = hidden_text(detail.record_text, seats, hidden)
+        media = "application/x-chess-pgn; charset=utf-8"
     elif kind == "json" and detail.record_json:
-        body, media = json.dumps(detail.record_json, indent=2), "application/json"
+        record = hidden_json(detail.record_json, seats, hidden)
+        body, media = json.dumps(record, indent=2), "application/json"
     else:
         raise HTTPException(404, f"game {game_id} has no {kind} record")
     disposition = f'attachment; filename="game-{game_id}.{kind}"'
     return Response(body, media_type=media, headers={"content-disposition": disposition})
+
+
+def hidden_seats(web: Web, request: Request, view: GameView) -> frozenset[int]:
+    """The seats whose think records this visitor may not see."""
+    status = tournament_status(web.need_repo(), view.summary.tournament_id)
+    shown = visible_seats(web.settings.publish_thinking, web.session(request), view.players, status)
+    return frozenset(range(len(view.seat_names))) - shown
 
 
 def version_label(names: dict[int, VersionName], ids: Sequence[int]) -> list[str]:

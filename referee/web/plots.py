@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 from xml.sax.saxutils import escape
 
 from markupsafe import Markup
@@ -80,4 +81,84 @@ def rating_plot(
             f'<text x="{left + 6}" y="{top + 12 + 13 * n}" fill="{colour}">{escape(label)}</text>'
         )
     out.append("</svg>")
+    return Markup("".join(out))
+
+
+def versions_plot(
+    series: Sequence[tuple[str, Sequence[tuple[datetime, float]]]],
+    uploads: Sequence[tuple[str, datetime]],
+    *,
+    width: int = 640,
+    height: int = 240,
+) -> Markup:
+    """One bot's rating over time, one line per version, with a marker (a dashed line and the
+    version's name) where each version was uploaded."""
+    drawn = [(label, thin(points)) for label, points in series if points]
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" data-plot="versions" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="sans-serif" font-size="11" role="img">',
+        "<title>Rating over time (incremental Elo), a marker at each version's upload</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+    ]
+    if not drawn:
+        return _empty(out, width, height)
+    left, right, top, bottom = 48, 12, 22, 28
+    values = [float(v) for _, points in drawn for _, v in points]
+    low, high = min(values), max(values)
+    if high - low < 20:
+        low, high = low - 10, high + 10
+    times = [t.timestamp() for _, points in drawn for t, _ in points]
+    times += [t.timestamp() for _, t in uploads]
+    start, end = min(times), max(times)
+    span = max(end - start, 1.0)
+
+    def x(t: datetime) -> float:
+        return float(left + (width - left - right) * (t.timestamp() - start) / span)
+
+    def y(v: float) -> float:
+        return float(top + (height - top - bottom) * (high - v) / (high - low))
+
+    out.extend(_grid(low, high, left, width - right, y))
+    out.append(
+        f'<text x="{width - right}" y="{height - 8}" text-anchor="end" fill="#555">time →</text>'
+    )
+    for label, when in uploads:
+        at = x(when)
+        out.append(
+            f'<g class="upload"><line x1="{at:.1f}" x2="{at:.1f}" y1="{top - 6}" '
+            f'y2="{height - bottom}" stroke="#888" stroke-dasharray="4 3"/>'
+            f'<text x="{at + 3:.1f}" y="{top - 8}" fill="#555">{escape(label)}</text>'
+            f"<title>{escape(label)} uploaded {when:%Y-%m-%d %H:%M}</title></g>"
+        )
+    for n, (label, points) in enumerate(drawn):
+        colour = COLOURS[n % len(COLOURS)]
+        path = " ".join(f"{x(t):.1f},{y(v):.1f}" for t, v in points)
+        out.append(
+            f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.8" '
+            f'points="{path}"><title>{escape(label)}</title></polyline>'
+        )
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def _grid(low: float, high: float, left: int, right: int, y: Any) -> list[str]:
+    """Five horizontal grid lines with their ratings."""
+    out = []
+    for k in range(5):
+        value = low + (high - low) * k / 4
+        out.append(
+            f'<line x1="{left}" x2="{right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            'stroke="#e3e3e3"/>'
+            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{value:.0f}</text>"
+        )
+    return out
+
+
+def _empty(out: list[str], width: int, height: int) -> Markup:
+    out.append(
+        f'<text x="{width / 2:g}" y="{height / 2:g}" text-anchor="middle" fill="#666">'
+        "no rated games yet</text></svg>"
+    )
     return Markup("".join(out))

@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from engine.records import GameRecord, RecordedMove, read_record
+from engine.records import GameRecord, RecordedMove, SearchInfo, read_record, record_from_json
 from engine.registry import load_game
 from engine.render import render_svg
 from referee.match.verdicts import Verdict
@@ -73,6 +73,10 @@ class GameView:
     annotated: bool
     #: The clock the game charged (``cpu`` or ``wall``; ``None``: not recorded).
     clock: str | None = None
+    #: Each ply's think record from the record (shown only to those who may see it).
+    searches: tuple[SearchInfo | None, ...] = ()
+    #: Per position (0 .. plies), each seat's legal-move count (``None``: not known).
+    legal: tuple[tuple[int | None, int | None], ...] = ()
 
     @property
     def plies(self) -> int:
@@ -86,15 +90,22 @@ class GameView:
                 clocks[line.seat] = line.clock_s
         return tuple(clocks)
 
-    def board_at(self, ply: int) -> Markup:
+    def board_at(self, ply: int, pv: Sequence[str] = ()) -> Markup:
+        """The board after ``ply`` moves; ``pv`` (the mover's expected line, starting with
+        the move played) is drawn as numbered ghost pieces."""
         game = load_game(self.summary.game, **dict(self.summary.game_params))
         state = game.state_from_string(self.positions[ply])
         # A position read from its string has no history: the last move's cells are the
         # ones filled since the previous position.
         placed = new_cells(game.state_from_string(self.positions[ply - 1]).grid(), state.grid())
+        line = pv[1:] if ply and pv and pv[0] == self.moves[ply - 1].move else ()
         return Markup(
             render_svg(
-                state, cell=30, title=f"{self.title}, ply {ply}", highlight=placed if ply else ()
+                state,
+                cell=30,
+                title=f"{self.title}, ply {ply}",
+                highlight=placed if ply else (),
+                ghosts=ghost_cells(state, line) if line else None,
             )
         )
 
@@ -107,6 +118,58 @@ def new_cells(before: Sequence[str], after: Sequence[str]) -> set[tuple[int, int
         for c, char in enumerate(row)
         if char != "." and (r >= len(before) or c >= len(before[r]) or before[r][c] == ".")
     }
+
+
+def legal_counts(state: Any) -> tuple[int | None, int | None]:
+    """Each seat's legal-move count in ``state``: both seats where the game can count the
+    side not to move (Tetress: ``mobility``), else the side to move's only."""
+    mobility = getattr(state, "mobility", None)
+    if callable(mobility):
+        return int(mobility(0)), int(mobility(1))
+    counts: list[int | None] = [None, None]
+    if not state.is_over():
+        counts[state.to_move] = len(state.legal_moves)
+    return counts[0], counts[1]
+
+
+def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[str, int]]:
+    """The cells each move of ``line`` would fill, played out from ``state`` (a copy), with the
+    filling seat's grid character and the move's number in the line; stops at a move that
+    cannot be played (a PV is the bot's claim, not a checked line)."""
+    ahead = state.copy()
+    ghosts: dict[tuple[int, int], tuple[str, int]] = {}
+    for number, text in enumerate(line, start=1):
+        before = ahead.grid()
+        try:
+            try:
+                move = ahead.parse_san(text)
+            except Exception:
+                move = ahead.game.move_from_text(text)
+            ahead.apply(move)
+        except Exception:
+            break
+        after = ahead.grid()
+        char = _seat_char(after, new_cells(before, after), ahead)
+        # A move's own cells (Tetress: ``coords``), which a line it completes may clear at
+        # once; else the cells it filled.
+        cells = getattr(move, "coords", None) or new_cells(before, after)
+        for r, c in cells:
+            if char is not None or after[r][c] != ".":
+                ghosts.setdefault((r, c), (char or after[r][c], number))
+    return ghosts
+
+
+def _seat_char(after: Sequence[str], filled: set[tuple[int, int]], state: Any) -> str | None:
+    """The grid character of the seat that just moved: from a cell it filled, else (every
+    cell cleared at once) its token's character in a game of tokens."""
+    for r, c in filled:
+        return after[r][c]
+    chars = _TOKEN_CHARS.get(state.game.name)
+    return chars[1 - state.to_move] if chars is not None else None
+
+
+#: Each seat's grid character in games where a seat's cells are its tokens.
+_TOKEN_CHARS = {"tetress": "rb"}
 
 
 def verdict_sentence(summary: GameSummary, seat_names: Sequence[str]) -> str:
@@ -133,6 +196,12 @@ def result_sentence(head: str, reason: str, result: str) -> str:
 
 
 def _record(detail: GameDetail) -> GameRecord | None:
+    """The stored record: its JSON form when there is one (quicker to read), else its text."""
+    if detail.record_json:
+        try:
+            return record_from_json(detail.record_json, verify=False)
+        except Exception:
+            pass
     if not detail.record_text:
         return None
     try:
@@ -185,6 +254,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
     recorded: Sequence[RecordedMove] = record.moves if record is not None else ()
     state = game.new_state()
     positions = [state.to_string()]
+    legal = [legal_counts(state)]
     lines = []
     for i, m in enumerate(detail.moves):
         text = str(m.get("move", ""))
@@ -195,6 +265,7 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
             # A stored move the engine refuses ends the replay there; the list stays whole.
             break
         positions.append(state.to_string())
+        legal.append(legal_counts(state))
         rec = recorded[i] if i < len(recorded) else None
         memory = m.get("memory_bytes")
         lines.append(
@@ -225,6 +296,10 @@ def build_view(detail: GameDetail, names: Mapping[int, VersionName]) -> GameView
         has_json=bool(detail.record_json),
         annotated=any(line.annotation or line.comment for line in lines),
         clock=_clock(detail, record),
+        legal=tuple(legal),
+        searches=tuple(
+            recorded[i].search if i < len(recorded) else None for i in range(len(lines))
+        ),
     )
 
 

@@ -151,11 +151,13 @@ async def _too_large(send: Send, limit: int) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Session:
-    """A signed-in student: who, and until when (seconds since the epoch)."""
+    """A signed-in student: who, and until when (seconds since the epoch); ``role`` is the
+    signing-in token's (``student``, ``instructor`` or ``admin``)."""
 
     player_id: int
     player: str
     expires: float
+    role: str = "student"
 
 
 class Signer:
@@ -190,7 +192,9 @@ class Signer:
         return value if isinstance(value, dict) else None
 
     def session_cookie(self, session: Session) -> str:
-        return self.sign({"p": session.player_id, "n": session.player, "e": session.expires})
+        return self.sign(
+            {"p": session.player_id, "n": session.player, "e": session.expires, "r": session.role}
+        )
 
     def read_session(self, text: str | None) -> Session | None:
         if not text:
@@ -199,7 +203,8 @@ class Signer:
         if value is None:
             return None
         try:
-            session = Session(int(value["p"]), str(value["n"]), float(value["e"]))
+            role = str(value.get("r", "student"))
+            session = Session(int(value["p"]), str(value["n"]), float(value["e"]), role)
         except (KeyError, TypeError, ValueError):
             return None
         return session if session.expires > time.time() else None

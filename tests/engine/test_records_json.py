@@ -26,7 +26,7 @@ def sample() -> GameRecord:
         game="tetress",
         players=("alice", "bob"),
         moves=(
-            RecordedMove(OPENING[0], think=0.25, clock=59.75, extra=(("nodes", "10"),)),
+            RecordedMove(OPENING[0], think=0.25, clock=59.75, extra=(("hash", "10"),)),
             RecordedMove(OPENING[1], annotation="!", comment="solid"),
         ),
         result="0-1",
@@ -52,7 +52,7 @@ def test_json_shape_is_pinned() -> None:
             "Termination": "time_forfeit",
         },
         "moves": [
-            {"san": OPENING[0], "think": 0.25, "clock": 59.75, "extra": {"nodes": "10"}},
+            {"san": OPENING[0], "think": 0.25, "clock": 59.75, "extra": {"hash": "10"}},
             {"san": OPENING[1], "annotation": "!", "comment": "solid"},
         ],
     }

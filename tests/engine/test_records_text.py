@@ -53,7 +53,7 @@ def test_writer_layout_is_pinned() -> None:
         moves=(
             RecordedMove(OPENING[0], think=0.123, clock=178.2, lag=0.004, mem=41.2),
             RecordedMove(OPENING[1], annotation="?!", comment="slow"),
-            RecordedMove(OPENING[2], extra=(("nodes", "1234"),)),
+            RecordedMove(OPENING[2], extra=(("hash", "1234"),)),
         ),
         extra_tags=(("Annotator", "lead"),),
     )
@@ -71,7 +71,7 @@ def test_writer_layout_is_pinned() -> None:
         "\n"
         "1. PLACE(6-3, 7-2, 7-3, 7-4) {think=0.123s clock=178.2s lag=0.004s mem=41.2MB} "
         "PLACE(2-7, 2-8, 3-7, 3-8)?! {slow}\n"
-        "2. PLACE(6-4, 6-5, 7-5, 7-6) {nodes=1234}\n"
+        "2. PLACE(6-4, 6-5, 7-5, 7-6) {hash=1234}\n"
         "*\n"
     )
 

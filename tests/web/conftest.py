@@ -53,7 +53,8 @@ def hub() -> LiveHub:
 
 @pytest.fixture
 def settings() -> WebSettings:
-    return WebSettings(secret=b"test-secret-0123456789abcdef", refresh_s=0.0)
+    # No reference evaluations in the background (tests that need one ask for it).
+    return WebSettings(secret=b"test-secret-0123456789abcdef", refresh_s=0.0, analysis="off")
 
 
 @pytest.fixture

@@ -43,6 +43,9 @@
     });
     moves.appendChild(tr);
     plyText.textContent = "ply " + m.ply;
+    // Follow the newest move (the list scrolls inside its own box).
+    var box = moves.closest(".moves-side");
+    if (box) box.scrollTop = box.scrollHeight;
   }
   // A move event carries the board as rows of cell characters, not a new picture: the pieces
   // of the server's SVG are redrawn here the way the server draws them (engine/render/svg.py).
@@ -103,7 +106,12 @@
   source.addEventListener("end", function (e) {
     var data = JSON.parse(e.data);
     over = true;
-    verdict.textContent = data.result + " · " + data.sentence;
+    verdict.textContent = data.result + " · " + data.sentence + " ";
+    var stored = document.createElement("a");
+    stored.id = "stored-game";
+    stored.href = "/games/uid/" + encodeURIComponent(root.getAttribute("data-uid") || "");
+    stored.textContent = "the stored game: replay, chart and why it ended";
+    verdict.appendChild(stored);
     verdict.classList.add("ended");
     root.classList.add("ended");
     source.close();
