@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -112,15 +113,17 @@ def course_argv(argv: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import signal
 
     from rich.console import Console
 
     from engine.errors import UnknownGameError
-    from referee.match.local import play_match
     from referee.sandbox.launch import parse_bot_spec
     from referee.telemetry import logs as referee_logging
 
+    # A SIGTERM before the game starts (during the load check, say) is kept, and the game is
+    # then stopped as one that came during it; without this it would kill the command mid-check.
+    early = _EarlyTerm()
+    signal.signal(signal.SIGTERM, early.note)
     level = {2: "INFO", 3: "DEBUG"}.get(args.verbose, args.log_level)
     referee_logging.configure(args.log_format, level)
     # With --json, stdout carries the one JSON object and nothing else.
@@ -137,32 +140,10 @@ def run(args: argparse.Namespace) -> int:
     ready = _ready(args, game, specs, isolation)
     if isinstance(ready, int):
         return ready
-    opening, labels = ready
     observer = _Display(display, game.seat_names, args.color) if args.verbose else None
 
-    async def main() -> Any:
-        # SIGTERM: the game may finish within the grace period, else it is recorded as
-        # aborted; every bot is stopped either way. Ctrl-C cancels at once (bots cleaned up).
-        shutdown = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, shutdown.set)
-        return await play_match(
-            specs,
-            game,
-            time_control=control,
-            memory_mb=args.memory or None,
-            observer=observer,
-            connect_timeout=args.connect_timeout,
-            resume_window=args.reconnect_window,
-            shutdown=shutdown,
-            shutdown_grace=args.shutdown_grace,
-            on_launched=observer.attach if observer is not None else None,
-            labels=labels,
-            opening=opening,
-            isolation=isolation,
-        )
-
     try:
-        result = asyncio.run(main())
+        result = asyncio.run(_play(args, game, specs, control, observer, ready, isolation, early))
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("referee match: interrupted; every bot was stopped", file=sys.stderr)
         return 130
@@ -170,6 +151,54 @@ def run(args: argparse.Namespace) -> int:
         reason = f"the game could not start: {exc}"
         return _not_started(args, reason, game, specs, sandbox=isolation.value)
     return _report(args, result, specs, game, display)
+
+
+class _EarlyTerm:
+    """Whether a SIGTERM came before the game's own handler was installed."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def note(self, signum: int, frame: object) -> None:
+        self.seen = True
+
+
+async def _play(
+    args: argparse.Namespace,
+    game: Game[Any],
+    specs: Sequence[BotSpec],
+    control: Any,
+    observer: _Display | None,
+    ready: tuple[tuple[str, ...], dict[str, str]],
+    isolation: Any,
+    early: _EarlyTerm,
+) -> Any:
+    """Play the game. SIGTERM: the game may finish within the grace period, else it is recorded
+    as aborted; every bot is stopped either way. Ctrl-C cancels at once (bots cleaned up)."""
+    import asyncio
+
+    from referee.match.local import play_match
+
+    shutdown = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, shutdown.set)
+    if early.seen:
+        shutdown.set()
+    opening, labels = ready
+    return await play_match(
+        specs,
+        game,
+        time_control=control,
+        memory_mb=args.memory or None,
+        observer=observer,
+        connect_timeout=args.connect_timeout,
+        resume_window=args.reconnect_window,
+        shutdown=shutdown,
+        shutdown_grace=args.shutdown_grace,
+        on_launched=observer.attach if observer is not None else None,
+        labels=labels,
+        opening=opening,
+        isolation=isolation,
+    )
 
 
 def _ready(

@@ -48,8 +48,8 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
-from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.thinking import take_think
+from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed

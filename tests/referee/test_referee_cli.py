@@ -201,6 +201,38 @@ def test_serve_pairs_remote_sdk_bots_and_stops_on_sigterm(tmp_path: Path) -> Non
                 proc.wait()
 
 
+@pytest.mark.slow
+def test_sigterm_during_the_load_check_still_ends_in_an_aborted_game() -> None:
+    """A SIGTERM that arrives while the bots are still being checked (before the game's own
+    handler is in place) does not kill `referee match`: the game is stopped at once and
+    recorded as aborted, with the one JSON object and exit status 1."""
+    import psutil
+
+    match = subprocess.Popen(
+        [*REFEREE, "match", "client_sdk.examples.random_bot", "client_sdk.examples.random_bot"]
+        + ["--json", "--shutdown-grace", "0.2"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        parent = psutil.Process(match.pid)
+        deadline = time.monotonic() + 30
+        while not parent.children(recursive=True):  # the first load-check process
+            assert time.monotonic() < deadline and match.poll() is None
+            time.sleep(0.02)
+        match.send_signal(signal.SIGTERM)
+        assert match.wait(60) == 1
+        assert match.stdout is not None
+        result = json.loads(match.stdout.read())
+        assert result["verdict"] == "aborted"
+    finally:
+        if match.poll() is None:
+            match.kill()
+            match.wait()
+
+
 def test_sigterm_stops_a_match_and_every_bot_it_started() -> None:
     """SIGTERM during a game: after the grace period `referee match` records the game as
     aborted (exit status 1, the JSON result says so) and leaves no bot process behind."""
