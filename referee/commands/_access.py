@@ -46,10 +46,10 @@ def stored_doors(args: argparse.Namespace, repo: Any) -> tuple[Any, Any]:
     """The Play authenticator and the Arena service over the stored tokens of ``repo``,
     sharing one :class:`~referee.server.access.Gate` (kept as ``args.gate`` for the uploads
     service): a client's failed logins count at every door."""
+    from referee.hosting.arena import ArenaService
     from referee.server.access import Gate
-    from referee.server.arena import ArenaService
     from referee.server.auth import LaunchTokens
-    from referee.storage.auth import StoredTokenAuth
+    from referee.server.storedauth import StoredTokenAuth
 
     args.gate = Gate(repo)
     # Launched tournament bots connect here too, each with a one-game token.

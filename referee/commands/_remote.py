@@ -17,12 +17,12 @@ async def start_referee(
     bots' one-game tokens and the stored tokens, with the Arena service, and a private Unix
     socket for sandboxed launched bots when ``private_socket`` (``ValueError`` naming the
     address when it cannot listen; ``who`` is what should get its own address)."""
+    from referee.hosting.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.app import RefereeServer
-    from referee.server.arena import ArenaService
     from referee.server.auth import LaunchTokens
-    from referee.storage.auth import StoredTokenAuth
+    from referee.server.storedauth import StoredTokenAuth
 
     gate = Gate(repo)  # one gate: failed logins count at the Play and Arena doors alike
     server = RefereeServer(

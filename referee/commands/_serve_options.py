@@ -9,7 +9,7 @@ from typing import Any
 def add_challenge_options(parser: argparse.ArgumentParser) -> None:
     """Challenges (python -m client_sdk --challenge OWNER/NAME): how long one waits for the
     other side, and how many one player may have open."""
-    from referee.server.challenges import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
+    from referee.hosting.challenges import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
 
     parser.add_argument(
         "--challenge-wait",

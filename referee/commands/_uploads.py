@@ -106,7 +106,7 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
         return None
     import dataclasses
 
-    from referee.server.uploads import SubmissionService
+    from referee.hosting.uploads import SubmissionService
     from referee.submissions.service import Submissions
     from referee.submissions.store import SubmissionStore
     from referee.submissions.validate import ValidationSettings
@@ -160,7 +160,7 @@ def start_ladder(
     (the ladder and its task; ``None`` when off)."""
     if not args.submissions or args.repo is None or args.ladder_games_per_hour <= 0:
         return None
-    from referee.server.autoplay import AutoplaySettings, SubmittedLadder
+    from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.workers.queue import is_postgres
 
     settings = AutoplaySettings(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from engine.game import Game
-    from referee.match.local import MatchResult
+    from referee.play.local import MatchResult
     from referee.sandbox.launch import BotSpec
 
 
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from engine.errors import UnknownGameError
-    from referee.match.local import play_match
+    from referee.play.local import play_match
     from referee.sandbox.launch import parse_bot_spec
     from referee.telemetry import logs as referee_logging
 

@@ -28,8 +28,8 @@ from referee.server.collector import tune_for_serving
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
+    from referee.hosting.matchmaker import Matchmaker
     from referee.server.app import RefereeServer
-    from referee.server.matchmaker import Matchmaker
 
 
 def register(subparsers: Any) -> None:
@@ -218,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
             repo = open_repository(args.db, create=args.create)
             auth, arena = stored_doors(args, repo)
             services.append(arena)
-            from referee.server.casual import CasualRecorder
+            from referee.hosting.casual import CasualRecorder
 
             recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
             uploads = build_service(args, repo, control, args.memory)
@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.submissions:
             raise ValueError("--submissions needs --db (versions are kept in the database)")
         else:
-            from referee.server.live_arena import LiveArenaService
+            from referee.hosting.live_arena import LiveArenaService
 
             # Spectators still see the live games (referee watch --server); nothing is stored.
             services.append(LiveArenaService(args.live_hub))
@@ -380,7 +380,7 @@ def _start_pairing(
     host: Any = None,
 ) -> tuple[Matchmaker | None, asyncio.Task[None] | None]:
     """With ``--pair auto``: the matchmaker, playing on a task; spectators follow its games."""
-    from referee.server.matchmaker import Matchmaker
+    from referee.hosting.matchmaker import Matchmaker
 
     if args.pair != "auto":
         return None, None
@@ -404,10 +404,10 @@ def _start_pairing(
 
 def _start_hosting(args: argparse.Namespace, server: RefereeServer) -> tuple[Any, Any]:
     """With ``--db``: run the tournaments marked for this server (``referee tournament start``)
-    on this loop, with this server's sessions (:mod:`referee.tournament.host`)."""
+    on this loop, with this server's sessions (:mod:`referee.hosting.host`)."""
     if args.repo is None:
         return None, None
-    from referee.tournament.host import TournamentHost
+    from referee.hosting.host import TournamentHost
 
     host = TournamentHost(
         args.repo,
@@ -434,11 +434,11 @@ async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
     server, ``None`` when off, ``False`` when it failed."""
     if args.no_web:
         return None
+    from referee.asgi.server import WebServer, parse_address
     from referee.commands.web import web_settings
     from referee.telemetry.endpoints import metrics_route
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
-    from referee.web.server import WebServer, parse_address
 
     log = get_logger("referee.serve")
     try:

@@ -112,7 +112,7 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, list[Any]]:
     from referee.analysis.sprt import Sprt
     from referee.commands._arena import open_repo
     from referee.commands._common import game_params
-    from referee.tournament.bots import resolve_bot
+    from referee.play.bots import resolve_bot
 
     test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
     game = load_game(args.game, **game_params(args))
@@ -150,10 +150,10 @@ async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import time_control
     from referee.commands._remote import remote_owners, start_referee
+    from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation, choose
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
-    from referee.tournament.play import GamePlayer, GameTerms
 
     test, game, book, repo, versions = setup
     isolation = choose()  # launched bots: the sandbox where it works here
@@ -252,7 +252,7 @@ def _absent_sentence(version: Any, timeout: float) -> str:
 
 def _store(repo: Any, game: Any, versions: Any, event: str) -> Any:
     """Store each game as the tournament runner does (standalone games, event ``sprt ...``)."""
-    from referee.tournament.gamerows import finished_game
+    from referee.play.gamerows import finished_game
 
     def sink(report: Any, new_seat: int, started: Any, finished: Any) -> None:
         seats = versions if new_seat == 0 else versions[::-1]

@@ -203,7 +203,7 @@ def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: lis
     import dataclasses
 
     from referee.commands._common import load_game_option, refuse_unloadable
-    from referee.tournament.bots import launchable_spec, resolve_bot
+    from referee.play.bots import launchable_spec, resolve_bot
 
     settings = _settings(args, name)
     load_game_option(settings.game, dict(settings.game_params))
@@ -260,7 +260,7 @@ def _run(args: argparse.Namespace) -> int:
         t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
     except NotFoundError as exc:
         return fail("tournament run", exc)
-    from referee.tournament.host import is_hosted
+    from referee.hosting.host import is_hosted
 
     if is_hosted(t):
         # Two runners on one tournament would play the same games twice and fight over resume.
@@ -299,10 +299,10 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     import signal
 
     from referee.commands._arena import ProgressDisplay, console
+    from referee.hosting.presence import watch_presence
     from referee.server.live import LiveHub
     from referee.storage.locks import LockWait
     from referee.telemetry import logs as referee_logging
-    from referee.tournament.presence import watch_presence
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)

@@ -1,7 +1,7 @@
 """Who is calling: stored tokens resolved to a player and a role, failed attempts throttled.
 
 One :class:`Gate` per server serves every door: the ``Play`` handshake (through
-:class:`referee.storage.auth.StoredTokenAuth`), and the unary and streaming calls of the Arena
+:class:`referee.server.storedauth.StoredTokenAuth`), and the unary and streaming calls of the Arena
 and Submissions services, which carry the token in their call metadata as
 ``authorization: Bearer <token>``. For such a call, :meth:`Gate.caller` returns the
 :class:`Caller` (``None`` for a call without a token, i.e. the public) or ends the call:

@@ -13,10 +13,19 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.text.names import HIDDEN, strip_escapes
+from referee.match.seat import MAX_ACTION_CHARS, MAX_COMMENT_CHARS, action_problem
+from referee.text.notes import MAX_NOTE_CHARS, clean_note, clean_report
+
+__all__ = [
+    "MAX_ACTION_CHARS",
+    "MAX_COMMENT_CHARS",
+    "MAX_NOTE_CHARS",
+    "action_problem",
+    "clean_note",
+    "clean_report",
+]
 
 #: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
 MAX_ID = 2**63 - 1
@@ -52,12 +61,11 @@ MAX_CHANNEL_CHARS = 64
 MAX_CHALLENGE_CHARS = 256
 
 # -- Move and other bot messages ----------------------------------------------------------------
-#: A move's text (Tetress and ATT moves are under 60 characters); longer is a protocol error.
-MAX_ACTION_CHARS = 256
-#: A move's comment is cut to this many characters (and control characters are removed).
-MAX_COMMENT_CHARS = 256
-#: ``NotAMove.returned``/``expected``, a ChallengeAnswer's reason, a Goodbye's reason: cut.
-MAX_NOTE_CHARS = 200
+# A move's text is refused above MAX_ACTION_CHARS; its comment is cut to MAX_COMMENT_CHARS
+# (and control characters are removed); ``NotAMove.returned``/``expected``, a ChallengeAnswer's
+# reason, a Goodbye's reason are cut to MAX_NOTE_CHARS. The match runner applies them
+# (referee.match.seat, referee.text.notes); they are named here too so this module lists every
+# bound.
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
@@ -165,30 +173,9 @@ def check_submit_name(name: str) -> None:
         )
 
 
-def clean_note(text: str, max_chars: int = MAX_NOTE_CHARS) -> str:
-    """Free text from a bot kept for people (a comment, a reason): terminal escape sequences
-    removed, control, bidi and other invisible characters replaced by spaces, cut to
-    ``max_chars``."""
-    kept = strip_escapes(text[: max_chars * 2])
-    return "".join(" " if unicodedata.category(c) in HIDDEN else c for c in kept)[:max_chars]
-
-
 def code_name(code: int) -> str:
     """An ``ErrorCode``'s name; a number no version of the protocol defines is shown as one."""
     try:
         return pb.ErrorCode.Name(code)  # type: ignore[arg-type]
     except ValueError:
         return f"error code {code}"
-
-
-def clean_report(text: str, max_chars: int = 8000) -> str:
-    """A bot's error report (e.g. a traceback) kept for people: its last ``max_chars``
-    characters, line breaks kept, other control characters replaced by spaces."""
-    return "\n".join(clean_note(line, 1000) for line in text[-max_chars:].splitlines())
-
-
-def action_problem(action: str) -> str | None:
-    """Why a move's text is refused before it is parsed (``None``: it is not)."""
-    if len(action) > MAX_ACTION_CHARS:
-        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
-    return None

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from referee.play.bots import register_source
+from referee.play.gamerows import finished_game
 from referee.sandbox.isolation import SandboxUnavailable
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
@@ -43,8 +45,6 @@ from referee.submissions.validate import (
     play_validation,
 )
 from referee.telemetry.logs import get_logger
-from referee.tournament.bots import register_source
-from referee.tournament.gamerows import finished_game
 
 log = get_logger("referee.submissions")
 

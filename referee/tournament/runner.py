@@ -42,6 +42,8 @@ from typing import Any, Protocol
 
 from engine.game import Game
 from referee.match.runner import new_game_id
+from referee.play.game import GamePlayer, Played
+from referee.play.gamerows import finished_game
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
@@ -61,7 +63,6 @@ from referee.storage import (
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
 from referee.tournament.entries import settle_entries
-from referee.tournament.gamerows import finished_game
 from referee.tournament.gamespec import (
     game_terms,
     slot_labels,
@@ -70,7 +71,6 @@ from referee.tournament.gamespec import (
     tournament_game,
 )
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
-from referee.tournament.play import GamePlayer, Played
 from referee.tournament.standings import save_tournament_ratings
 
 log = get_logger("referee.tournament")

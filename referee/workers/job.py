@@ -2,7 +2,7 @@
 
 The game is built from the stored tournament exactly as the in-process runner builds it
 (:mod:`referee.tournament.gamespec`) and played by the same code
-(:class:`referee.tournament.play.GamePlayer`, so :func:`referee.match.local.play_match` and
+(:class:`referee.play.game.GamePlayer`, so :func:`referee.play.local.play_match` and
 the sandbox). The result is written by :meth:`Repository.record_game` with a *lease guard* in
 the same transaction: the job's row is locked and must still be ``doing`` on this worker. A
 worker that was declared dead (its heartbeat stopped, e.g. SIGSTOP) and wakes up therefore
@@ -28,6 +28,8 @@ from structlog.contextvars import bound_contextvars
 from engine.game import Game
 from referee.analysis.openings import Book
 from referee.match.runner import new_game_id
+from referee.play.game import GamePlayer
+from referee.play.gamerows import finished_game
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.storage import (
     BotVersionInfo,
@@ -43,7 +45,6 @@ from referee.storage import (
     Verdict,
 )
 from referee.telemetry.logs import bound_job, get_logger
-from referee.tournament.gamerows import finished_game
 from referee.tournament.gamespec import (
     game_terms,
     slot_labels,
@@ -51,7 +52,6 @@ from referee.tournament.gamespec import (
     tournament_book,
     tournament_game,
 )
-from referee.tournament.play import GamePlayer
 from referee.workers import MAX_ATTEMPTS
 from referee.workers.live import LivePublisher, NotifyObserver
 

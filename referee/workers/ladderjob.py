@@ -1,11 +1,11 @@
 """One ladder game job on a worker: two exact bot versions, played here, recorded once.
 
-The server's ladder of submitted bots (:mod:`referee.server.autoplay`) picks the pair and, on
+The server's ladder of submitted bots (:mod:`referee.hosting.autoplay`) picks the pair and, on
 PostgreSQL, enqueues a job carrying everything the game needs (:func:`ladder_job_kwargs`): the
 two bot version ids in seat order, the game and its parameters, the clocks, the memory limit,
 and the game's uid, generated at enqueue. The uid is the key of exactly-once results: the
 games table holds each uid once (``UNIQUE(uid)``), so a retried or doubly enqueued job cannot
-store the game twice. The game is played by the same :class:`~referee.tournament.play
+store the game twice. The game is played by the same :class:`~referee.play.game
 .GamePlayer` the tournament jobs use and stored, under the job's lease guard
 (:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores.
 """
@@ -23,11 +23,11 @@ from structlog.contextvars import bound_contextvars
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
+from referee.play.game import GamePlayer, GameTerms
+from referee.play.gamerows import finished_game
 from referee.sandbox.isolation import choose, require_trusted
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
-from referee.tournament.gamerows import finished_game
-from referee.tournament.play import GamePlayer, GameTerms
 from referee.workers import MAX_ATTEMPTS
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
 from referee.workers.live import NotifyObserver

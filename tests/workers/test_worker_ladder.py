@@ -11,9 +11,9 @@ import pytest
 from workers_helpers import GREEDY, RANDOM, TURN_LIMIT, log_lines, start_worker, stop_workers
 
 from engine.registry import load_game
+from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
+from referee.hosting.casual import CasualRecorder
 from referee.match.clock import TimeControl
-from referee.server.autoplay import AutoplaySettings, SubmittedLadder
-from referee.server.casual import CasualRecorder
 from referee.storage import BotVersionInfo, Repository, SourceKind, Verdict
 from referee.storage import submissions as rows
 from referee.storage.submissions import NewVersion

@@ -36,6 +36,7 @@ from referee.match.launched import (
 from referee.match.report import GameReport, SeatReport, unplayed_report
 from referee.match.result import MatchResult
 from referee.match.runner import MatchRunner, Observer, new_game_id
+from referee.match.seat import Seat
 from referee.match.verdicts import GameEnd
 from referee.sandbox.botcode import bot_roots
 from referee.sandbox.isolation import Isolation, choose
@@ -58,7 +59,7 @@ __all__ = [
     "watch_launched",
 ]
 
-log = get_logger("referee.match.local")
+log = get_logger("referee.play.local")
 
 _T = TypeVar("_T")
 
@@ -406,7 +407,7 @@ async def _unless_shutdown(work: Awaitable[_T], shutdown: asyncio.Event | None) 
         stopper.cancel()
 
 
-async def _abort_on(shutdown: asyncio.Event, grace: float, runner: MatchRunner) -> None:
+async def _abort_on(shutdown: asyncio.Event, grace: float, runner: MatchRunner[Seat]) -> None:
     await shutdown.wait()
     log.info("shutdown_requested", grace=grace, game_id=runner.game_id)
     await asyncio.sleep(grace)

@@ -16,6 +16,9 @@ from typing import Any
 
 from engine.game import Game
 from referee.match.runner import GameReport, MatchRunner
+from referee.play.bots import register_remote
+from referee.play.gamerows import finished_game
+from referee.server.session import BotSession
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -24,8 +27,6 @@ from referee.storage import (
     SourceKind,
 )
 from referee.telemetry.logs import get_logger
-from referee.tournament.bots import register_remote
-from referee.tournament.gamerows import finished_game
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
 
 log = get_logger("referee.casual")
@@ -53,7 +54,7 @@ class CasualRecorder:
         self._ladder_due: set[str] = set()
         self._ladder_lock = asyncio.Lock()
 
-    def on_game(self, runner: MatchRunner, report: GameReport) -> None:
+    def on_game(self, runner: MatchRunner[BotSession], report: GameReport) -> None:
         private = any(s.channel for s in runner.sessions) or report.labels.get("mode") == (
             "challenge"
         )

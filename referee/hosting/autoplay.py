@@ -4,7 +4,7 @@
 submitted bot against another's, at most ``--ladder-games-per-hour`` games an hour and
 ``--ladder-concurrency`` at once. Each game is stored as a rated game naming the exact version
 in each seat, and the live ladder is refreshed as for the games of connected bots
-(:class:`~referee.server.casual.CasualRecorder`). A rejected or still-validating version never
+(:class:`~referee.hosting.casual.CasualRecorder`). A rejected or still-validating version never
 plays; a new accepted upload plays from its next game on.
 
 On a PostgreSQL database the ladder is given a job queue (:mod:`referee.workers.dispatch`):
@@ -28,23 +28,23 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
+from referee.hosting.casual import CasualRecorder
 from referee.match.clock import TimeControl
 from referee.match.verdicts import Verdict
+from referee.play.game import GamePlayer, GameTerms
+from referee.play.gamerows import finished_game
 from referee.sandbox.isolation import choose, require_trusted
-from referee.server.casual import CasualRecorder
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.storage import BotVersionInfo, NotFoundError, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR
 from referee.telemetry.logs import get_logger
-from referee.tournament.gamerows import finished_game
-from referee.tournament.play import GamePlayer, GameTerms
 
 if TYPE_CHECKING:
     from referee.workers.dispatch import QueueDispatcher
 
-log = get_logger("referee.server.autoplay")
+log = get_logger("referee.hosting.autoplay")
 
 #: How often to look again when fewer than two bots have an accepted version.
 IDLE_RECHECK_S = 30.0

@@ -19,10 +19,10 @@ import grpc
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
+from referee.hosting.arena_accounts import AccountViews
+from referee.hosting.callers import Caller, Callers, may_read_game, private_game
 from referee.server import access, bounds
 from referee.server.access import ARENA_ACCESS, Gate
-from referee.server.arena_accounts import AccountViews
-from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
 from referee.storage import (
     GameDetail,
@@ -59,7 +59,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
         #: Tournament id -> the presence board of its remote entries, while a referee on this
-        #: server runs it (:class:`referee.tournament.presence.PresenceBoard`).
+        #: server runs it (:class:`referee.hosting.presence.PresenceBoard`).
         self.presence: dict[int, Any] = {}
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
@@ -215,7 +215,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         request: apb.GetTournamentRequest,
         context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
     ) -> apb.TournamentPresence:
-        from referee.tournament.presence import presence_reply
+        from referee.hosting.presence import presence_reply
 
         await self._allow(context, "GetTournamentPresence")
 

@@ -17,10 +17,7 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
-from referee.match.clock import TimeControl
-from referee.match.runner import GameReport, MatchRunner
-from referee.match.verdicts import Verdict
-from referee.server.challenges import (
+from referee.hosting.challenges import (
     DEFAULT_ANSWER_S,
     DEFAULT_MAX_CHALLENGES,
     ChallengeDesk,
@@ -31,12 +28,15 @@ from referee.server.challenges import (
     tell,
     too_many,
 )
+from referee.match.clock import TimeControl
+from referee.match.runner import GameReport, MatchRunner
+from referee.match.verdicts import Verdict
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
-log = get_logger("referee.server.matchmaker")
+log = get_logger("referee.hosting.matchmaker")
 
 
 class Matchmaker:
@@ -51,7 +51,7 @@ class Matchmaker:
         memory_limit_bytes: int = 0,
         records_dir: str | None = None,
         on_report: Callable[[GameReport], None] | None = None,
-        on_game: Callable[[MatchRunner, GameReport], None] | None = None,
+        on_game: Callable[[MatchRunner[BotSession], GameReport], None] | None = None,
         hub: LiveHub | None = None,
         mode: str = "casual",
         challenge_answer_s: float | None = None,
@@ -231,7 +231,7 @@ class Matchmaker:
     def _reserved(self, session: BotSession) -> bool:
         return self.reserved is not None and self.reserved(session)
 
-    async def _play(self, runner: MatchRunner) -> GameReport:
+    async def _play(self, runner: MatchRunner[BotSession]) -> GameReport:
         try:
             report = await runner.run()
         except asyncio.CancelledError:

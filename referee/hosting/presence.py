@@ -12,11 +12,11 @@ from enum import StrEnum
 from typing import Any
 
 from client_sdk.proto import arena_pb2 as apb
+from referee.hosting.skipped import MissedGames
+from referee.play.seats import SeatFinder
 from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.text.names import display
-from referee.tournament.seats import SeatFinder
-from referee.tournament.skipped import MissedGames
 
 
 class Presence(StrEnum):

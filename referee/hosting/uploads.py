@@ -3,7 +3,7 @@ and each student's own versions, games and bot output.
 
 Every call carries the player's token (``authorization: Bearer <token>``): a student sees
 their own versions, games and bot output, the instructor everyone's (the views are
-:mod:`referee.server.myviews`, the roles :mod:`referee.server.callers`). Uploads are received
+:mod:`referee.hosting.myviews`, the roles :mod:`referee.hosting.callers`). Uploads are received
 chunk by chunk and cut off as soon as they pass the archive size limit, so a client can never
 make the server buffer more than that. The work itself is :class:`Submissions`'.
 """
@@ -18,9 +18,10 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from referee.server import bounds, myviews
+from referee.hosting import myviews
+from referee.hosting.callers import Caller, Callers
+from referee.server import bounds
 from referee.server.access import Gate
-from referee.server.callers import Caller, Callers
 from referee.storage import NotFoundError
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo

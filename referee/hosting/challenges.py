@@ -27,7 +27,7 @@ from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
-log = get_logger("referee.server.challenges")
+log = get_logger("referee.hosting.challenges")
 
 #: How long the challenged bot has to answer (and, before that, to become free).
 DEFAULT_ANSWER_S = 30.0
