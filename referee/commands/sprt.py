@@ -252,20 +252,10 @@ def _absent_sentence(version: Any, timeout: float) -> str:
 
 def _store(repo: Any, game: Any, versions: Any, event: str) -> Any:
     """Store each game as the tournament runner does (standalone games, event ``sprt ...``)."""
-    from referee.play.gamerows import finished_game
+    from referee.play.store import Filing, store_game
 
     def sink(report: Any, new_seat: int, started: Any, finished: Any) -> None:
         seats = versions if new_seat == 0 else versions[::-1]
-        repo.record_game(
-            finished_game(
-                report,
-                game,
-                seats,
-                event=event,
-                started=started,
-                finished=finished,
-                uid=report.game_id,
-            )
-        )
+        store_game(repo, report, game, seats, Filing(event), started=started, finished=finished)
 
     return sink

@@ -8,7 +8,6 @@ referees games) never waits on the database. Live games come from the runner's
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
@@ -24,6 +23,7 @@ from referee.hosting.callers import Caller, Callers, may_read_game, private_game
 from referee.server import access, bounds
 from referee.server.access import ARENA_ACCESS, Gate
 from referee.server.live import LiveEnd, LiveGame, LiveHub
+from referee.server.status import call_in_thread
 from referee.storage import (
     GameDetail,
     GameSummary,
@@ -87,17 +87,8 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         *args: _P.args,
         **kwargs: _P.kwargs,
     ) -> _T:
-        """``fn`` in a worker thread; a missing item or a bad argument aborts the call."""
-        try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
-        except NotFoundError as exc:
-            code, text = grpc.StatusCode.NOT_FOUND, str(exc)
-        except ValueError as exc:
-            code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        except PermissionError as exc:
-            code, text = grpc.StatusCode.PERMISSION_DENIED, str(exc)
-        await context.abort(code, text)
-        raise AssertionError("context.abort() returned")  # it always raises
+        """``fn`` in a worker thread; an expected error ends the call with its status."""
+        return await call_in_thread(context, fn, *args, **kwargs)
 
     def _tournament(self, text: str) -> TournamentInfo:
         return self.repo.get_tournament(bounds.reference(text, "tournament"))

@@ -11,13 +11,12 @@ open sessions (no stored player) and a bot against itself are not stored.
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 from engine.game import Game
 from referee.match.runner import GameReport, MatchRunner
 from referee.play.bots import register_remote
-from referee.play.gamerows import finished_game
+from referee.play.store import Filing, store_game
 from referee.server.session import BotSession
 from referee.storage import (
     BotVersionInfo,
@@ -30,12 +29,6 @@ from referee.telemetry.logs import get_logger
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
 
 log = get_logger("referee.casual")
-
-
-def _when(text: str) -> datetime:
-    if not text:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class CasualRecorder:
@@ -84,17 +77,8 @@ class CasualRecorder:
             if found[0].id == found[1].id:
                 log.info("casual_self_play_not_stored", bot=found[0].label)
                 return
-            row = finished_game(
-                report,
-                game,
-                found,
-                outputs=[],
-                event="casual",
-                started=_when(report.started_at),
-                finished=_when(report.finished_at),
-                uid=report.game_id,
-            )
-            await asyncio.to_thread(self.repo.record_game, row)
+            # Played by the matchmaker's runner: only the storing half of play_and_store.
+            await asyncio.to_thread(store_game, self.repo, report, game, found, Filing("casual"))
             self.stored += 1
             await self.refresh_ladder(game.name)
         except Exception:

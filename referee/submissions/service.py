@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from referee.play.bots import register_source
-from referee.play.gamerows import finished_game
+from referee.play.store import Filing, store_game
 from referee.sandbox.isolation import SandboxUnavailable
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
@@ -203,17 +203,15 @@ class Submissions:
         try:
             reference = register_source(self.repo, self.validation.reference)
             seats = [self.repo.get_bot_version(info.bot_version_id), reference]
-            row = finished_game(
+            store_game(
+                self.repo,
                 result.report,
                 result.game,
                 seats,
+                Filing("validation", GameKind.VALIDATION),
                 outputs=result.outputs,
-                event="validation",
-                started=_when(result.report.started_at),
-                finished=_when(result.report.finished_at),
                 uid=result.game_uid,
             )
-            self.repo.record_game(dataclasses.replace(row, kind=GameKind.VALIDATION))
         except Exception:
             log.exception("validation_game_not_stored", bot=info.label)
             return dataclasses.replace(result, game_uid=None)
@@ -242,13 +240,6 @@ class Submissions:
         for info in waiting:
             await self.validate(info)
         return len(waiting)
-
-
-def _when(text: str) -> datetime:
-    """A report's ISO 8601 time (now when it has none)."""
-    if not text:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _bot_name(name: str | None, player: str, stored: Stored) -> str:

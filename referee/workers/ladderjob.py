@@ -7,7 +7,8 @@ and the game's uid, generated at enqueue. The uid is the key of exactly-once res
 games table holds each uid once (``UNIQUE(uid)``), so a retried or doubly enqueued job cannot
 store the game twice. The game is played by the same :class:`~referee.play.game
 .GamePlayer` the tournament jobs use and stored, under the job's lease guard
-(:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores.
+(:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores (both by
+:func:`referee.play.store.play_and_store`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from structlog.contextvars import bound_contextvars
@@ -24,13 +24,13 @@ from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
-from referee.play.gamerows import finished_game
+from referee.play.store import Filing, play_and_store
 from referee.sandbox.isolation import choose, require_trusted
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
 from referee.workers import MAX_ATTEMPTS
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
-from referee.workers.live import NotifyObserver
+from referee.workers.live import NotifyBroadcast
 
 log = get_logger("referee.workers.ladderjob")
 
@@ -120,38 +120,16 @@ async def _play(
     state: WorkerState, job_id: int, worker_id: int | None, uid: str, kwargs: dict[str, Any]
 ) -> None:
     player, seats = await asyncio.to_thread(_player, state, kwargs)
-    game = player.terms.game
-    observer = None
-    if state.publisher is not None:
-        observer = NotifyObserver(state.publisher, uid)
-        state.publisher.start_game(
-            uid,
-            game.name,
-            [v.label for v in seats],
-            game.seat_names,
-            game.new_state().to_string(),
-            None,
-        )
-    started = datetime.now(UTC)
     log.info("game_started", seats=[v.label for v in seats])
-    stored, why = False, "not played"
-    try:
-        played = await player.play(list(seats), uid, {"mode": "ladder"}, observer)
-        row = finished_game(
-            played.report,
-            game,
-            list(seats),
-            outputs=played.outputs,
-            event="ladder",
-            started=started,
-            finished=datetime.now(UTC),
-            uid=uid,
-        )
-        summary = await asyncio.to_thread(
-            state.repo.record_game, row, lease_guard(job_id, worker_id)
-        )
-        stored, why = True, summary.reason
-    finally:
-        if observer is not None:
-            observer.publish_end(stored, why)
+    stored = await play_and_store(
+        player,
+        state.repo,
+        seats,
+        Filing("ladder"),
+        uid=uid,
+        labels={"mode": "ladder"},
+        broadcast=NotifyBroadcast(state.publisher) if state.publisher is not None else None,
+        guard=lease_guard(job_id, worker_id),
+    )
+    summary = stored.summary
     log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
