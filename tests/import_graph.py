@@ -44,6 +44,11 @@ def _imported(tree: ast.AST, package: list[str]) -> Iterator[str]:
                 yield from (".".join([*base, alias.name]) for alias in node.names)
 
 
+def _is_child(package_dir: Path, name: str) -> bool:
+    """Whether ``referee.<name>`` is a sub-package or a module directly in ``referee``."""
+    return (package_dir / name).is_dir() or (package_dir / f"{name}.py").is_file()
+
+
 def import_graph(root: Path = ROOT) -> Graph:
     """Every import (at any depth of a module, ``TYPE_CHECKING`` ones too) between two
     sub-packages of ``referee`` in the checkout at ``root``."""
@@ -59,7 +64,7 @@ def import_graph(root: Path = ROOT) -> Graph:
         for module in _imported(tree, package):
             names = module.split(".")
             inside = names[0] == "referee" and len(names) > 1 and names[1] != source
-            if inside and (package_dir / names[1]).is_dir():
+            if inside and _is_child(package_dir, names[1]):
                 line = f"{path.relative_to(root)} -> {module}"
                 graph.setdefault(source, {}).setdefault(names[1], set()).add(line)
     return graph

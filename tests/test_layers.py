@@ -53,17 +53,19 @@ def test_the_count_sees_an_upward_import_and_its_cycle(tmp_path: Path) -> None:
 
 
 def test_every_sub_package_has_a_layer() -> None:
-    """Each sub-package of referee is placed in exactly one layer (a new one must be given
-    its place)."""
+    """Each sub-package (and top-level module) of referee is placed in exactly one layer (a
+    new one must be given its place)."""
     placed = [name for layer in layer_order() for name in layer]
-    present = sorted(p.name for p in (ROOT / "referee").iterdir() if (p / "__init__.py").is_file())
-    assert sorted(placed) == present
+    children = (ROOT / "referee").iterdir()
+    present = [p.name for p in children if (p / "__init__.py").is_file()]
+    present += [p.stem for p in (ROOT / "referee").glob("*.py") if p.stem != "__init__"]
+    assert sorted(placed) == sorted(present)
 
 
 def test_readme_lists_the_sub_packages_in_layer_order() -> None:
     """The README's layout table names referee's sub-packages bottom up, as the contract
     orders them."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| ((?:`referee/\w+/`(?:, )?)+) \|", readme, flags=re.M)
-    listed = [re.findall(r"`referee/(\w+)/`", row) for row in rows]
+    rows = re.findall(r"^\| ((?:`referee/\w+(?:/|\.py)`(?:, )?)+) \|", readme, flags=re.M)
+    listed = [re.findall(r"`referee/(\w+)(?:/|\.py)`", row) for row in rows]
     assert [sorted(names) for names in listed] == [sorted(layer) for layer in layer_order()]

@@ -9,10 +9,11 @@ from typing import Any
 
 from referee.commands._arena import add_db_option, fail
 from referee.commands._common import add_game_options, add_limit_options, add_log_options
+from referee.errors import RefereeError
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 
-class RemoteAbsent(Exception):
+class RemoteAbsent(RefereeError):
     """A remote bot was not connected (or never free) within ``--remote-timeout``."""
 
 

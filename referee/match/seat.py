@@ -22,6 +22,7 @@ from engine.adjudication import (
     NotAMove,
     ProtocolViolation,
 )
+from referee.errors import RefereeError
 from referee.match.verdicts import Verdict
 from referee.text.notes import clean_note
 
@@ -55,7 +56,7 @@ class SeatEvent:
     detail: str = ""
 
 
-class SessionClosed(Exception):
+class SessionClosed(RefereeError):
     """Writing to a session whose stream has ended."""
 
 

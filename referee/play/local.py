@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.game import Game
+from referee.errors import RefereeError
 from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.launched import (
@@ -64,7 +65,7 @@ log = get_logger("referee.play.local")
 _T = TypeVar("_T")
 
 
-class BotDidNotConnect(Exception):
+class BotDidNotConnect(RefereeError):
     """A bot exited or timed out before its session opened (the message holds its output)."""
 
 

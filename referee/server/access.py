@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 import grpc
 
+from referee.errors import Refused
 from referee.server.throttle import LoginThrottle, Throttled, peer_address
 from referee.storage.enums import Role
 from referee.storage.players import PlayerInfo, TokenOwner, TokenRejected
@@ -74,7 +75,7 @@ class Caller:
         return self.role.allows(needed)
 
 
-class Refusal(Exception):
+class Refusal(Refused):
     """A token check that failed: ``throttled`` is set when it was refused unexamined."""
 
     def __init__(self, message: str, throttled: Throttled | None = None) -> None:

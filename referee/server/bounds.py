@@ -15,6 +15,7 @@ import math
 import re
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.errors import RefereeError
 from referee.match.seat import MAX_ACTION_CHARS, MAX_COMMENT_CHARS, action_problem
 from referee.text.notes import MAX_NOTE_CHARS, clean_note, clean_report
 
@@ -73,7 +74,7 @@ _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
 _SUBMIT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-class BadField(ValueError):
+class BadField(RefereeError, ValueError):
     """A request field out of bounds; the message names the field and says what is allowed."""
 
     def __init__(self, field: str, problem: str) -> None:

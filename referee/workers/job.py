@@ -27,6 +27,7 @@ from structlog.contextvars import bound_contextvars
 
 from engine.game import Game
 from referee.analysis.openings import Book
+from referee.errors import RefereeError
 from referee.match.runner import new_game_id
 from referee.play.game import GamePlayer
 from referee.play.store import Filing, has_result, play_and_store
@@ -58,11 +59,11 @@ from referee.workers.live import LivePublisher, NotifyBroadcast
 log = get_logger("referee.workers.job")
 
 
-class LeaseLost(RuntimeError):
+class LeaseLost(RefereeError, RuntimeError):
     """This worker no longer holds the job (it was declared dead and the game handed on)."""
 
 
-class GameFailed(RuntimeError):
+class GameFailed(RefereeError, RuntimeError):
     """An attempt that did not produce a result; the queue retries the job."""
 
 
