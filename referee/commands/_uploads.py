@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from referee.hosting.autoplay import SubmittedLadder
+    from referee.hosting.casual import CasualRecorder
+    from referee.hosting.uploads import SubmissionService
+    from referee.match.clock import TimeControl
+    from referee.server.access import Gate
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
 
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB
 
@@ -100,7 +110,9 @@ def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
         )
 
 
-def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: float) -> Any:
+def build_service(
+    args: argparse.Namespace, repo: Repository, gate: Gate, control: TimeControl, memory_mb: float
+) -> SubmissionService | None:
     """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions)."""
     if not args.submissions:
         return None
@@ -138,7 +150,7 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
         validation=validation,
         concurrency=args.validation_concurrency,
     )
-    return SubmissionService(submissions, gate=getattr(args, "gate", None))
+    return SubmissionService(submissions, gate=gate)
 
 
 def _require_sandbox(no_sandbox: bool) -> None:
@@ -154,17 +166,24 @@ def _require_sandbox(no_sandbox: bool) -> None:
 
 
 def start_ladder(
-    args: argparse.Namespace, recorder: Any, games: list[Any], control: Any
-) -> tuple[Any, asyncio.Task[None]] | None:
+    args: argparse.Namespace,
+    repo: Repository | None,
+    recorder: CasualRecorder | None,
+    hub: LiveHub | None,
+    game: Game[Any],
+    control: TimeControl,
+) -> tuple[SubmittedLadder, asyncio.Task[None]] | None:
     """``referee serve --submissions``: submitted bots play ladder games in the default game
     (the ladder and its task; ``None`` when off)."""
-    if not args.submissions or args.repo is None or args.ladder_games_per_hour <= 0:
+    if not args.submissions or repo is None or recorder is None:
+        return None
+    if args.ladder_games_per_hour <= 0:
         return None
     from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.workers.queue import is_postgres
 
     settings = AutoplaySettings(
-        game=next(g for g in games if g.name == args.default_game),
+        game=game,
         time_control=control,
         memory_mb=args.memory or None,
         games_per_hour=args.ladder_games_per_hour,
@@ -172,11 +191,11 @@ def start_ladder(
         no_sandbox=bool(getattr(args, "no_sandbox", False)),
     )
     queue = None
-    if not getattr(args, "in_process", False) and is_postgres(args.repo.db.url):
+    if not getattr(args, "in_process", False) and is_postgres(repo.db.url):
         # On PostgreSQL the ladder's games are played by `referee worker` processes (their
         # live moves reach the hub through the listener of the hosted tournaments' queue).
         from referee.workers.dispatch import QueueDispatcher
 
-        queue = QueueDispatcher(args.repo, args.repo.db.url)
-    ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub, queue)
+        queue = QueueDispatcher(repo, repo.db.url)
+    ladder = SubmittedLadder(repo, settings, recorder, hub, queue)
     return ladder, asyncio.create_task(ladder.run())

@@ -320,7 +320,7 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         server = await _maybe_server(args, repo, t, hub)
         display = None if args.no_progress else ProgressDisplay(err, t.name)
         try:
-            async with queue_for(args, repo, hub, err.print) as queue:
+            async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
                 runner = _runner(args, repo, t, hub, server, display, queue)
                 watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
                 try:

@@ -126,11 +126,11 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
 
     argv = ["serve", "--db", url, "--submissions", str(tmp_path / "store"), *extra]
     args = build_parser().parse_args(argv)
-    args.repo, args.live_hub, args.default_game = Repository.open(url), None, "tetress"
+    repo = Repository.open(url)
     game = load_game("tetress", turn_limit=TURN_LIMIT)
 
     async def start() -> bool:
-        started = start_ladder(args, CasualRecorder(args.repo), [game], TimeControl())
+        started = start_ladder(args, repo, CasualRecorder(repo), None, game, TimeControl())
         assert started is not None
         ladder, task = started
         await asyncio.sleep(0.5)
@@ -143,7 +143,7 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
     try:
         return asyncio.run(start())
     finally:
-        args.repo.close()
+        repo.close()
 
 
 def test_serve_enqueues_ladder_games_on_postgresql_only(pg_url: str, tmp_path: Path) -> None:
