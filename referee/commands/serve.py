@@ -9,24 +9,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
-from referee.commands._access import add_access_options, server_doorway, stored_doors
-from referee.commands._common import (
-    add_game_options,
-    add_limit_options,
-    add_log_options,
-    game_params,
-    load_game_option,
-    time_control,
-)
-from referee.commands._ops import add_ops_options, start_ops
-from referee.commands._queued import add_queue_option, queue_for
-from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
-from referee.commands._uploads import add_upload_options, build_service, start_ladder
-from referee.commands.services import OpsAddresses, ServeServices
-from referee.commands.web import DEFAULT_WEB, add_web_security_options
-from referee.server.admission import DEFAULT_MAX_SESSIONS
+from referee.commands._access import server_doorway
+from referee.commands._ops import start_ops
+from referee.commands._queued import queue_for
+from referee.commands._serve_options import add_serve_options
+from referee.commands._uploads import start_ladder
+from referee.commands.services import ServeServices, build_serve_services
+from referee.commands.web import DEFAULT_WEB
 from referee.server.collector import tune_for_serving
-from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
     from referee.asgi.server import WebServer
@@ -49,137 +39,8 @@ def register(subparsers: Any) -> None:
             "else the server's default game (tetress)."
         ),
     )
-    parser.add_argument(
-        "--listen",
-        action="append",
-        default=[],
-        metavar="ADDR",
-        help="HOST:PORT, HOST (port 50051) or unix:PATH (repeatable; default 127.0.0.1:50051; "
-        "port 0 picks one)",
-    )
-    add_tls_options(parser)
-    parser.add_argument(
-        "--tokens",
-        metavar="FILE",
-        help="accept only these tokens (one per line: TOKEN [PLAYER]); default: open server",
-    )
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help=(
-            "authenticate bots with the tokens stored in this database (SQLite file or URL) "
-            "and serve the Arena service (tables, tournaments, games) from it; the file must "
-            "exist unless --create is given"
-        ),
-    )
-    parser.add_argument(
-        "--create", action="store_true", help="create the --db SQLite file if it does not exist"
-    )
-    add_game_options(parser, multiple=True)
-    parser.add_argument(
-        "--default-game",
-        metavar="NAME",
-        help="the game casual pairing gives bots that ask for none (default tetress; a bot "
-        "asks with python -m client_sdk --game NAME)",
-    )
-    parser.add_argument(
-        "--rate-channels",
-        action="store_true",
-        help="with --db: store and rate games played in named channels (python -m client_sdk "
-        "--channel) like the open pool's (default: they are not rated)",
-    )
-    add_limit_options(parser)
-    _add_serving_options(parser)
-    add_upload_options(parser)
-    # Health is answered on the gRPC port itself (--listen); only metrics need their own.
-    add_ops_options(parser, health=False)
-    add_log_options(parser, "INFO")
+    add_serve_options(parser)
     parser.set_defaults(func=run)
-
-
-def _add_serving_options(parser: argparse.ArgumentParser) -> None:
-    """Pairing, records, and how the server handles shutdown, drops and silent peers."""
-    add_access_options(parser)
-    parser.add_argument(
-        "--pair",
-        choices=("auto", "none"),
-        default="auto",
-        help="auto: pair free bots and play; none: only accept sessions (default %(default)s)",
-    )
-    parser.add_argument("--records", metavar="DIR", help="write every game's record here")
-    add_challenge_options(parser)
-    _add_tournament_options(parser)
-    parser.add_argument(
-        "--address-file",
-        metavar="FILE",
-        help="write the bound addresses here once listening (one per line)",
-    )
-    parser.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="on SIGTERM/SIGINT, seconds running games may take to finish (default %(default)g)",
-    )
-    parser.add_argument(
-        "--reconnect-window",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="seconds a bot whose connection dropped may take to resume its games "
-        "(0: a drop is a forfeit at once; default %(default)g)",
-    )
-    parser.add_argument(
-        "--max-sessions",
-        type=int,
-        default=DEFAULT_MAX_SESSIONS,
-        metavar="N",
-        help="bot sessions held at once; more are told the server is full and retry later "
-        "(default %(default)s; the open files limit is raised to match)",
-    )
-    parser.add_argument(
-        "--keepalive",
-        type=float,
-        default=20.0,
-        metavar="S",
-        help="ping a silent connection after S seconds; one that does not answer within S/2 "
-        "is dropped (default %(default)g)",
-    )
-    parser.add_argument(
-        "--web",
-        default=None,
-        metavar="HOST:PORT",
-        help="serve the web front here, on the referee's event loop (default "
-        f"{DEFAULT_WEB}; if that default port is taken the referee runs without it)",
-    )
-    parser.add_argument("--no-web", action="store_true", help="do not serve the web front")
-    add_web_security_options(parser)
-
-
-def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
-    """How the tournaments this server runs (with --db) treat their bots."""
-    parser.add_argument(
-        "--remote-timeout",
-        type=float,
-        default=DEFAULT_REMOTE_WAIT_S,
-        metavar="S",
-        help="with --db: how long each game of a tournament this server runs waits for a "
-        "remote bot that is not connected before it forfeits (default %(default)g s)",
-    )
-    _common.add_sandbox_option(parser)
-    add_queue_option(parser)
-
-
-def _default_game(asked: str | None, offered: list[str]) -> str:
-    """The game casual pairing gives bots that ask for none; ``ValueError`` if not offered."""
-    from referee.server.app import default_game_of
-
-    game = (asked or default_game_of(offered)).lower()
-    if game not in offered:
-        raise ValueError(
-            f"--default-game {game}: not among the games offered ({', '.join(offered)})"
-        )
-    return game
 
 
 def _open_files_for(max_sessions: int) -> None:
@@ -200,55 +61,11 @@ def run(args: argparse.Namespace) -> int:
 
     referee_logging.configure(args.log_format, args.log_level)
     try:
-        services = _build_services(args)
+        services = build_serve_services(args)
     except (UnknownGameError, ValueError, TypeError, OSError, DatabaseUnavailable) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(_serve(args, services))
-
-
-def _build_services(args: argparse.Namespace) -> ServeServices:
-    """What the server runs, built from the options (``ValueError`` and the like when they
-    do not fit together, before anything listens)."""
-    from engine.registry import game_names
-    from referee.commands._dbopen import open_repository
-    from referee.server.address import DEFAULT_ADDRESS, with_port
-    from referee.server.auth import Authenticator, OpenAuth, TokenTable, read_token_file
-    from referee.server.live import LiveHub
-
-    names = args.game or game_names()
-    params = game_params(args)
-    games = [load_game_option(name, params if args.game else {}) for name in names]
-    control = time_control(args)
-    auth: Authenticator = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
-    services = ServeServices(
-        games=games,
-        control=control,
-        memory_bytes=int(args.memory * 1024 * 1024),
-        default_game=_default_game(args.default_game, [g.name for g in games]),
-        listen=[with_port(a) for a in args.listen or [DEFAULT_ADDRESS]],
-        auth=auth,
-        tls=tls_files(args),
-        hub=LiveHub(),
-        ops=OpsAddresses.parsed(args),
-    )
-    if args.db:
-        if args.tokens:
-            raise ValueError("--tokens and --db are two sources of tokens: give one")
-        from referee.hosting.casual import CasualRecorder
-
-        repo = services.repo = open_repository(args.db, create=args.create)
-        services.auth, services.gate, services.read = stored_doors(repo, services.hub)
-        services.recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
-        services.uploads = build_service(args, repo, services.gate, control, args.memory)
-    elif args.submissions:
-        raise ValueError("--submissions needs --db (versions are kept in the database)")
-    else:
-        from referee.hosting.live_arena import LiveArenaService
-
-        # Spectators still see the live games (referee watch --server); nothing is stored.
-        services.read = LiveArenaService(services.hub)
-    return services
 
 
 def _resume_validations(services: ServeServices) -> asyncio.Task[int] | None:

@@ -77,3 +77,63 @@ class WorkerServices:
 
     options: WorkerOptions
     ops: OpsAddresses
+
+
+def build_serve_services(args: argparse.Namespace) -> ServeServices:
+    """What the server runs, built from the options (``ValueError`` and the like when they
+    do not fit together, before anything listens)."""
+    from engine.registry import game_names
+    from referee.commands._access import stored_doors
+    from referee.commands._common import game_params, load_game_option, time_control
+    from referee.commands._dbopen import open_repository
+    from referee.commands._serve_options import tls_files
+    from referee.commands._uploads import build_service
+    from referee.server.address import DEFAULT_ADDRESS, with_port
+    from referee.server.auth import OpenAuth, TokenTable, read_token_file
+    from referee.server.live import LiveHub
+
+    names = args.game or game_names()
+    params = game_params(args)
+    games = [load_game_option(name, params if args.game else {}) for name in names]
+    control = time_control(args)
+    auth: Authenticator = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
+    services = ServeServices(
+        games=games,
+        control=control,
+        memory_bytes=int(args.memory * 1024 * 1024),
+        default_game=_default_game(args.default_game, [g.name for g in games]),
+        listen=[with_port(a) for a in args.listen or [DEFAULT_ADDRESS]],
+        auth=auth,
+        tls=tls_files(args),
+        hub=LiveHub(),
+        ops=OpsAddresses.parsed(args),
+    )
+    if args.db:
+        if args.tokens:
+            raise ValueError("--tokens and --db are two sources of tokens: give one")
+        from referee.hosting.casual import CasualRecorder
+
+        repo = services.repo = open_repository(args.db, create=args.create)
+        services.auth, services.gate, services.read = stored_doors(repo, services.hub)
+        services.recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
+        services.uploads = build_service(args, repo, services.gate, control, args.memory)
+    elif args.submissions:
+        raise ValueError("--submissions needs --db (versions are kept in the database)")
+    else:
+        from referee.hosting.live_arena import LiveArenaService
+
+        # Spectators still see the live games (referee watch --server); nothing is stored.
+        services.read = LiveArenaService(services.hub)
+    return services
+
+
+def _default_game(asked: str | None, offered: list[str]) -> str:
+    """The game casual pairing gives bots that ask for none; ``ValueError`` if not offered."""
+    from referee.server.app import default_game_of
+
+    game = (asked or default_game_of(offered)).lower()
+    if game not in offered:
+        raise ValueError(
+            f"--default-game {game}: not among the games offered ({', '.join(offered)})"
+        )
+    return game
