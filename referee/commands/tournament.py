@@ -20,8 +20,12 @@ from referee.tournament import DEFAULT_REMOTE_WAIT_S
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from referee.storage import Repository, TournamentInfo
-    from referee.tournament.runner import RunSummary
+    from referee.commands._arena import ProgressDisplay
+    from referee.server.app import RefereeServer
+    from referee.server.live import LiveHub
+    from referee.storage import Repository, TournamentInfo, TournamentSettings
+    from referee.tournament.runner import RunSummary, TournamentRunner
+    from referee.workers.dispatch import QueueDispatcher
 
 FORMATS = {
     "round-robin": "round_robin",
@@ -170,11 +174,11 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         add_log_options(parser, "WARNING")
 
 
-def _settings(args: argparse.Namespace, name: str) -> Any:
+def _settings(args: argparse.Namespace, name: str) -> TournamentSettings:
     from referee.commands._common import game_params
     from referee.storage import ForfeitPolicy, TournamentFormat, TournamentSettings
 
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     challenger = getattr(args, "challenger", None)
     if challenger:
         options["challenger"] = challenger
@@ -199,7 +203,9 @@ def _settings(args: argparse.Namespace, name: str) -> Any:
     )
 
 
-def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: list[str]) -> Any:
+def _create_tournament(
+    repo: Repository, args: argparse.Namespace, name: str, bots: list[str]
+) -> TournamentInfo:
     import dataclasses
 
     from referee.commands._common import load_game_option, refuse_unloadable
@@ -294,7 +300,7 @@ def _quick(args: argparse.Namespace) -> int:
     return _run_tournament(args, repo, t)
 
 
-def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
+def _run_tournament(args: argparse.Namespace, repo: Repository, t: TournamentInfo) -> int:
     import asyncio
     import signal
 
@@ -309,7 +315,7 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
     # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
     repo.db.wait_for_locks(LockWait())
 
-    async def main() -> Any:
+    async def main() -> RunSummary:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
@@ -349,8 +355,14 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
 
 
 def _runner(
-    args: argparse.Namespace, repo: Any, t: Any, hub: Any, server: Any, display: Any, queue: Any
-) -> Any:
+    args: argparse.Namespace,
+    repo: Repository,
+    t: TournamentInfo,
+    hub: LiveHub,
+    server: RefereeServer | None,
+    display: ProgressDisplay | None,
+    queue: QueueDispatcher | None,
+) -> TournamentRunner:
     from referee.tournament.runner import TournamentRunner
 
     return TournamentRunner(
@@ -383,7 +395,9 @@ def _report_run(err: Console, summary: RunSummary, repo: Repository, t: Tourname
     return 0 if summary.complete else 1
 
 
-async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -> Any:
+async def _maybe_server(
+    args: argparse.Namespace, repo: Repository, t: TournamentInfo, hub: LiveHub
+) -> RefereeServer | None:
     from referee.storage import SourceKind
 
     remote = any(e.source_kind is SourceKind.REMOTE for e in repo.tournament_entrants(t.id))
@@ -396,7 +410,7 @@ async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -
     return await start_referee(repo, t.settings.game, args.listen, hub, "this tournament", private)
 
 
-def _print_table(repo: Any, t: Any) -> None:
+def _print_table(repo: Repository, t: TournamentInfo) -> None:
     from referee.commands._arena import console, leaderboard_table
     from referee.tournament.standings import standings
 
@@ -464,7 +478,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_entries_close(out: Any, repo: Any, tournament_id: int) -> None:
+def _print_entries_close(out: Console, repo: Repository, tournament_id: int) -> None:
     from referee.storage import submissions as rows
 
     close = rows.entries_close(repo.db, tournament_id)
