@@ -183,13 +183,7 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
-    test, game, book, repo, versions = (
-        setup.test,
-        setup.game,
-        setup.book,
-        setup.repo,
-        setup.versions,
-    )
+    game, repo, versions = setup.game, setup.repo, setup.versions
     isolation = choose()  # launched bots: the sandbox where it works here
     new, base = versions[0].label, versions[1].label
     terms = GameTerms(
@@ -218,9 +212,9 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
             print(line, file=out, flush=True)
 
         return await run_sprt(
-            test,
+            setup.test,
             _games(player, versions, args.remote_timeout),
-            book=book,
+            book=setup.book,
             concurrency=concurrency,
             max_pairs=args.max_pairs,
             labels={"sprt": f"{new} vs {base}"},

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import add_game_options, add_limit_options, add_log_options
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
-from referee.commands._queued import add_queue_option, queue_for
-from referee.commands._tools_options import add_openings_option, register_export, store_openings
+from referee.commands._queued import queue_for
+from referee.commands._tools_options import register_export, store_openings
+from referee.commands._tournament_options import FORMATS, add_run_options, add_settings
 from referee.commands.web import maybe_web, stop_serving
-from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -26,14 +25,6 @@ if TYPE_CHECKING:
     from referee.storage import Repository, TournamentInfo, TournamentSettings
     from referee.tournament.runner import RunSummary, TournamentRunner
     from referee.workers.dispatch import QueueDispatcher
-
-FORMATS = {
-    "round-robin": "round_robin",
-    "round_robin": "round_robin",
-    "rr": "round_robin",
-    "swiss": "swiss",
-    "gauntlet": "gauntlet",
-}
 
 EXAMPLE_BOTS = (
     "client_sdk.examples.random_bot",
@@ -57,7 +48,7 @@ def register(subparsers: Any) -> None:
 
     create = sub.add_parser("create", help="create a tournament (does not play it)")
     create.add_argument("name")
-    _add_settings(create)
+    add_settings(create)
     create.add_argument(
         "--entries-close",
         metavar="TIME",
@@ -70,7 +61,7 @@ def register(subparsers: Any) -> None:
     for name, text in (("run", "play a tournament's missing games"), ("resume", "= run")):
         run = sub.add_parser(name, help=text)
         run.add_argument("name", help="tournament name or id")
-        _add_run_options(run)
+        add_run_options(run)
         run.set_defaults(func=_run)
 
     show = sub.add_parser("show", help="a tournament's settings, progress, rounds and table")
@@ -94,84 +85,12 @@ def register(subparsers: Any) -> None:
         ),
     )
     quick.add_argument("--name", help="tournament name (default: quick-<time>)")
-    _add_settings(quick, bots_optional=True)
-    _add_run_options(quick)
+    add_settings(quick, bots_optional=True)
+    add_run_options(quick)
     quick.set_defaults(func=_quick)
 
     for p in (create, show, listing):
         add_db_option(p)
-
-
-def _add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) -> None:
-    parser.add_argument(
-        "bots",
-        nargs="*" if bots_optional else "+",
-        metavar="BOT",
-        help="registered bot (name or name@version), package dir, SDK module, file or command",
-    )
-    if not bots_optional:
-        parser.add_argument(
-            "--format",
-            choices=sorted(FORMATS),
-            default="round-robin",
-            help="default %(default)s",
-        )
-        parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n))")
-        parser.add_argument(
-            "--challenger", help="gauntlet: the bot that meets the field (default: the first)"
-        )
-    parser.add_argument(
-        "--cycles", type=int, default=1, help="round robin / gauntlet cycles (default 1)"
-    )
-    add_game_options(parser)
-    add_limit_options(parser)
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        help="games at once (default: the number of cores)",
-    )
-    add_openings_option(parser)
-    parser.add_argument(
-        "--forfeit",
-        choices=("loss", "void"),
-        default="loss",
-        help="a time, memory, illegal-move or crash forfeit is a loss (default) or voids the game",
-    )
-
-
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    add_db_option(parser)
-    parser.add_argument(
-        "--concurrency-now",
-        dest="run_concurrency",
-        type=int,
-        help="games at once for this run (default: the tournament's setting)",
-    )
-    parser.add_argument(
-        "--listen",
-        metavar="ADDR",
-        help="serve the referee (remote bots) and the Arena service (spectators) here",
-    )
-    parser.add_argument(
-        "--remote-timeout",
-        type=float,
-        default=DEFAULT_REMOTE_WAIT_S,
-        metavar="S",
-        help="how long each game waits for a remote bot that is not connected before it "
-        "forfeits (default %(default)g s)",
-    )
-    parser.add_argument(
-        "--web",
-        metavar="HOST:PORT",
-        help="also serve the web pages here, with this run's games live (see docs/web.md)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--ladder", default="main", help="live ladder to update (default main)")
-    parser.add_argument("--no-ladder", action="store_true", help="do not update a ladder")
-    _common.add_sandbox_option(parser)
-    add_queue_option(parser)
-    if not any(a.dest == "log_format" for a in parser._actions):
-        add_log_options(parser, "WARNING")
 
 
 def _settings(args: argparse.Namespace, name: str) -> TournamentSettings:

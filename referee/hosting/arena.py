@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import grpc
 
@@ -37,6 +37,10 @@ from referee.tournament.standings import standings
 
 SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
 
+
+if TYPE_CHECKING:
+    from referee.hosting.presence import PresenceBoard
+
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
@@ -60,7 +64,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self._labels: dict[int, str] = {}
         #: Tournament id -> the presence board of its remote entries, while a referee on this
         #: server runs it (:class:`referee.hosting.presence.PresenceBoard`).
-        self.presence: dict[int, Any] = {}
+        self.presence: dict[int, PresenceBoard] = {}
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
         self.callers = Callers(repo, self.gate)

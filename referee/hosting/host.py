@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import functools
 import time
-from typing import Any
 
 from referee.hosting.arena import ArenaService
 from referee.hosting.presence import watch_presence
@@ -59,7 +58,7 @@ def is_hosted(t: TournamentInfo) -> bool:
 class _LogLines:
     """Presence lines go to the server's log (there is no instructor console)."""
 
-    def print(self, text: str, **_: Any) -> None:
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None:
         log.info("presence", line=text)
 
 
