@@ -44,9 +44,9 @@ import grpc  # noqa: E402
 from client_sdk.proto import referee_pb2 as pb  # noqa: E402
 from referee.server.access import Gate  # noqa: E402
 from referee.server.app import RefereeServer  # noqa: E402
+from referee.server.storedauth import StoredTokenAuth  # noqa: E402
 from referee.storage import Repository  # noqa: E402
 from referee.storage import tokens as tk  # noqa: E402
-from referee.storage.auth import StoredTokenAuth  # noqa: E402
 
 PLAY = "/tetromino.referee.v1.Referee/Play"
 TARGET_MS = 500.0

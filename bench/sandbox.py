@@ -79,7 +79,7 @@ class _Cycles:
 
 async def _game_cycles(isolation: Any) -> list[float]:
     from engine.registry import load_game
-    from referee.match.local import play_match
+    from referee.play.local import play_match
     from referee.sandbox.launch import parse_bot_spec
 
     cycles = _Cycles()

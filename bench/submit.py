@@ -41,8 +41,8 @@ import grpc  # noqa: E402
 from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
+from referee.hosting.uploads import SubmissionService  # noqa: E402
 from referee.server.app import RefereeServer  # noqa: E402
-from referee.server.uploads import SubmissionService  # noqa: E402
 from referee.storage import Repository  # noqa: E402
 from referee.submissions.limits import UploadLimits  # noqa: E402
 from referee.submissions.service import Submissions  # noqa: E402

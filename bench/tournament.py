@@ -28,12 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from referee.play.bots import register_source  # noqa: E402
 from referee.storage import (  # noqa: E402
     Repository,
     TournamentFormat,
     TournamentSettings,
 )
-from referee.tournament.bots import register_source  # noqa: E402
 from referee.tournament.runner import TournamentRunner  # noqa: E402
 
 

@@ -47,12 +47,12 @@ import httpx
 from sqlalchemy import insert
 
 from engine.registry import load_game
+from referee.asgi.server import WebServer
 from referee.server.live import LiveEnd, LiveHub, LiveMove
 from referee.storage import FinishedGame, Repository, SeatResult, SourceKind, Verdict
 from referee.storage.models import GameRow, GameSeat
 from referee.web.app import create_app
 from referee.web.context import WebSettings
-from referee.web.server import WebServer
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -40,13 +40,13 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
+from referee.play.bots import register_source  # noqa: E402
 from referee.storage import (  # noqa: E402
     Repository,
     TournamentFormat,
     TournamentInfo,
     TournamentSettings,
 )
-from referee.tournament.bots import register_source  # noqa: E402
 from referee.tournament.runner import TournamentRunner  # noqa: E402
 from referee.workers.dispatch import QueueDispatcher  # noqa: E402
 

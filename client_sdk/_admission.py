@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import grpc
 
+from client_sdk._errors import SdkError
 from client_sdk.proto import referee_pb2 as pb
 
 #: No Welcome this long after the Hello: the attempt is abandoned and tried again.
@@ -47,7 +48,7 @@ BUSY_STATUS = frozenset(
 ADMISSION_BACKOFF = (1.0, 60.0, 10)
 
 
-class Refused(Exception):
+class Refused(SdkError):
     """The referee turned the handshake away for a reason that may pass (busy, full, too many
     failed logins, ...); ``retry_after_s``: the referee's own word on when to try again."""
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from client_sdk._errors import SdkError
 from client_sdk.proto import referee_pb2 as pb
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 
-class SessionError(Exception):
+class SessionError(SdkError):
     """The referee refused the session (bad token, no common game...) or could not be reached.
 
     ``results``: the games of the session, in the order they ended, when it had any; games
@@ -85,7 +86,7 @@ class Outbox:
             yield item
 
 
-class Dropped(Exception):
+class Dropped(SdkError):
     """The stream ended without the referee saying goodbye."""
 
     def code(self) -> grpc.StatusCode:

@@ -14,11 +14,12 @@ from types import ModuleType
 from typing import Any
 
 from client_sdk._agent import Agent, FunctionAgent
+from client_sdk._errors import SdkError
 
 AgentFactory = Callable[[], Agent]
 
 
-class BotLoadError(Exception):
+class BotLoadError(SdkError):
     """The BOT argument names nothing that can play."""
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import grpc
 
+from client_sdk._errors import SdkError
+
 #: OpenSSL's verification error codes (``X509_V_ERR_*``) that this module names in words.
 _NOT_YET_VALID, _EXPIRED = 9, 10
 _UNTRUSTED = {2, 18, 19, 20, 21}
@@ -25,7 +27,7 @@ _WRONG_HOST = {62, 64}
 PROBE_TIMEOUT_S = 5.0
 
 
-class TlsSetupError(Exception):
+class TlsSetupError(SdkError):
     """A certificate, key or CA file given for TLS cannot be used."""
 
 

@@ -68,7 +68,7 @@ async def ask(
 ) -> str | None:
     """The move the bot at ``spec`` plays at ``position`` (both seats are the bot; the game
     ends after its one move). ``None`` when it gave no legal move."""
-    from referee.match.local import play_match
+    from referee.play.local import play_match
 
     game = load_game(game_name, turn_limit=len(position) + 1)
     result = await play_match(

@@ -40,8 +40,8 @@ class GameSettings:
 
 def local_player(repo: Repository, settings: GameSettings, isolation: Isolation) -> PlayGame:
     """Games between launched bots, each on a private referee here, stored under their uid."""
-    from referee.tournament.gamerows import finished_game
-    from referee.tournament.play import GamePlayer, GameTerms
+    from referee.play.game import GamePlayer, GameTerms
+    from referee.play.gamerows import finished_game
 
     terms = GameTerms(
         settings.game,

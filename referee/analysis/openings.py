@@ -33,6 +33,7 @@ from typing import Any
 from engine.errors import EngineError
 from engine.game import Game
 from engine.registry import load_game
+from referee.errors import RefereeError
 
 FORMAT = "tetromino-openings/1"
 #: The books shipped with the referee, by game.
@@ -47,7 +48,7 @@ JUDGE_NODES = 1500
 MAX_BOOK_BYTES = 4 * 1024 * 1024
 
 
-class BookError(ValueError):
+class BookError(RefereeError, ValueError):
     """A book file that cannot be used, with the reason."""
 
 

@@ -2,7 +2,7 @@
 
 How one game is played is the caller's :data:`PlayGame` (launched bots on a private referee:
 :func:`launched_games`; remote bots on a server: ``referee sprt`` uses the tournament's
-:class:`referee.tournament.play.GamePlayer`).
+:class:`referee.play.game.GamePlayer`).
 
 Each pair starts from one opening of the book (in book order) and plays it twice with the
 seats swapped; NEW's points over the pair go to the test. ``concurrency`` pairs run at once;
@@ -24,9 +24,9 @@ from engine.game import Game
 from referee.analysis.openings import Book, opening_labels
 from referee.analysis.sprt import Decision, Sprt
 from referee.match.clock import TimeControl
-from referee.match.local import play_match
 from referee.match.runner import GameReport
 from referee.match.verdicts import Verdict
+from referee.play.local import play_match
 from referee.sandbox.launch import BotSpec
 
 MAX_PAIR_ATTEMPTS = 3

@@ -4,7 +4,15 @@ on logins in progress, and the shared token gate of the Play, Arena and Submissi
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.hosting.arena import ArenaService
+    from referee.server.access import Gate
+    from referee.server.admission import Doorway
+    from referee.server.auth import Authenticator
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
 
 
 def add_access_options(parser: argparse.ArgumentParser) -> None:
@@ -31,27 +39,24 @@ def add_access_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def server_access(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``RefereeServer`` keyword arguments these options give."""
+def server_doorway(args: argparse.Namespace) -> Doorway:
+    """How many logins may be in progress at once, in all and per address."""
     from referee.server.admission import Doorway
 
     total, per_address = args.max_logins
-    return {
-        "doorway": Doorway(max(1, total), max(1, per_address)),
-        "allow_duplicate_sessions": args.allow_duplicate_sessions,
-    }
+    return Doorway(max(1, total), max(1, per_address))
 
 
-def stored_doors(args: argparse.Namespace, repo: Any) -> tuple[Any, Any]:
-    """The Play authenticator and the Arena service over the stored tokens of ``repo``,
-    sharing one :class:`~referee.server.access.Gate` (kept as ``args.gate`` for the uploads
-    service): a client's failed logins count at every door."""
+def stored_doors(repo: Repository, hub: LiveHub) -> tuple[Authenticator, Gate, ArenaService]:
+    """The Play authenticator, the token gate and the Arena service over the stored tokens of
+    ``repo``: one :class:`~referee.server.access.Gate` for every door (the uploads service
+    takes it too), so a client's failed logins count at every door."""
+    from referee.hosting.arena import ArenaService
     from referee.server.access import Gate
-    from referee.server.arena import ArenaService
     from referee.server.auth import LaunchTokens
-    from referee.storage.auth import StoredTokenAuth
+    from referee.server.storedauth import StoredTokenAuth
 
-    args.gate = Gate(repo)
+    gate = Gate(repo)
     # Launched tournament bots connect here too, each with a one-game token.
-    auth = LaunchTokens(StoredTokenAuth(repo, args.gate))
-    return auth, ArenaService(repo, args.live_hub, gate=args.gate)
+    auth = LaunchTokens(StoredTokenAuth(repo, gate))
+    return auth, gate, ArenaService(repo, hub, gate=gate)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from referee.errors import RefereeError
 from referee.storage.db import ENV_VAR
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 EXIT_BAD_DB = 2
 
 
-class DatabaseUnavailable(Exception):
+class DatabaseUnavailable(RefereeError):
     """The database cannot be opened; ``str()`` is one line saying why."""
 
 

@@ -1,5 +1,5 @@
 """``referee tournament start``: hand a tournament to the ``referee serve --db`` on its database
-(:mod:`referee.tournament.host`), so students only ever know the server's address."""
+(:mod:`referee.hosting.host`), so students only ever know the server's address."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def add_start_flag(create: argparse.ArgumentParser) -> None:
 
 def hand_to_server(repo: Any, t: Any) -> str:
     """Mark ``t`` as run by the server; the sentence saying so. ``ValueError`` when it is over."""
+    from referee.hosting.host import RUN_BY, SERVER
     from referee.storage import TournamentStatus
-    from referee.tournament.host import RUN_BY, SERVER
 
     if t.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
         raise ValueError(f"tournament {t.name} is {t.status}: nothing left to run")

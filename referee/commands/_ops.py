@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.asgi.server import WebServer
+    from referee.commands.services import OpsAddresses
+    from referee.telemetry.endpoints import HealthServer
 
 
 def add_ops_options(parser: argparse.ArgumentParser, *, health: bool = True) -> None:
@@ -32,8 +37,8 @@ def add_ops_options(parser: argparse.ArgumentParser, *, health: bool = True) -> 
 class OpsEndpoints:
     """The endpoints a command started (``None``: not asked for)."""
 
-    metrics: Any = None
-    health: Any = None
+    metrics: WebServer | None = None
+    health: HealthServer | None = None
 
     @property
     def metrics_url(self) -> str | None:
@@ -47,7 +52,7 @@ class OpsEndpoints:
                 await self.metrics.stop()
 
 
-async def start_ops(args: argparse.Namespace) -> OpsEndpoints:
+async def start_ops(addresses: OpsAddresses) -> OpsEndpoints:
     """Start what ``args`` asks for on this loop, logging each bound address; ``OSError`` or
     ``ValueError`` naming the option (with what was started already stopped) when an address
     cannot be used."""
@@ -58,12 +63,12 @@ async def start_ops(args: argparse.Namespace) -> OpsEndpoints:
     ops = OpsEndpoints()
     option = "--metrics-listen"
     try:
-        if getattr(args, "metrics_listen", None):
-            ops.metrics = await serve_metrics(args.metrics_listen)
+        if addresses.metrics:
+            ops.metrics = await serve_metrics(addresses.metrics)
             log.info("metrics_listening", url=ops.metrics_url)
         option = "--health-listen"
-        if getattr(args, "health_listen", None):
-            ops.health = await serve_health(args.health_listen)
+        if addresses.health:
+            ops.health = await serve_health(addresses.health)
             log.info("health_listening", address=ops.health.address)
     except (OSError, ValueError) as exc:
         await ops.stop()

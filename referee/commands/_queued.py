@@ -6,8 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
+    from referee.workers.dispatch import QueueDispatcher
 
 
 def add_queue_option(parser: argparse.ArgumentParser) -> None:
@@ -20,12 +25,14 @@ def add_queue_option(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.asynccontextmanager
-async def queue_for(args: argparse.Namespace, repo: Any, hub: Any, say: Any) -> AsyncIterator[Any]:
+async def queue_for(
+    in_process: bool, repo: Repository, hub: LiveHub, say: Callable[[str], object]
+) -> AsyncIterator[QueueDispatcher | None]:
     """The dispatcher of ``repo``'s queue (``None``: SQLite or ``--in-process``), with the
     workers' live moves fed to ``hub``; ``say`` prints a line for the operator."""
     from referee.workers.queue import is_postgres
 
-    if getattr(args, "in_process", False) or not is_postgres(repo.db.url):
+    if in_process or not is_postgres(repo.db.url):
         yield None
         return
     from referee.workers.dispatch import QueueDispatcher

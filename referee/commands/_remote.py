@@ -5,24 +5,34 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.play.seats import SeatFinder
+    from referee.server.app import RefereeServer
+    from referee.server.live import LiveHub
 
 from referee.storage import BotVersionInfo, Repository, SourceKind
 
 
 async def start_referee(
-    repo: Repository, game: str, listen: str | None, hub: Any, who: str, private_socket: bool
-) -> Any:
+    repo: Repository,
+    game: str,
+    listen: str | None,
+    hub: LiveHub | None,
+    who: str,
+    private_socket: bool,
+) -> RefereeServer:
     """A referee server for ``game`` on ``listen`` (default 127.0.0.1:50051) taking launched
     bots' one-game tokens and the stored tokens, with the Arena service, and a private Unix
     socket for sandboxed launched bots when ``private_socket`` (``ValueError`` naming the
     address when it cannot listen; ``who`` is what should get its own address)."""
+    from referee.hosting.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.app import RefereeServer
-    from referee.server.arena import ArenaService
     from referee.server.auth import LaunchTokens
-    from referee.storage.auth import StoredTokenAuth
+    from referee.server.storedauth import StoredTokenAuth
 
     gate = Gate(repo)  # one gate: failed logins count at the Play and Arena doors alike
     server = RefereeServer(
@@ -66,7 +76,7 @@ def connect_hint(address: str, owner: str, version: BotVersionInfo) -> str:
 
 
 async def wait_connected(
-    seats: Any, versions: Sequence[BotVersionInfo], timeout: float | None
+    seats: SeatFinder, versions: Sequence[BotVersionInfo], timeout: float | None
 ) -> list[BotVersionInfo]:
     """Wait until every remote version has a free session in the seat finder's lobby (the
     tournament's seat finding); the versions still missing after ``timeout`` seconds."""

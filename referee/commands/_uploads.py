@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from referee.hosting.autoplay import SubmittedLadder
+    from referee.hosting.casual import CasualRecorder
+    from referee.hosting.uploads import SubmissionService
+    from referee.match.clock import TimeControl
+    from referee.server.access import Gate
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
 
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB
 
@@ -108,13 +118,15 @@ def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
     )
 
 
-def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: float) -> Any:
+def build_service(
+    args: argparse.Namespace, repo: Repository, gate: Gate, control: TimeControl, memory_mb: float
+) -> SubmissionService | None:
     """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions)."""
     if not args.submissions:
         return None
     import dataclasses
 
-    from referee.server.uploads import SubmissionService
+    from referee.hosting.uploads import SubmissionService
     from referee.submissions.service import Submissions
     from referee.submissions.store import SubmissionStore
     from referee.submissions.validate import ValidationSettings
@@ -145,7 +157,7 @@ def build_service(args: argparse.Namespace, repo: Any, control: Any, memory_mb: 
         validation=validation,
         concurrency=args.validation_concurrency,
     )
-    return SubmissionService(submissions, gate=getattr(args, "gate", None))
+    return SubmissionService(submissions, gate=gate)
 
 
 def uploads_uncontained(args: argparse.Namespace) -> bool:
@@ -171,17 +183,24 @@ def uploads_uncontained(args: argparse.Namespace) -> bool:
 
 
 def start_ladder(
-    args: argparse.Namespace, recorder: Any, games: list[Any], control: Any
-) -> tuple[Any, asyncio.Task[None]] | None:
+    args: argparse.Namespace,
+    repo: Repository | None,
+    recorder: CasualRecorder | None,
+    hub: LiveHub | None,
+    game: Game[Any],
+    control: TimeControl,
+) -> tuple[SubmittedLadder, asyncio.Task[None]] | None:
     """``referee serve --submissions``: submitted bots play ladder games in the default game
     (the ladder and its task; ``None`` when off)."""
-    if not args.submissions or args.repo is None or args.ladder_games_per_hour <= 0:
+    if not args.submissions or repo is None or recorder is None:
         return None
-    from referee.server.autoplay import AutoplaySettings, SubmittedLadder
+    if args.ladder_games_per_hour <= 0:
+        return None
+    from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.workers.queue import is_postgres
 
     settings = AutoplaySettings(
-        game=next(g for g in games if g.name == args.default_game),
+        game=game,
         time_control=control,
         memory_mb=args.memory or None,
         games_per_hour=args.ladder_games_per_hour,
@@ -189,11 +208,11 @@ def start_ladder(
         no_sandbox=uploads_uncontained(args),
     )
     queue = None
-    if not getattr(args, "in_process", False) and is_postgres(args.repo.db.url):
+    if not getattr(args, "in_process", False) and is_postgres(repo.db.url):
         # On PostgreSQL the ladder's games are played by `referee worker` processes (their
         # live moves reach the hub through the listener of the hosted tournaments' queue).
         from referee.workers.dispatch import QueueDispatcher
 
-        queue = QueueDispatcher(args.repo, args.repo.db.url)
-    ladder = SubmittedLadder(args.repo, settings, recorder, args.live_hub, queue)
+        queue = QueueDispatcher(repo, repo.db.url)
+    ladder = SubmittedLadder(repo, settings, recorder, hub, queue)
     return ladder, asyncio.create_task(ladder.run())

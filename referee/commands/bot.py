@@ -50,9 +50,9 @@ def register(subparsers: Any) -> None:
 
 def _add(args: argparse.Namespace) -> int:
     from referee.commands._common import refuse_unloadable
+    from referee.play.bots import register_remote, register_source
     from referee.sandbox.launch import parse_bot_spec
     from referee.storage import ConflictError, NotFoundError
-    from referee.tournament.bots import register_remote, register_source
 
     repo = open_repo(args)
     try:

@@ -194,7 +194,7 @@ async def _grade(
     from referee.analysis.grade_play import local_player, queue_player
     from referee.analysis.grading import LEVELS, grade_all
     from referee.commands._common import announce_isolation
-    from referee.tournament.bots import register_source
+    from referee.play.bots import register_source
     from referee.workers.queue import is_postgres
 
     references = [register_source(repo, spec) for _, spec in LEVELS]

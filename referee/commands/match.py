@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from engine.game import Game
-    from referee.match.local import MatchResult
+    from referee.play.local import MatchResult
     from referee.sandbox.launch import BotSpec
 
 
@@ -177,7 +177,7 @@ async def _play(
     as aborted; every bot is stopped either way. Ctrl-C cancels at once (bots cleaned up)."""
     import asyncio
 
-    from referee.match.local import play_match
+    from referee.play.local import play_match
 
     shutdown = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, shutdown.set)

@@ -9,27 +9,22 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
-from referee.commands._access import add_access_options, server_access, stored_doors
-from referee.commands._common import (
-    add_game_options,
-    add_limit_options,
-    add_log_options,
-    game_params,
-    load_game_option,
-    time_control,
-)
-from referee.commands._ops import add_ops_options, start_ops
-from referee.commands._queued import add_queue_option, queue_for
-from referee.commands._serve_options import add_challenge_options, add_tls_options, tls_files
-from referee.commands._uploads import add_upload_options, build_service, start_ladder
-from referee.commands.web import DEFAULT_WEB, add_web_security_options
-from referee.server.admission import DEFAULT_MAX_SESSIONS
+from referee.commands._access import server_doorway
+from referee.commands._ops import start_ops
+from referee.commands._queued import queue_for
+from referee.commands._serve_options import add_serve_options
+from referee.commands._uploads import start_ladder
+from referee.commands.services import ServeServices, build_serve_services
+from referee.commands.web import DEFAULT_WEB
 from referee.server.collector import tune_for_serving
-from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
+    from referee.asgi.server import WebServer
+    from referee.commands._ops import OpsEndpoints
+    from referee.hosting.autoplay import SubmittedLadder
+    from referee.hosting.host import TournamentHost
+    from referee.hosting.matchmaker import Matchmaker
     from referee.server.app import RefereeServer
-    from referee.server.matchmaker import Matchmaker
 
 
 def register(subparsers: Any) -> None:
@@ -44,137 +39,8 @@ def register(subparsers: Any) -> None:
             "else the server's default game (tetress)."
         ),
     )
-    parser.add_argument(
-        "--listen",
-        action="append",
-        default=[],
-        metavar="ADDR",
-        help="HOST:PORT, HOST (port 50051) or unix:PATH (repeatable; default 127.0.0.1:50051; "
-        "port 0 picks one)",
-    )
-    add_tls_options(parser)
-    parser.add_argument(
-        "--tokens",
-        metavar="FILE",
-        help="accept only these tokens (one per line: TOKEN [PLAYER]); default: open server",
-    )
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        help=(
-            "authenticate bots with the tokens stored in this database (SQLite file or URL) "
-            "and serve the Arena service (tables, tournaments, games) from it; the file must "
-            "exist unless --create is given"
-        ),
-    )
-    parser.add_argument(
-        "--create", action="store_true", help="create the --db SQLite file if it does not exist"
-    )
-    add_game_options(parser, multiple=True)
-    parser.add_argument(
-        "--default-game",
-        metavar="NAME",
-        help="the game casual pairing gives bots that ask for none (default tetress; a bot "
-        "asks with python -m client_sdk --game NAME)",
-    )
-    parser.add_argument(
-        "--rate-channels",
-        action="store_true",
-        help="with --db: store and rate games played in named channels (python -m client_sdk "
-        "--channel) like the open pool's (default: they are not rated)",
-    )
-    add_limit_options(parser)
-    _add_serving_options(parser)
-    add_upload_options(parser)
-    # Health is answered on the gRPC port itself (--listen); only metrics need their own.
-    add_ops_options(parser, health=False)
-    add_log_options(parser, "INFO")
+    add_serve_options(parser)
     parser.set_defaults(func=run)
-
-
-def _add_serving_options(parser: argparse.ArgumentParser) -> None:
-    """Pairing, records, and how the server handles shutdown, drops and silent peers."""
-    add_access_options(parser)
-    parser.add_argument(
-        "--pair",
-        choices=("auto", "none"),
-        default="auto",
-        help="auto: pair free bots and play; none: only accept sessions (default %(default)s)",
-    )
-    parser.add_argument("--records", metavar="DIR", help="write every game's record here")
-    add_challenge_options(parser)
-    _add_tournament_options(parser)
-    parser.add_argument(
-        "--address-file",
-        metavar="FILE",
-        help="write the bound addresses here once listening (one per line)",
-    )
-    parser.add_argument(
-        "--shutdown-grace",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="on SIGTERM/SIGINT, seconds running games may take to finish (default %(default)g)",
-    )
-    parser.add_argument(
-        "--reconnect-window",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="seconds a bot whose connection dropped may take to resume its games "
-        "(0: a drop is a forfeit at once; default %(default)g)",
-    )
-    parser.add_argument(
-        "--max-sessions",
-        type=int,
-        default=DEFAULT_MAX_SESSIONS,
-        metavar="N",
-        help="bot sessions held at once; more are told the server is full and retry later "
-        "(default %(default)s; the open files limit is raised to match)",
-    )
-    parser.add_argument(
-        "--keepalive",
-        type=float,
-        default=20.0,
-        metavar="S",
-        help="ping a silent connection after S seconds; one that does not answer within S/2 "
-        "is dropped (default %(default)g)",
-    )
-    parser.add_argument(
-        "--web",
-        default=None,
-        metavar="HOST:PORT",
-        help="serve the web front here, on the referee's event loop (default "
-        f"{DEFAULT_WEB}; if that default port is taken the referee runs without it)",
-    )
-    parser.add_argument("--no-web", action="store_true", help="do not serve the web front")
-    add_web_security_options(parser)
-
-
-def _add_tournament_options(parser: argparse.ArgumentParser) -> None:
-    """How the tournaments this server runs (with --db) treat their bots."""
-    parser.add_argument(
-        "--remote-timeout",
-        type=float,
-        default=DEFAULT_REMOTE_WAIT_S,
-        metavar="S",
-        help="with --db: how long each game of a tournament this server runs waits for a "
-        "remote bot that is not connected before it forfeits (default %(default)g s)",
-    )
-    _common.add_sandbox_option(parser)
-    add_queue_option(parser)
-
-
-def _default_game(asked: str | None, offered: list[str]) -> str:
-    """The game casual pairing gives bots that ask for none; ``ValueError`` if not offered."""
-    from referee.server.app import default_game_of
-
-    game = (asked or default_game_of(offered)).lower()
-    if game not in offered:
-        raise ValueError(
-            f"--default-game {game}: not among the games offered ({', '.join(offered)})"
-        )
-    return game
 
 
 def _open_files_for(max_sessions: int) -> None:
@@ -190,72 +56,33 @@ def _open_files_for(max_sessions: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from engine.errors import UnknownGameError
-    from engine.registry import game_names
-    from referee.commands._dbopen import DatabaseUnavailable, open_repository
-    from referee.server.address import DEFAULT_ADDRESS, with_port
-    from referee.server.auth import OpenAuth, TokenTable, read_token_file
-    from referee.server.live import LiveHub
+    from referee.commands._dbopen import DatabaseUnavailable
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure(args.log_format, args.log_level)
     try:
-        args.listen = [with_port(a) for a in args.listen or [DEFAULT_ADDRESS]]
-        names = args.game or game_names()
-        params = game_params(args)
-        games = [load_game_option(name, params if args.game else {}) for name in names]
-        control = time_control(args)
-        args.default_game = _default_game(args.default_game, [g.name for g in games])
-        tls = tls_files(args)
-        auth: Any = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
-        services: list[Any] = []
-        recorder: Any = None
-        repo: Any = None
-        # One hub: the Arena service, the web front and the matchmaker's games share it.
-        args.live_hub = LiveHub()
-        if args.db:
-            if args.tokens:
-                raise ValueError("--tokens and --db are two sources of tokens: give one")
-            repo = open_repository(args.db, create=args.create)
-            auth, arena = stored_doors(args, repo)
-            services.append(arena)
-            from referee.server.casual import CasualRecorder
-
-            recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
-            uploads = build_service(args, repo, control, args.memory)
-            if uploads is not None:
-                services.append(uploads)
-        elif args.submissions:
-            raise ValueError("--submissions needs --db (versions are kept in the database)")
-        else:
-            from referee.server.live_arena import LiveArenaService
-
-            # Spectators still see the live games (referee watch --server); nothing is stored.
-            services.append(LiveArenaService(args.live_hub))
+        services = build_serve_services(args)
     except (UnknownGameError, ValueError, TypeError, OSError, DatabaseUnavailable) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
-    memory = int(args.memory * 1024 * 1024)
-    args.repo = repo
-    return asyncio.run(_serve(args, games, control, auth, tls, memory, services, recorder))
+    return asyncio.run(_serve(args, services))
 
 
-def _resume_validations(services: list[Any]) -> asyncio.Task[int] | None:
+def _resume_validations(services: ServeServices) -> asyncio.Task[int] | None:
     """Validate the uploaded versions a previous stop left ``validating`` (``--submissions``)."""
-    uploads = next((s for s in services if hasattr(s, "submissions")), None)
-    if uploads is None:
+    if services.uploads is None:
         return None
-    return asyncio.create_task(uploads.submissions.resume())
+    return asyncio.create_task(services.uploads.submissions.resume())
 
 
 async def _shut_down(
     args: argparse.Namespace,
     server: RefereeServer,
-    matchmaker: Matchmaker | None,
-    pairing: asyncio.Task[None] | None,
-    recorder: Any,
+    services: ServeServices,
+    pairing: tuple[Matchmaker, asyncio.Task[None]] | None,
     resumed: asyncio.Task[int] | None = None,
     hosting: asyncio.Task[None] | None = None,
-    ladder: tuple[Any, asyncio.Task[None]] | None = None,
+    ladder: tuple[SubmittedLadder, asyncio.Task[None]] | None = None,
 ) -> None:
     """Stop taking sessions and pairing, let running games finish within the grace period,
     store the casual games still being written, then stop the server (validations still
@@ -265,30 +92,22 @@ async def _shut_down(
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
     server.begin_shutdown()
-    if matchmaker is not None and pairing is not None:
+    if pairing is not None:
+        matchmaker, task = pairing
         matchmaker.stop_pairing()
-        pairing.cancel()
-        await asyncio.gather(pairing, return_exceptions=True)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
         await matchmaker.drain(args.shutdown_grace)
     if ladder is not None:
         ladder[1].cancel()
         await asyncio.gather(ladder[1], return_exceptions=True)
         await ladder[0].drain(args.shutdown_grace)
-    if recorder is not None:
-        await recorder.drain()
+    if services.recorder is not None:
+        await services.recorder.drain()
     await server.stop(1.0)
 
 
-async def _serve(
-    args: argparse.Namespace,
-    games: list[Any],
-    control: Any,
-    auth: Any,
-    tls: Any,
-    memory: int,
-    services: list[Any] | None = None,
-    recorder: Any = None,
-) -> int:
+async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
     import signal
 
     from referee.sandbox.leftovers import sweep_once
@@ -299,15 +118,16 @@ async def _serve(
     if removed := sweep_once():
         log.info("leftovers_removed", folders=len(removed))
     server = RefereeServer(
-        auth=auth,
-        games=[g.name for g in games],
-        services=services or (),
+        auth=services.auth,
+        games=[g.name for g in services.games],
+        services=services.grpc_services,
         resume_window=args.reconnect_window,
         keepalive_time_s=args.keepalive,
         keepalive_timeout_s=args.keepalive / 2,
-        default_game=args.default_game,
+        default_game=services.default_game,
         max_sessions=args.max_sessions,
-        **server_access(args),
+        doorway=server_doorway(args),
+        allow_duplicate_sessions=args.allow_duplicate_sessions,
     )
     _open_files_for(args.max_sessions)
     # Before the address file is written: a SIGTERM sent as soon as it appears must be a clean
@@ -316,24 +136,32 @@ async def _serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    fronts = await _start_fronts(args, services or []) if await _listen(args, server, tls) else None
+    listening = await _listen(args, services, server)
+    fronts = await _start_fronts(args, services) if listening else None
     if fronts is None:
         await server.stop(0)
         return 1
     web, ops = fronts
     if web:
         _link_sdk(server, web)
-    resumed = _resume_validations(services or [])
-    host, hosting = _start_hosting(args, server)
-    matchmaker, pairing = _start_pairing(args, server, games, control, memory, recorder, host)
-    ladder = start_ladder(args, recorder, games, control)
+    resumed = _resume_validations(services)
+    host, hosting = _start_hosting(args, services, server)
+    pairing = _start_pairing(args, services, server, host)
+    ladder = start_ladder(
+        args,
+        services.repo,
+        services.recorder,
+        services.hub,
+        next(g for g in services.games if g.name == services.default_game),
+        services.control,
+    )
     try:
         await stop.wait()
     finally:
         log.info("shutting_down", grace=args.shutdown_grace)
         if web:
             await web.stop()
-        await _shut_down(args, server, matchmaker, pairing, recorder, resumed, hosting, ladder)
+        await _shut_down(args, server, services, pairing, resumed, hosting, ladder)
         await ops.stop()
     return 0
 
@@ -352,15 +180,16 @@ def _link_sdk(server: RefereeServer, web: Any) -> None:
         web.app.state.referee_port = int(tcp[0].rpartition(":")[2])
 
 
-async def _listen(args: argparse.Namespace, server: RefereeServer, tls: Any) -> bool:
+async def _listen(args: argparse.Namespace, services: ServeServices, server: RefereeServer) -> bool:
     """Listen on every ``--listen`` address (and write ``--address-file``); ``False`` when one
     cannot be used (said on stderr)."""
     try:
         # Sandboxed tournament bots reach the server on a private Unix socket (no network).
-        private = [args.repo is not None and not args.no_sandbox] + [False] * len(args.listen)
+        private = [services.repo is not None and not args.no_sandbox]
+        private += [False] * len(services.listen)
         addresses = [
-            await server.start(a, tls, private_socket=p)
-            for a, p in zip(args.listen, private, strict=False)
+            await server.start(a, services.tls, private_socket=p)
+            for a, p in zip(services.listen, private, strict=False)
         ]
     except (OSError, RuntimeError) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
@@ -370,18 +199,20 @@ async def _listen(args: argparse.Namespace, server: RefereeServer, tls: Any) -> 
     return True
 
 
-async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[Any, Any] | None:
+async def _start_fronts(
+    args: argparse.Namespace, services: ServeServices
+) -> tuple[WebServer | None, OpsEndpoints] | None:
     """The web front and the operations endpoints (``--metrics-listen``), the last of start-up
     (then the garbage collector is tuned for serving); ``None``, with whatever had started
     stopped, when one of them cannot start (said on stderr)."""
-    web = await _start_web(args, services)
-    if web is False:
+    started, web = await _start_web(args, services)
+    if not started:
         return None
     try:
-        ops = await start_ops(args)
+        ops = await start_ops(services.ops)
     except (OSError, ValueError) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
-        if web:
+        if web is not None:
             await web.stop()
         return None
     # Start-up is done: what is alive now lives as long as the server (see collector.py).
@@ -391,27 +222,25 @@ async def _start_fronts(args: argparse.Namespace, services: list[Any]) -> tuple[
 
 def _start_pairing(
     args: argparse.Namespace,
+    services: ServeServices,
     server: RefereeServer,
-    games: list[Any],
-    control: Any,
-    memory: int,
-    recorder: Any,
-    host: Any = None,
-) -> tuple[Matchmaker | None, asyncio.Task[None] | None]:
+    host: TournamentHost | None = None,
+) -> tuple[Matchmaker, asyncio.Task[None]] | None:
     """With ``--pair auto``: the matchmaker, playing on a task; spectators follow its games."""
-    from referee.server.matchmaker import Matchmaker
+    from referee.hosting.matchmaker import Matchmaker
 
     if args.pair != "auto":
-        return None, None
+        return None
+    recorder = services.recorder
     matchmaker = Matchmaker(
         server.lobby,
-        games,
-        time_control=control,
-        memory_limit_bytes=memory,
+        services.games,
+        time_control=services.control,
+        memory_limit_bytes=services.memory_bytes,
         records_dir=args.records,
         # --db: casual games are stored and feed the live ladder.
         on_game=recorder.on_game if recorder is not None else None,
-        hub=args.live_hub,
+        hub=services.hub,
         mode="ladder" if recorder is not None else "casual",
         # Bots a tournament run by this server needs are not paired casually.
         reserved=host.reserved if host is not None else None,
@@ -421,49 +250,54 @@ def _start_pairing(
     return matchmaker, asyncio.create_task(matchmaker.run())
 
 
-def _start_hosting(args: argparse.Namespace, server: RefereeServer) -> tuple[Any, Any]:
+def _start_hosting(
+    args: argparse.Namespace, services: ServeServices, server: RefereeServer
+) -> tuple[TournamentHost | None, asyncio.Task[None] | None]:
     """With ``--db``: run the tournaments marked for this server (``referee tournament start``)
-    on this loop, with this server's sessions (:mod:`referee.tournament.host`)."""
-    if args.repo is None:
+    on this loop, with this server's sessions (:mod:`referee.hosting.host`)."""
+    if services.repo is None:
         return None, None
-    from referee.tournament.host import TournamentHost
+    from referee.hosting.host import TournamentHost
 
     host = TournamentHost(
-        args.repo,
+        services.repo,
         server,
-        args.live_hub,
+        services.hub,
         remote_timeout=args.remote_timeout or None,
         no_sandbox=_common.announced_no_sandbox(args, "referee serve"),
     )
-    return host, asyncio.create_task(_host(args, host))
+    return host, asyncio.create_task(_host(args.in_process, services, host))
 
 
-async def _host(args: argparse.Namespace, host: Any) -> None:
+async def _host(in_process: bool, services: ServeServices, host: TournamentHost) -> None:
     """Run ``host``; on PostgreSQL its games of launched bots go to the job queue."""
     from referee.telemetry.logs import get_logger
 
     log = get_logger("referee.serve")
-    async with queue_for(args, args.repo, args.live_hub, lambda line: log.info(line)) as queue:
+    assert services.repo is not None
+    async with queue_for(in_process, services.repo, services.hub, log.info) as queue:
         host.queue = queue
         await host.run()
 
 
-async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
-    """The web front on this loop (with the upload service of ``--submissions``, if any): the
-    server, ``None`` when off, ``False`` when it failed."""
+async def _start_web(
+    args: argparse.Namespace, services: ServeServices
+) -> tuple[bool, WebServer | None]:
+    """The web front on this loop (with the upload service of ``--submissions``, if any):
+    whether start-up may go on, and the server (``None`` when off)."""
     if args.no_web:
-        return None
+        return True, None
+    from referee.asgi.server import WebServer, parse_address
     from referee.commands.web import web_settings
     from referee.telemetry.endpoints import metrics_route
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
-    from referee.web.server import WebServer, parse_address
 
     log = get_logger("referee.serve")
     try:
         host, port = parse_address(args.web or DEFAULT_WEB)
-        uploads = next((s.submissions for s in services if hasattr(s, "submissions")), None)
-        app = create_app(args.repo, args.live_hub, web_settings(args), submissions=uploads)
+        uploads = services.uploads.submissions if services.uploads is not None else None
+        app = create_app(services.repo, services.hub, web_settings(args), submissions=uploads)
         # The same /metrics as --metrics-listen, for a scraper that reaches the web port.
         app.router.routes.append(metrics_route())
         web = WebServer(app, host, port, proxy_headers=args.web_proxy_headers)
@@ -471,11 +305,11 @@ async def _start_web(args: argparse.Namespace, services: list[Any]) -> Any:
     except (OSError, ValueError) as exc:
         if args.web is None:
             log.warning("web_not_started", reason=str(exc), address=DEFAULT_WEB)
-            return None
+            return True, None
         print(f"referee serve: web front: {exc}", file=sys.stderr)
-        return False
-    log.info("web_listening", url=web.url, database=args.repo is not None)
-    return web
+        return False, None
+    log.info("web_listening", url=web.url, database=services.repo is not None)
+    return True, web
 
 
 def _write_atomically(path: str, text: str) -> None:

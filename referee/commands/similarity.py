@@ -204,7 +204,7 @@ async def _behaviour(
     from referee.commands._common import announce_isolation
     from referee.commands.grade import refuse_uncontained
     from referee.match.clock import TimeControl
-    from referee.tournament.bots import launch_spec
+    from referee.play.bots import launch_spec
 
     isolation = announce_isolation(args, "referee similarity")
     refuse_uncontained(repo, [v for v, _, _ in bots], isolation, args.no_sandbox)

@@ -5,7 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from referee.analysis.openings import Book
+    from referee.analysis.sprt import Decision, Sprt
+    from referee.analysis.sprt_run import GameSink, PairResult, PlayGame
+    from referee.match.report import GameReport
+    from referee.play.game import GamePlayer
+    from referee.play.seats import SeatFinder
+    from referee.server.app import RefereeServer
+    from referee.storage import BotVersionInfo, Repository
 
 from referee.commands._arena import add_db_option, fail
 from referee.commands._common import (
@@ -14,10 +28,11 @@ from referee.commands._common import (
     add_log_options,
     add_sandbox_option,
 )
+from referee.errors import RefereeError
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 
-class RemoteAbsent(Exception):
+class RemoteAbsent(RefereeError):
     """A remote bot was not connected (or never free) within ``--remote-timeout``."""
 
 
@@ -78,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         setup = _setup(args)
     except (ValueError, KeyError, TypeError) as exc:
         return fail("sprt", exc)
-    test, versions = setup[0], setup[4]
+    test, versions = setup.test, setup.versions
     new, base = versions[0].label, versions[1].label
     out = sys.stderr if args.json else sys.stdout
     print(
@@ -111,14 +126,27 @@ def run(args: argparse.Namespace) -> int:
     return 0 if decision.value != "continue" else 1
 
 
-def _setup(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, list[Any]]:
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """What a test runs with, checked before any game."""
+
+    test: Sprt
+    #: ``Game[Any]``: the game's state type is whichever game was asked for.
+    game: Game[Any]
+    book: Book | None
+    repo: Repository
+    #: The new version first, the base second.
+    versions: list[BotVersionInfo]
+
+
+def _setup(args: argparse.Namespace) -> _Setup:
     """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
     from engine.registry import load_game
     from referee.analysis.openings import default_book_path, load_book
     from referee.analysis.sprt import Sprt
     from referee.commands._arena import open_repo
     from referee.commands._common import game_params
-    from referee.tournament.bots import resolve_bot
+    from referee.play.bots import resolve_bot
 
     test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
     game = load_game(args.game, **game_params(args))
@@ -132,10 +160,10 @@ def _setup(args: argparse.Namespace) -> tuple[Any, Any, Any, Any, list[Any]]:
         raise ValueError("--remote-timeout must be a number of seconds > 0")
     repo = open_repo(args)
     versions = [resolve_bot(repo, args.new), resolve_bot(repo, args.base)]
-    return test, game, book, repo, versions
+    return _Setup(test, game, book, repo, versions)
 
 
-def _play(args: argparse.Namespace, setup: tuple[Any, ...], out: Any) -> Any:
+def _play(args: argparse.Namespace, setup: _Setup, out: TextIO) -> Decision:
     """Run the pairs, printing a status line per pair; the decision."""
     import asyncio
 
@@ -148,7 +176,7 @@ def _play(args: argparse.Namespace, setup: tuple[Any, ...], out: Any) -> Any:
         return Decision.CONTINUE
 
 
-async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any) -> Any:
+async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> Decision:
     """Games through the tournament's :class:`GamePlayer`: launched bots on private referees,
     or, with a remote bot (or ``--listen``), all on one served referee."""
     import math
@@ -156,12 +184,12 @@ async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
+    from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
-    from referee.tournament.play import GamePlayer, GameTerms
 
-    test, game, book, repo, versions = setup
+    game, repo, versions = setup.game, setup.repo, setup.versions
     # Launched bots: the sandbox where it works here, unless --no-sandbox.
     isolation = announce_isolation(args, "referee sprt")
     new, base = versions[0].label, versions[1].label
@@ -182,18 +210,18 @@ async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any
     try:
         player = GamePlayer(terms, server)
         concurrency = args.concurrency
-        if player.seats is not None:
+        if player.seats is not None and server is not None:
             player.seats.owners.update(owners)
-            concurrency = await _await_remote(args, player, versions, owners, server, out)
+            concurrency = await _await_remote(args, player.seats, versions, owners, server, out)
 
-        def on_pair(pair: Any, t: Any) -> None:
+        def on_pair(pair: PairResult, t: Sprt) -> None:
             line = f"pair {pair.number + 1:>4} {pair.opening:>12} {pair.points:g}/2  {t.status()}"
             print(line, file=out, flush=True)
 
         return await run_sprt(
-            test,
+            setup.test,
             _games(player, versions, args.remote_timeout),
-            book=book,
+            book=setup.book,
             concurrency=concurrency,
             max_pairs=args.max_pairs,
             labels={"sprt": f"{new} vs {base}"},
@@ -206,7 +234,12 @@ async def _play_async(args: argparse.Namespace, setup: tuple[Any, ...], out: Any
 
 
 async def _await_remote(
-    args: argparse.Namespace, player: Any, versions: Any, owners: Any, server: Any, out: Any
+    args: argparse.Namespace,
+    seats: SeatFinder,
+    versions: Sequence[BotVersionInfo],
+    owners: dict[int, str],
+    server: RefereeServer,
+    out: TextIO,
 ) -> int:
     """Wait for the remote bots to connect (``RemoteAbsent`` after ``--remote-timeout``); the
     concurrency to use: a remote bot plays at most as many games at once as its sessions
@@ -220,12 +253,12 @@ async def _await_remote(
         hint = connect_hint(address, owners[v.id], v)
         wait = f"{args.remote_timeout:g} s"
         print(f"waiting up to {wait} for remote bot {v.label}: {hint}", file=out, flush=True)
-    missing = await wait_connected(player.seats, versions, args.remote_timeout)
+    missing = await wait_connected(seats, versions, args.remote_timeout)
     if missing:
         raise RemoteAbsent(_absent_sentence(missing[0], args.remote_timeout))
     concurrency = args.concurrency
     for v in remote:
-        slots = player.seats.capacity(v)
+        slots = seats.capacity(v)
         if slots < concurrency:
             print(
                 f"{v.label} plays {slots} game(s) at once: pairs run {slots} at a time",
@@ -236,11 +269,11 @@ async def _await_remote(
     return int(concurrency)
 
 
-def _games(player: Any, versions: Any, timeout: float) -> Any:
+def _games(player: GamePlayer, versions: Sequence[BotVersionInfo], timeout: float) -> PlayGame:
     """One SPRT game through ``player`` (``RemoteAbsent`` when a remote seat never came)."""
     import uuid
 
-    async def play(new_seat: int, labels: dict[str, str], opening: Any) -> Any:
+    async def play(new_seat: int, labels: dict[str, str], opening: Sequence[str]) -> GameReport:
         seats = list(versions) if new_seat == 0 else list(versions[::-1])
         played = await player.play(seats, uuid.uuid4().hex, labels, None, opening)
         if played.absent:
@@ -250,29 +283,21 @@ def _games(player: Any, versions: Any, timeout: float) -> Any:
     return play
 
 
-def _absent_sentence(version: Any, timeout: float) -> str:
+def _absent_sentence(version: BotVersionInfo, timeout: float) -> str:
     return (
         f"remote bot {version.label} was not connected within {timeout:g} s "
         "(--remote-timeout); no decision"
     )
 
 
-def _store(repo: Any, game: Any, versions: Any, event: str) -> Any:
+def _store(
+    repo: Repository, game: Game[Any], versions: Sequence[BotVersionInfo], event: str
+) -> GameSink:
     """Store each game as the tournament runner does (standalone games, event ``sprt ...``)."""
-    from referee.tournament.gamerows import finished_game
+    from referee.play.store import Filing, store_game
 
-    def sink(report: Any, new_seat: int, started: Any, finished: Any) -> None:
+    def sink(report: GameReport, new_seat: int, started: datetime, finished: datetime) -> None:
         seats = versions if new_seat == 0 else versions[::-1]
-        repo.record_game(
-            finished_game(
-                report,
-                game,
-                seats,
-                event=event,
-                started=started,
-                finished=finished,
-                uid=report.game_id,
-            )
-        )
+        store_game(repo, report, game, seats, Filing(event), started=started, finished=finished)
 
     return sink

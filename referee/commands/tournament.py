@@ -5,25 +5,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import add_game_options, add_limit_options, add_log_options
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
-from referee.commands._queued import add_queue_option, queue_for
-from referee.commands._tools_options import add_openings_option, register_export, store_openings
+from referee.commands._queued import queue_for
+from referee.commands._tools_options import register_export, store_openings
+from referee.commands._tournament_options import FORMATS, add_run_options, add_settings
 from referee.commands.web import maybe_web, stop_serving
-from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
-FORMATS = {
-    "round-robin": "round_robin",
-    "round_robin": "round_robin",
-    "rr": "round_robin",
-    "swiss": "swiss",
-    "gauntlet": "gauntlet",
-}
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from referee.commands._arena import ProgressDisplay
+    from referee.server.app import RefereeServer
+    from referee.server.live import LiveHub
+    from referee.storage import Repository, TournamentInfo, TournamentSettings
+    from referee.tournament.runner import RunSummary, TournamentRunner
+    from referee.workers.dispatch import QueueDispatcher
 
 EXAMPLE_BOTS = (
     "client_sdk.examples.random_bot",
@@ -47,7 +48,7 @@ def register(subparsers: Any) -> None:
 
     create = sub.add_parser("create", help="create a tournament (does not play it)")
     create.add_argument("name")
-    _add_settings(create)
+    add_settings(create)
     create.add_argument(
         "--entries-close",
         metavar="TIME",
@@ -60,7 +61,7 @@ def register(subparsers: Any) -> None:
     for name, text in (("run", "play a tournament's missing games"), ("resume", "= run")):
         run = sub.add_parser(name, help=text)
         run.add_argument("name", help="tournament name or id")
-        _add_run_options(run)
+        add_run_options(run)
         run.set_defaults(func=_run)
 
     show = sub.add_parser("show", help="a tournament's settings, progress, rounds and table")
@@ -84,92 +85,20 @@ def register(subparsers: Any) -> None:
         ),
     )
     quick.add_argument("--name", help="tournament name (default: quick-<time>)")
-    _add_settings(quick, bots_optional=True)
-    _add_run_options(quick)
+    add_settings(quick, bots_optional=True)
+    add_run_options(quick)
     quick.set_defaults(func=_quick)
 
     for p in (create, show, listing):
         add_db_option(p)
 
 
-def _add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) -> None:
-    parser.add_argument(
-        "bots",
-        nargs="*" if bots_optional else "+",
-        metavar="BOT",
-        help="registered bot (name or name@version), package dir, SDK module, file or command",
-    )
-    if not bots_optional:
-        parser.add_argument(
-            "--format",
-            choices=sorted(FORMATS),
-            default="round-robin",
-            help="default %(default)s",
-        )
-        parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n))")
-        parser.add_argument(
-            "--challenger", help="gauntlet: the bot that meets the field (default: the first)"
-        )
-    parser.add_argument(
-        "--cycles", type=int, default=1, help="round robin / gauntlet cycles (default 1)"
-    )
-    add_game_options(parser)
-    add_limit_options(parser)
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        help="games at once (default: the number of cores)",
-    )
-    add_openings_option(parser)
-    parser.add_argument(
-        "--forfeit",
-        choices=("loss", "void"),
-        default="loss",
-        help="a time, memory, illegal-move or crash forfeit is a loss (default) or voids the game",
-    )
-
-
-def _add_run_options(parser: argparse.ArgumentParser) -> None:
-    add_db_option(parser)
-    parser.add_argument(
-        "--concurrency-now",
-        dest="run_concurrency",
-        type=int,
-        help="games at once for this run (default: the tournament's setting)",
-    )
-    parser.add_argument(
-        "--listen",
-        metavar="ADDR",
-        help="serve the referee (remote bots) and the Arena service (spectators) here",
-    )
-    parser.add_argument(
-        "--remote-timeout",
-        type=float,
-        default=DEFAULT_REMOTE_WAIT_S,
-        metavar="S",
-        help="how long each game waits for a remote bot that is not connected before it "
-        "forfeits (default %(default)g s)",
-    )
-    parser.add_argument(
-        "--web",
-        metavar="HOST:PORT",
-        help="also serve the web pages here, with this run's games live (see docs/web.md)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument("--ladder", default="main", help="live ladder to update (default main)")
-    parser.add_argument("--no-ladder", action="store_true", help="do not update a ladder")
-    _common.add_sandbox_option(parser)
-    add_queue_option(parser)
-    if not any(a.dest == "log_format" for a in parser._actions):
-        add_log_options(parser, "WARNING")
-
-
-def _settings(args: argparse.Namespace, name: str) -> Any:
+def _settings(args: argparse.Namespace, name: str) -> TournamentSettings:
     from referee.commands._common import game_params
     from referee.storage import ForfeitPolicy, TournamentFormat, TournamentSettings
 
     # What its clocks count (docs/limits.md); a tournament made before clock modes counts CPU.
-    options: dict[str, Any] = {"clock": getattr(args, "clock", "cpu")}
+    options: dict[str, object] = {"clock": getattr(args, "clock", "cpu")}
     challenger = getattr(args, "challenger", None)
     if challenger:
         options["challenger"] = challenger
@@ -194,11 +123,13 @@ def _settings(args: argparse.Namespace, name: str) -> Any:
     )
 
 
-def _create_tournament(repo: Any, args: argparse.Namespace, name: str, bots: list[str]) -> Any:
+def _create_tournament(
+    repo: Repository, args: argparse.Namespace, name: str, bots: list[str]
+) -> TournamentInfo:
     import dataclasses
 
     from referee.commands._common import load_game_option, refuse_unloadable
-    from referee.tournament.bots import launchable_spec, resolve_bot
+    from referee.play.bots import launchable_spec, resolve_bot
 
     settings = _settings(args, name)
     load_game_option(settings.game, dict(settings.game_params))
@@ -258,7 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
     except NotFoundError as exc:
         return fail("tournament run", exc)
-    from referee.tournament.host import is_hosted
+    from referee.hosting.host import is_hosted
 
     if is_hosted(t):
         # Two runners on one tournament would play the same games twice and fight over resume.
@@ -292,22 +223,22 @@ def _quick(args: argparse.Namespace) -> int:
     return _run_tournament(args, repo, t)
 
 
-def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
+def _run_tournament(args: argparse.Namespace, repo: Repository, t: TournamentInfo) -> int:
     import asyncio
     import signal
 
     from referee.commands._arena import ProgressDisplay, console
+    from referee.hosting.presence import watch_presence
     from referee.server.live import LiveHub
     from referee.storage.locks import LockWait
     from referee.telemetry import logs as referee_logging
-    from referee.tournament.presence import watch_presence
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)
     # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
     repo.db.wait_for_locks(LockWait())
 
-    async def main() -> Any:
+    async def main() -> RunSummary:
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
@@ -318,7 +249,7 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
         server = await _maybe_server(args, repo, t, hub)
         display = None if args.no_progress else ProgressDisplay(err, t.name)
         try:
-            async with queue_for(args, repo, hub, err.print) as queue:
+            async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
                 runner = _runner(args, repo, t, hub, server, display, queue)
                 watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
                 try:
@@ -348,8 +279,14 @@ def _run_tournament(args: argparse.Namespace, repo: Any, t: Any) -> int:
 
 
 def _runner(
-    args: argparse.Namespace, repo: Any, t: Any, hub: Any, server: Any, display: Any, queue: Any
-) -> Any:
+    args: argparse.Namespace,
+    repo: Repository,
+    t: TournamentInfo,
+    hub: LiveHub,
+    server: RefereeServer | None,
+    display: ProgressDisplay | None,
+    queue: QueueDispatcher | None,
+) -> TournamentRunner:
     from referee.tournament.runner import TournamentRunner
 
     return TournamentRunner(
@@ -366,7 +303,9 @@ def _runner(
     )
 
 
-async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -> Any:
+async def _maybe_server(
+    args: argparse.Namespace, repo: Repository, t: TournamentInfo, hub: LiveHub
+) -> RefereeServer | None:
     from referee.storage import SourceKind
 
     remote = any(e.source_kind is SourceKind.REMOTE for e in repo.tournament_entrants(t.id))
@@ -379,7 +318,7 @@ async def _maybe_server(args: argparse.Namespace, repo: Any, t: Any, hub: Any) -
     return await start_referee(repo, t.settings.game, args.listen, hub, "this tournament", private)
 
 
-def _print_table(repo: Any, t: Any) -> None:
+def _print_table(repo: Repository, t: TournamentInfo) -> None:
     from referee.commands._arena import console, leaderboard_table
     from referee.tournament.standings import standings
 
@@ -448,7 +387,7 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_entries_close(out: Any, repo: Any, tournament_id: int) -> None:
+def _print_entries_close(out: Console, repo: Repository, tournament_id: int) -> None:
     from referee.storage import submissions as rows
 
     close = rows.entries_close(repo.db, tournament_id)

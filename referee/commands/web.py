@@ -90,10 +90,10 @@ async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
     import asyncio
     import signal
 
+    from referee.asgi.server import WebServer, parse_address
     from referee.server.live import LiveHub
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
-    from referee.web.server import WebServer, parse_address
 
     log = get_logger("referee.web")
     try:
@@ -142,9 +142,9 @@ async def maybe_web(address: str | None, repo: Any, hub: Any) -> Any:
     live (``None`` without an address; ``ValueError`` when it cannot listen)."""
     if not address:
         return None
+    from referee.asgi.server import start_web
     from referee.web.app import create_app
     from referee.web.context import WebSettings
-    from referee.web.server import start_web
 
     try:
         web = await start_web(create_app(repo, hub, WebSettings.from_env()), address)

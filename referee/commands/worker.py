@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from referee.commands.services import WorkerServices
 
 from referee.commands import _common
 from referee.commands._common import add_log_options
@@ -70,6 +73,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.commands.services import OpsAddresses, WorkerServices
     from referee.telemetry import logs
     from referee.workers.queue import is_postgres
     from referee.workers.worker import WorkerOptions
@@ -95,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         name=args.name,
     )
     try:
-        return asyncio.run(_work(args, options))
+        return asyncio.run(_work(WorkerServices(options, OpsAddresses.parsed(args))))
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError) as exc:
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-async def _work(args: argparse.Namespace, options: Any) -> int:
+async def _work(services: WorkerServices) -> int:
     """The worker, with its operations endpoints (``--metrics-listen``, ``--health-listen``)
     on the same loop; with metrics on, the queue's depth and oldest job are sampled too."""
     import asyncio
@@ -113,7 +117,8 @@ async def _work(args: argparse.Namespace, options: Any) -> int:
     from referee.workers.queue_metrics import sample_forever
     from referee.workers.worker import run_worker
 
-    ops = await start_ops(args)
+    ops = await start_ops(services.ops)
+    options = services.options
     sampler = asyncio.create_task(sample_forever(options.url)) if ops.metrics else None
     try:
         return await run_worker(options)

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Sequence
 
 from engine.adjudication import Turn
-from referee.server.session import BotSession, EventKind, SeatEvent
+from referee.match.seat import EventKind, Seat, SeatEvent
 
 __all__ = ["LAST_WORDS_S", "last_words"]
 
@@ -21,7 +21,7 @@ LAST_WORDS_S = 2.0
 
 
 async def last_words(
-    inbox: asyncio.Queue[SeatEvent], sessions: Sequence[BotSession], turn: Turn, event: SeatEvent
+    inbox: asyncio.Queue[SeatEvent], sessions: Sequence[Seat], turn: Turn, event: SeatEvent
 ) -> SeatEvent | None:
     """When ``event`` says the mover's process ended: wait (bounded) for its stream to end, and
     return the move for this turn it sent before, if any, putting ``event`` back behind it.

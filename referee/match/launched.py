@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from referee.match import verdicts
 from referee.match.report import GameReport
 from referee.match.runner import MatchRunner
+from referee.match.seat import EventKind, Seat
 from referee.match.timing import CpuMeter
 from referee.match.verdicts import GameEnd, Verdict
 from referee.sandbox.launch import LaunchedBot
-from referee.server.session import EventKind
 
 
 def memory_fault_sentence(name: str, bot: LaunchedBot) -> str:
@@ -128,7 +128,7 @@ async def explain_fault(
 
 
 def watch_launched(
-    runner: MatchRunner, bots: Sequence[LaunchedBot | None]
+    runner: MatchRunner[Seat], bots: Sequence[LaunchedBot | None]
 ) -> list[asyncio.Task[None]]:
     """Tasks that end ``runner``'s game when a launched seat's process breaks its memory
     limit or dies (cancel them once the game is over)."""
@@ -139,7 +139,7 @@ def watch_launched(
     ]
 
 
-async def _watch(runner: MatchRunner, seat: int, bot: LaunchedBot, name: str) -> None:
+async def _watch(runner: MatchRunner[Seat], seat: int, bot: LaunchedBot, name: str) -> None:
     """End the game as soon as the bot's process breaks its memory limit or dies."""
     exceeded = asyncio.create_task(bot.proc.wait_memory_exceeded())
     exited = asyncio.create_task(bot.wait_exit())

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import structlog
 
@@ -24,17 +24,14 @@ from engine.adjudication import (
     Accepted,
     Adjudicator,
     Answer,
-    BotFailed,
     Disconnected,
     Measured,
-    ProtocolViolation,
     Spent,
     TimedOut,
     Turn,
 )
 from engine.game import Game
 from referee.match import verdicts
-from referee.match.answers import move_answer
 from referee.match.clock import TimeControl
 from referee.match.lastwords import last_words
 from referee.match.messages import GameMessages
@@ -48,14 +45,22 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
+from referee.match.seat import (
+    MAX_COMMENT_CHARS,
+    EventKind,
+    Seat,
+    SeatEvent,
+    SessionClosed,
+    fault_answer,
+    move_answer,
+)
 from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.verdicts import GameEnd, Verdict
-from referee.server import bounds
-from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import GameMeter
+from referee.text.notes import clean_note
 
 # Names the rest of the referee imports from here.
 __all__ = [
@@ -70,8 +75,11 @@ __all__ = [
 
 log = get_logger("referee.match.runner")
 
+#: The kind of seat a runner plays (the gRPC session on a server).
+SeatT = TypeVar("SeatT", bound=Seat, covariant=True)
+
 #: How much of a bot's comment is kept.
-MAX_TEXT = bounds.MAX_COMMENT_CHARS
+MAX_TEXT = MAX_COMMENT_CHARS
 #: How long a message outside the clocks (game start, game over) may take to be written.
 SEND_TIMEOUT = 10.0
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
@@ -83,7 +91,7 @@ class _Ended(Exception):
         self.end = end
 
 
-class MatchRunner:
+class MatchRunner(Generic[SeatT]):
     """Referee one game; :meth:`run` returns its :class:`GameReport`.
 
     Creating a runner reserves both sessions for its game; :meth:`run` releases them.
@@ -92,7 +100,7 @@ class MatchRunner:
     def __init__(
         self,
         game: Game[Any],
-        sessions: Sequence[BotSession],
+        sessions: Sequence[SeatT],
         *,
         time_control: TimeControl | None = None,
         memory_limit_bytes: int = 0,
@@ -356,20 +364,10 @@ class MatchRunner:
         if kind is EventKind.RESUMED:
             await self._come_back(seat)
             return
-        answer: Answer
-        if kind is EventKind.BOT_ERROR:
-            answer = BotFailed(event.detail)
-        elif kind is EventKind.MALFORMED:
-            answer = ProtocolViolation(event.detail)
-        elif kind is EventKind.MEMORY:
-            answer = Measured(Verdict.MEMORY, event.detail)
-        elif kind is EventKind.EXITED:
-            answer = Measured(Verdict.RUNTIME_ERROR, event.detail)
-        elif self.away.is_away(seat):
+        answer = fault_answer(kind, event.detail)
+        if answer is None and self.away.is_away(seat):
             answer = Disconnected(self.away.why[seat], self.away.length[seat])
-        else:
-            answer = Disconnected(event.detail)
-        await self._decide(seat, answer)
+        await self._decide(seat, answer or Disconnected(event.detail))
 
     async def _stray(self, seat: int, ply: int, turn: Turn) -> None:
         """A move that is not the awaited one: refused, and punished when it goes on."""
@@ -398,7 +396,7 @@ class MatchRunner:
             think_time_s=max(0.0, move.think_time_s),
             peak_rss_bytes=move.peak_rss_bytes,
             clock_after_s=accepted.clock_after_s,
-            comment=bounds.clean_note(move.comment, MAX_TEXT),
+            comment=clean_note(move.comment, MAX_TEXT),
             wall_s=accepted.wall,
             cpu_s=accepted.cpu,
             stall_s=stall if stall > 0 else 0.0,
@@ -488,7 +486,7 @@ class MatchRunner:
             last_action=moves[-1] if moves else "",
         )
 
-        async def tell(session: BotSession) -> None:
+        async def tell(session: Seat) -> None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SEND_TIMEOUT):
                     await session.send_quietly(message)

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from referee.errors import RefereeError
 from referee.telemetry.logs import get_logger
 
 __all__ = [
@@ -36,7 +37,7 @@ class Isolation(enum.StrEnum):
     NONE = "none"
 
 
-class SandboxUnavailable(ValueError):
+class SandboxUnavailable(RefereeError, ValueError):
     """An untrusted bot would have to run without the sandbox; the message says why."""
 
 

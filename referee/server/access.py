@@ -1,7 +1,7 @@
 """Who is calling: stored tokens resolved to a player and a role, failed attempts throttled.
 
 One :class:`Gate` per server serves every door: the ``Play`` handshake (through
-:class:`referee.storage.auth.StoredTokenAuth`), and the unary and streaming calls of the Arena
+:class:`referee.server.storedauth.StoredTokenAuth`), and the unary and streaming calls of the Arena
 and Submissions services, which carry the token in their call metadata as
 ``authorization: Bearer <token>``. For such a call, :meth:`Gate.caller` returns the
 :class:`Caller` (``None`` for a call without a token, i.e. the public) or ends the call:
@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 import grpc
 
+from referee.errors import Refused
 from referee.server.throttle import LoginThrottle, Throttled, peer_address
 from referee.storage.enums import Role
 from referee.storage.players import PlayerInfo, TokenOwner, TokenRejected
@@ -74,7 +75,7 @@ class Caller:
         return self.role.allows(needed)
 
 
-class Refusal(Exception):
+class Refusal(Refused):
     """A token check that failed: ``throttled`` is set when it was refused unexamined."""
 
     def __init__(self, message: str, throttled: Throttled | None = None) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
+from referee import errors
 from referee.server import bounds
 from referee.server.auth import Authenticator, AuthError
 from referee.server.lobby import Lobby
@@ -84,7 +85,7 @@ _RETRYABLE = frozenset(
 metrics.declare_refusal_reasons(why.value for why in Refusal)
 
 
-class Refused(Exception):
+class Refused(errors.Refused):
     """A handshake that ends without a session: ``code`` and ``message`` go to the bot (no
     code: the stream is already gone, nobody to tell). ``retry_after_s``: when another try
     may succeed (0: the bot's own back-off decides)."""

@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.errors import Refused
 from referee.server.session import Identity
 
 
-class AuthError(Exception):
+class AuthError(Refused):
     """The token is unknown or missing; the message is shown to the bot. ``retry_after_s``
     set: the attempt was throttled (too many failures), not examined; try again then."""
 

@@ -13,11 +13,40 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 
 from client_sdk.proto import referee_pb2 as pb
-from engine.records.search import SearchInfo
-from referee.text.names import HIDDEN, strip_escapes
+from referee.errors import RefereeError
+from referee.match.seat import MAX_ACTION_CHARS, MAX_COMMENT_CHARS, action_problem
+from referee.match.thinking import (
+    MAX_PV_MOVE_CHARS,
+    MAX_PV_MOVES,
+    MAX_THINK_CHARS_PER_GAME,
+    MAX_THINK_CHARS_PER_MOVE,
+    MAX_THINK_DEPTH,
+    MAX_THINK_NODES,
+    MAX_THINK_SCORE,
+    MAX_THINK_TEXT_CHARS,
+    think_record,
+)
+from referee.text.notes import MAX_NOTE_CHARS, clean_note, clean_report
+
+__all__ = [
+    "MAX_ACTION_CHARS",
+    "MAX_COMMENT_CHARS",
+    "MAX_NOTE_CHARS",
+    "MAX_PV_MOVES",
+    "MAX_PV_MOVE_CHARS",
+    "MAX_THINK_CHARS_PER_GAME",
+    "MAX_THINK_CHARS_PER_MOVE",
+    "MAX_THINK_DEPTH",
+    "MAX_THINK_NODES",
+    "MAX_THINK_SCORE",
+    "MAX_THINK_TEXT_CHARS",
+    "action_problem",
+    "clean_note",
+    "clean_report",
+    "think_record",
+]
 
 #: Database ids are signed 64-bit integers (SQLite INTEGER, PostgreSQL BIGINT).
 MAX_ID = 2**63 - 1
@@ -53,29 +82,14 @@ MAX_CHANNEL_CHARS = 64
 MAX_CHALLENGE_CHARS = 256
 
 # -- Move and other bot messages ----------------------------------------------------------------
-#: A move's text (Tetress and ATT moves are under 60 characters); longer is a protocol error.
-MAX_ACTION_CHARS = 256
-#: A move's comment is cut to this many characters (and control characters are removed).
-MAX_COMMENT_CHARS = 256
-#: ``NotAMove.returned``/``expected``, a ChallengeAnswer's reason, a Goodbye's reason: cut.
-MAX_NOTE_CHARS = 200
+# A move's text is refused above MAX_ACTION_CHARS; its comment is cut to MAX_COMMENT_CHARS
+# (and control characters are removed); ``NotAMove.returned``/``expected``, a ChallengeAnswer's
+# reason, a Goodbye's reason are cut to MAX_NOTE_CHARS. The match runner applies them
+# (referee.match.seat, referee.text.notes); they are named here too so this module lists every
+# bound.
 
-# -- A move's think record (never part of a verdict: out of bounds, it is dropped) ---------
-#: ``ThinkRecord.depth``: plies searched.
-MAX_THINK_DEPTH = 1000
-#: ``ThinkRecord.nodes``: a signed 64-bit integer, as stored.
-MAX_THINK_NODES = 2**63 - 1
-#: ``ThinkRecord.score``: a finite number of at most this size either way.
-MAX_THINK_SCORE = 1e9
-#: ``ThinkRecord.pv``: moves, and the characters of each.
-MAX_PV_MOVES = 32
-MAX_PV_MOVE_CHARS = 64
-#: ``ThinkRecord.text``: cut to this many characters, cleaned as a comment.
-MAX_THINK_TEXT_CHARS = 200
-#: One think record as written in a record (about the largest the bounds above allow).
-MAX_THINK_CHARS_PER_MOVE = 3 * 1024
-#: A seat's think records in one game, as written; later records are dropped.
-MAX_THINK_CHARS_PER_GAME = 64 * 1024
+# -- A move's think record: its bounds live with the code that applies them
+# (referee.match.thinking) and are named above.
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
@@ -83,7 +97,7 @@ _CHANNEL = re.compile(r"[A-Za-z0-9._-]*")
 _SUBMIT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-class BadField(ValueError):
+class BadField(RefereeError, ValueError):
     """A request field out of bounds; the message names the field and says what is allowed."""
 
     def __init__(self, field: str, problem: str) -> None:
@@ -183,55 +197,9 @@ def check_submit_name(name: str) -> None:
         )
 
 
-def clean_note(text: str, max_chars: int = MAX_NOTE_CHARS) -> str:
-    """Free text from a bot kept for people (a comment, a reason): terminal escape sequences
-    removed, control, bidi and other invisible characters replaced by spaces, cut to
-    ``max_chars``."""
-    kept = strip_escapes(text[: max_chars * 2])
-    return "".join(" " if unicodedata.category(c) in HIDDEN else c for c in kept)[:max_chars]
-
-
 def code_name(code: int) -> str:
     """An ``ErrorCode``'s name; a number no version of the protocol defines is shown as one."""
     try:
         return pb.ErrorCode.Name(code)  # type: ignore[arg-type]
     except ValueError:
         return f"error code {code}"
-
-
-def clean_report(text: str, max_chars: int = 8000) -> str:
-    """A bot's error report (e.g. a traceback) kept for people: its last ``max_chars``
-    characters, line breaks kept, other control characters replaced by spaces."""
-    return "\n".join(clean_note(line, 1000) for line in text[-max_chars:].splitlines())
-
-
-def action_problem(action: str) -> str | None:
-    """Why a move's text is refused before it is parsed (``None``: it is not)."""
-    if len(action) > MAX_ACTION_CHARS:
-        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
-    return None
-
-
-def think_record(think: pb.ThinkRecord) -> SearchInfo | None:
-    """A move's think record in bounds (``None``: it says nothing); :class:`BadField` names
-    the first field out of bounds. Free text is cleaned and cut, as a comment is."""
-    depth = think.depth if think.HasField("depth") else None
-    if depth is not None and depth > MAX_THINK_DEPTH:
-        raise BadField("ThinkRecord.depth", f"{depth}, at most {MAX_THINK_DEPTH} is allowed")
-    nodes = think.nodes if think.HasField("nodes") else None
-    if nodes is not None and nodes > MAX_THINK_NODES:
-        raise BadField("ThinkRecord.nodes", f"{nodes} is out of range")
-    score = think.score if think.HasField("score") else None
-    if score is not None:
-        finite(score, "ThinkRecord.score", MAX_THINK_SCORE)
-    if len(think.pv) > MAX_PV_MOVES:
-        raise BadField("ThinkRecord.pv", f"{len(think.pv)} moves, at most {MAX_PV_MOVES}")
-    pv = []
-    for move in think.pv:
-        bounded(move, "ThinkRecord.pv move", MAX_PV_MOVE_CHARS)
-        if not move.strip():
-            raise BadField("ThinkRecord.pv move", "an empty move")
-        pv.append(move)
-    text = clean_note(think.text, MAX_THINK_TEXT_CHARS)
-    search = SearchInfo(depth, nodes, score, tuple(pv), text)
-    return None if search.empty else search

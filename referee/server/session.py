@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -31,6 +30,7 @@ import grpc
 from grpc.aio import EOF
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.match.seat import EventKind, SeatEvent, SessionClosed
 from referee.server import bounds
 from referee.server.identity import Identity as Identity
 from referee.telemetry.logs import get_logger
@@ -60,34 +60,6 @@ class Malformed:
 
 #: The Play stream's context: decoded messages (or :class:`Malformed`) in, encoded bytes out.
 PlayContext: TypeAlias = "grpc.aio.ServicerContext[pb.BotMessage | Malformed, bytes]"
-
-
-class EventKind(enum.Enum):
-    MOVE = "move"
-    BOT_ERROR = "bot_error"
-    MALFORMED = "malformed"
-    DISCONNECT = "disconnect"
-    #: The session is back on a new stream (after a DISCONNECT).
-    RESUMED = "resumed"
-    #: Injected by a launcher: the bot's process broke its memory limit (detail: the sentence).
-    MEMORY = "memory"
-    #: Injected by a launcher: the bot's process exited (detail: the sentence).
-    EXITED = "exited"
-
-
-@dataclass(slots=True)  # not frozen: built once per move, and frozen init costs more
-class SeatEvent:
-    """Something a game's runner must hear about from one of its seats."""
-
-    seat: int
-    kind: EventKind
-    received: float
-    move: pb.Move | None = None
-    detail: str = ""
-
-
-class SessionClosed(Exception):
-    """Writing to a session whose stream has ended."""
 
 
 class SessionAway(SessionClosed):
@@ -137,7 +109,7 @@ class BotSession:
         self._refilled = time.monotonic()
         #: Replies earned by messages the referee sent (see RATE_PER_GAME).
         self._credits = 0
-        #: Answers to challenge offers (read by :mod:`referee.server.challenges`).
+        #: Answers to challenge offers (read by :mod:`referee.hosting.challenges`).
         self.answers: asyncio.Queue[pb.ChallengeAnswer] = asyncio.Queue(maxsize=8)
 
     # -- identity and capacity ----------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from referee.errors import RefereeError
 
-class StorageError(Exception):
+
+class StorageError(RefereeError):
     """Base class of every error raised by :mod:`referee.storage`."""
 
 

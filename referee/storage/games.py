@@ -283,7 +283,6 @@ class GameRepository(AreaRepository):
         voided forfeits are kept with ``void=True`` (they still count among the forfeiter's
         forfeits). ``game``: only games of that game, so that a table never mixes two games'
         ratings."""
-        from referee.ratings.results import GameResult
 
         with self.db.read() as s:
             labels = {
@@ -309,19 +308,31 @@ class GameRepository(AreaRepository):
             for row in s.scalars(query):
                 if len(row.seats) != 2:
                     continue
-                verdict = Verdict(row.verdict)
-                forfeit = verdict.is_fault and row.winner_seat is not None
                 results.append(
-                    GameResult.from_winner(
+                    rated_result(
                         labels[row.seats[0].bot_version_id],
                         labels[row.seats[1].bot_version_id],
                         row.winner_seat,
-                        verdict.value,
-                        forfeit=forfeit,
-                        void=row.voided and forfeit,
+                        row.verdict,
+                        voided=row.voided,
                     )
                 )
             return results
+
+
+def rated_result(
+    first: str, second: str, winner_seat: int | None, verdict: str, *, voided: bool
+) -> GameResult:
+    """A stored game as the rating code's result: a fault with a winner is a forfeit, and a
+    forfeit stored ``voided`` (a tournament's "void" forfeit policy) is kept out of ratings
+    while still counted among the forfeiter's forfeits. The one place this rule is written
+    (the stored results and the web tables read it from here)."""
+    from referee.ratings.results import GameResult
+
+    forfeit = Verdict(verdict).is_fault and winner_seat is not None
+    return GameResult.from_winner(
+        first, second, winner_seat, str(verdict), forfeit=forfeit, void=voided and forfeit
+    )
 
 
 def _check_pairing_game(pairing: Pairing, game: FinishedGame) -> None:

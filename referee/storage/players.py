@@ -9,6 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from referee.errors import Refused
 from referee.storage import tokens
 from referee.storage.base import AreaRepository, rowcount
 from referee.storage.enums import PlayerKind, Role
@@ -59,7 +60,7 @@ class TokenOwner:
     expires_at: datetime | None
 
 
-class TokenRejected(Exception):
+class TokenRejected(Refused):
     """A token that does not open anything; the message says why and may be shown to its
     presenter (it names no secret). ``key_id`` is the token's public part, if it has one;
     ``secret_ok`` is true when the secret was right (a revoked or expired token)."""

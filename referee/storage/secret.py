@@ -25,13 +25,15 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from referee.errors import RefereeError
+
 ENV_SECRET = "ARENA_TOKEN_SECRET"
 ENV_SECRET_FILE = "ARENA_TOKEN_SECRET_FILE"
 KEY_SUFFIX = ".token-key"
 _MIN_SECRET_CHARS = 32
 
 
-class TokenKeyError(RuntimeError):
+class TokenKeyError(RefereeError, RuntimeError):
     """The token key cannot be read or is unfit (too short, readable by others)."""
 
 

@@ -26,6 +26,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
+from referee.errors import RefereeError
+
 PREFIX = "arena"
 _KEY_ID_BYTES = 8
 _SECRET_BYTES = 32
@@ -44,11 +46,11 @@ _TOKEN_RE = re.compile(rf"^{PREFIX}_([0-9a-f]{{{2 * _KEY_ID_BYTES}}})_([A-Za-z0-
 _KEY_ID_RE = re.compile(rf"^{PREFIX}_([0-9a-f]{{{2 * _KEY_ID_BYTES}}})_")
 
 
-class TokenFormatError(ValueError):
+class TokenFormatError(RefereeError, ValueError):
     """A string that is not shaped like a token at all."""
 
 
-class WrongTokenKey(ValueError):
+class WrongTokenKey(RefereeError, ValueError):
     """A token hashed under another server token key than the one in use (the key file or
     ``ARENA_TOKEN_SECRET`` changed): no secret can verify against it."""
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from referee import errors
 
-class Refused(ValueError):
+
+class Refused(errors.Refused, ValueError):
     """The upload is refused and nothing of it is stored."""
 
 

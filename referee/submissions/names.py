@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from referee.errors import RefereeError
 from referee.submissions.limits import UploadLimits
 
 _FORBIDDEN_CHARS = frozenset('<>:"|?*\\')
@@ -23,7 +24,7 @@ DROPPED_SUFFIXES = (".pyc", ".pyo")
 DROPPED_FILES = frozenset({".DS_Store", "Thumbs.db"})
 
 
-class BadName(ValueError):
+class BadName(RefereeError, ValueError):
     """A member name that may not be unpacked; the message says why."""
 
 

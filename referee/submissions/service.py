@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from referee.play.bots import register_source
+from referee.play.store import Filing, store_game
 from referee.sandbox.isolation import SandboxUnavailable
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
@@ -44,8 +46,6 @@ from referee.submissions.validate import (
     play_validation,
 )
 from referee.telemetry.logs import get_logger
-from referee.tournament.bots import register_source
-from referee.tournament.gamerows import finished_game
 
 log = get_logger("referee.submissions")
 
@@ -209,17 +209,15 @@ class Submissions:
             for played in games:
                 seats = [reference, reference]
                 seats[played.seat] = upload
-                row = finished_game(
+                store_game(
+                    self.repo,
                     played.report,
                     result.game,
                     seats,
+                    Filing("validation", GameKind.VALIDATION),
                     outputs=played.outputs,
-                    event="validation",
-                    started=_when(played.report.started_at),
-                    finished=_when(played.report.finished_at),
                     uid=played.report.game_id,
                 )
-                self.repo.record_game(dataclasses.replace(row, kind=GameKind.VALIDATION))
         except Exception:
             log.exception("validation_game_not_stored", bot=info.label)
             return dataclasses.replace(result, game_uid=None)
@@ -248,13 +246,6 @@ class Submissions:
         for info in waiting:
             await self.validate(info)
         return len(waiting)
-
-
-def _when(text: str) -> datetime:
-    """A report's ISO 8601 time (now when it has none)."""
-    if not text:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _bot_name(name: str | None, player: str, stored: Stored) -> str:

@@ -1,6 +1,6 @@
 """Validation, as Kaggle does it: a new version plays a reference bot, once from each seat.
 
-The games go through the normal launch path (:func:`referee.match.local.play_match`), so the
+The games go through the normal launch path (:func:`referee.play.local.play_match`), so the
 submitted code runs in the same sandbox and under the same clocks and memory limit as in a
 tournament. A bug that shows only when moving second is found too: the version is accepted
 only if every game ends without a fault of its own (losing is fine), and a rejection names the
@@ -18,9 +18,9 @@ from typing import Any
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
-from referee.match.local import play_match
 from referee.match.report import GameReport
 from referee.match.verdicts import Verdict
+from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec
 from referee.submissions.errors import LayoutError

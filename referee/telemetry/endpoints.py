@@ -22,8 +22,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from referee.asgi.server import WebServer, parse_address
 from referee.telemetry.metrics import CONTENT_TYPE_LATEST, exposition
-from referee.web.server import WebServer, parse_address
 
 __all__ = ["HealthServer", "metrics_app", "metrics_route", "serve_health", "serve_metrics"]
 

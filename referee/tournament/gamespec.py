@@ -15,9 +15,9 @@ from engine.game import Game
 from engine.registry import load_game
 from referee.analysis.openings import Book, book_from_json, opening_labels
 from referee.match.clock import ClockMode, TimeControl
+from referee.play.game import GameTerms
 from referee.sandbox.isolation import Isolation
 from referee.storage import BotVersionInfo, PairingInfo, TournamentInfo
-from referee.tournament.play import GameTerms
 
 
 def tournament_game(info: TournamentInfo) -> Game[Any]:

@@ -12,17 +12,17 @@ and resuming are the same thing::
 * Up to ``concurrency`` games run at once (default: the tournament's setting, else the number
   of cores). A pairing is claimed (``pending -> running``) before its first game, so two
   runners never play the same pairing.
-* Each finished game is written with its record in one transaction
-  (:meth:`Repository.record_game`); the forfeit policy is applied there. A game the referee
-  aborted (a bot never connected, ...) is stored for its record and played again, up to
-  ``max_attempts`` times in one run.
+* Each game is played and stored by :func:`referee.play.store.play_and_store` (what is
+  stored, and what an aborted, forfeited or voided game means, is written there). A game the
+  referee aborted (a bot never connected, ...) is stored for its record and played again, up
+  to ``max_attempts`` times in one run.
 * Resume: :meth:`Repository.resume_tournament` turns pairings left ``running`` by a crash back
   to ``pending``; their finished games stay and only the missing game indices are played.
   A game cut off by the crash was never stored, so it is replayed from its start.
-* Bots: one game is played by :class:`.play.GamePlayer`: launched ones (package, SDK module,
-  command) get fresh processes for every game; remote ones are taken from the lobby of
-  ``server`` (:mod:`.seats`). A game with a remote seat is played on ``server``; a launched
-  bot in such a game connects to it with a one-game token
+* Bots: one game is played by :class:`referee.play.game.GamePlayer`: launched ones (package,
+  SDK module, command) get fresh processes for every game; remote ones are taken from the
+  lobby of ``server`` (:mod:`referee.play.seats`). A game with a remote seat is played on
+  ``server``; a launched bot in such a game connects to it with a one-game token
   (:class:`referee.server.auth.LaunchTokens`).
 * Workers: with a ``queue`` (PostgreSQL, :mod:`referee.workers`) every game of launched bots
   is a job that a ``referee worker`` process plays and records; this runner only waits for
@@ -37,18 +37,18 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from engine.game import Game
 from referee.match.runner import new_game_id
+from referee.play.game import GamePlayer
+from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
+from referee.server.live import LiveHub
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
-    FinishedGame,
     GameSummary,
     PairingInfo,
     PairingStatus,
@@ -56,12 +56,10 @@ from referee.storage import (
     SourceKind,
     TournamentInfo,
     TournamentStatus,
-    Verdict,
 )
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
 from referee.tournament.entries import settle_entries
-from referee.tournament.gamerows import finished_game
 from referee.tournament.gamespec import (
     game_terms,
     slot_labels,
@@ -70,7 +68,6 @@ from referee.tournament.gamespec import (
     tournament_game,
 )
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
-from referee.tournament.play import GamePlayer, Played
 from referee.tournament.standings import save_tournament_ratings
 
 log = get_logger("referee.tournament")
@@ -335,35 +332,27 @@ class TournamentRunner:
         for attempt in range(1, self.max_attempts + 1):
             uid = new_game_id()
             labels, opening = slot_labels(self.info, self.book, pairing, index)
-            started = datetime.now(UTC)
-            if self.hub is not None:
-                self.hub.start(
-                    uid,
-                    self.game.name,
-                    [s.label for s in seats],
-                    self.game.seat_names,
-                    self.game.new_state().to_string(),
-                    self.info.id,
+            filing = Filing(
+                self.info.name, tournament_id=self.info.id, pairing_id=pairing.id, game_index=index
+            )
+            try:
+                stored = await play_and_store(
+                    self.player,
+                    self.repo,
+                    seats,
+                    filing,
+                    uid=uid,
+                    labels=labels,
+                    opening=opening,
+                    broadcast=HubBroadcast(self.hub) if self.hub is not None else None,
                 )
-            observer = LiveObserver(self.hub, uid) if self.hub is not None else None
-            try:
-                played = await self.player.play(seats, uid, labels, observer, opening)
-            finally:
-                if self.hub is not None:
-                    # A game that never started (a bot did not connect) has no on_end.
-                    self.hub.finish(
-                        uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "not played", None)
-                    )
-            finished = datetime.now(UTC)
-            game = self._finished_game(played, seats, pairing, index, uid, started, finished)
-            try:
-                summary = await asyncio.to_thread(self.repo.record_game, game)
             except DuplicateGameError:
                 self._summary.duplicates += 1
                 log.warning("duplicate_game", pairing=pairing.id, game_index=index)
                 return True
+            summary = stored.summary
             self._summary.recorded += 1
-            if summary.verdict is not Verdict.ABORTED:
+            if stored.has_result:
                 self._after_game(summary, seats)
                 return True
             log.warning(
@@ -383,27 +372,3 @@ class TournamentRunner:
             self.progress.game_done(summary, line)
         if self.on_game is not None:
             self.on_game(summary)
-
-    def _finished_game(
-        self,
-        played: Played,
-        seats: Sequence[BotVersionInfo],
-        pairing: PairingInfo,
-        index: int,
-        uid: str,
-        started: datetime,
-        finished: datetime,
-    ) -> FinishedGame:
-        return finished_game(
-            played.report,
-            self.game,
-            seats,
-            outputs=played.outputs,
-            event=self.info.name,
-            started=started,
-            finished=finished,
-            tournament_id=self.info.id,
-            pairing_id=pairing.id,
-            game_index=index,
-            uid=uid,
-        )

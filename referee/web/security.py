@@ -20,6 +20,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from referee.errors import RefereeError
+
 #: The content security policy every page satisfies: scripts and styles only from our own
 #: static files (no inline script, no inline style, no eval), nothing framed, forms post home.
 CSP = (
@@ -65,7 +67,7 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(RefereeError):
     """A request body went over its limit while it was being read."""
 
 

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from referee.match.verdicts import Verdict
 from referee.ratings import GameResult, Ladder, build_leaderboard
 from referee.ratings.elo import DEFAULT_INITIAL, update
 
@@ -29,6 +28,7 @@ from referee.storage.browse import (
     played_games,
     version_names,
 )
+from referee.storage.games import rated_result
 
 #: Games listed first, in this order; any other registered game follows alphabetically.
 GAME_ORDER = ("tetress", "att")
@@ -202,15 +202,7 @@ def build_snapshot(repo: Repository, mark: tuple[int, int, int]) -> Snapshot:
 
 
 def _result(g: PlayedGame) -> GameResult:
-    forfeit = Verdict(g.verdict).is_fault and g.winner_seat is not None
-    return GameResult.from_winner(
-        str(g.first),
-        str(g.second),
-        g.winner_seat,
-        g.verdict,
-        forfeit=forfeit,
-        void=g.voided and forfeit,
-    )
+    return rated_result(str(g.first), str(g.second), g.winner_seat, g.verdict, voided=g.voided)
 
 
 def build_table(

@@ -1,13 +1,13 @@
 """One game job on a worker: play the game with both bots launched here, record it once.
 
 The game is built from the stored tournament exactly as the in-process runner builds it
-(:mod:`referee.tournament.gamespec`) and played by the same code
-(:class:`referee.tournament.play.GamePlayer`, so :func:`referee.match.local.play_match` and
-the sandbox). The result is written by :meth:`Repository.record_game` with a *lease guard* in
-the same transaction: the job's row is locked and must still be ``doing`` on this worker. A
-worker that was declared dead (its heartbeat stopped, e.g. SIGSTOP) and wakes up therefore
-cannot write over the game another worker is replaying; together with the ``UNIQUE(pairing,
-slot)`` key this makes results exactly-once even though play is at-least-once.
+(:mod:`referee.tournament.gamespec`), and played and stored by the same code
+(:func:`referee.play.store.play_and_store`, so :func:`referee.play.local.play_match` and
+the sandbox). The result is written with a *lease guard* in the same transaction: the job's
+row is locked and must still be ``doing`` on this worker. A worker that was declared dead
+(its heartbeat stopped, e.g. SIGSTOP) and wakes up therefore cannot write over the game
+another worker is replaying; together with the ``UNIQUE(pairing, slot)`` key this makes
+results exactly-once even though play is at-least-once.
 
 A game that aborts (a bot never connected...) or raises is retried by the queue; the third
 failure is recorded void with the reason instead (:func:`record_void`).
@@ -27,7 +27,10 @@ from structlog.contextvars import bound_contextvars
 
 from engine.game import Game
 from referee.analysis.openings import Book
+from referee.errors import RefereeError
 from referee.match.runner import new_game_id
+from referee.play.game import GamePlayer
+from referee.play.store import Filing, has_result, play_and_store
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.storage import (
     BotVersionInfo,
@@ -43,7 +46,6 @@ from referee.storage import (
     Verdict,
 )
 from referee.telemetry.logs import bound_job, get_logger
-from referee.tournament.gamerows import finished_game
 from referee.tournament.gamespec import (
     game_terms,
     slot_labels,
@@ -51,18 +53,17 @@ from referee.tournament.gamespec import (
     tournament_book,
     tournament_game,
 )
-from referee.tournament.play import GamePlayer
 from referee.workers import MAX_ATTEMPTS
-from referee.workers.live import LivePublisher, NotifyObserver
+from referee.workers.live import LivePublisher, NotifyBroadcast
 
 log = get_logger("referee.workers.job")
 
 
-class LeaseLost(RuntimeError):
+class LeaseLost(RefereeError, RuntimeError):
     """This worker no longer holds the job (it was declared dead and the game handed on)."""
 
 
-class GameFailed(RuntimeError):
+class GameFailed(RefereeError, RuntimeError):
     """An attempt that did not produce a result; the queue retries the job."""
 
 
@@ -167,7 +168,7 @@ async def play_job(
             log.exception("game_failed", attempt=attempt)
             reason = f"{type(exc).__name__}: {exc}"
         else:
-            if summary.verdict is not Verdict.ABORTED:
+            if has_result(summary):
                 return "recorded"
             reason = summary.reason
         if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
@@ -203,42 +204,21 @@ async def _play(
     labels, opening = slot_labels(plan.info, plan.book, pairing, index)
     uid = new_game_id()
     with bound_contextvars(game_id=uid):
-        observer = None
-        if state.publisher is not None:
-            observer = NotifyObserver(state.publisher, uid)
-            state.publisher.start_game(
-                uid,
-                plan.game.name,
-                [s.label for s in seats],
-                plan.game.seat_names,
-                plan.game.new_state().to_string(),
-                plan.info.id,
-            )
-        started = datetime.now(UTC)
         log.info("game_started", seats=[s.label for s in seats])
-        stored = False
-        why = "not played"
-        try:
-            played = await plan.player.play(seats, uid, labels, observer, opening)
-            game = finished_game(
-                played.report,
-                plan.game,
-                seats,
-                outputs=played.outputs,
-                event=plan.info.name,
-                started=started,
-                finished=datetime.now(UTC),
-                tournament_id=plan.info.id,
-                pairing_id=pairing.id,
-                game_index=index,
-                uid=uid,
-            )
-            summary = await asyncio.to_thread(state.repo.record_game, game, guard)
-            stored = summary.verdict is not Verdict.ABORTED
-            why = summary.reason
-        finally:
-            if observer is not None:
-                observer.publish_end(stored, why)
+        stored = await play_and_store(
+            plan.player,
+            state.repo,
+            seats,
+            Filing(
+                plan.info.name, tournament_id=plan.info.id, pairing_id=pairing.id, game_index=index
+            ),
+            uid=uid,
+            labels=labels,
+            opening=opening,
+            broadcast=NotifyBroadcast(state.publisher) if state.publisher is not None else None,
+            guard=guard,
+        )
+        summary = stored.summary
         log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
         return summary
 

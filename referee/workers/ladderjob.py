@@ -1,20 +1,20 @@
 """One ladder game job on a worker: two exact bot versions, played here, recorded once.
 
-The server's ladder of submitted bots (:mod:`referee.server.autoplay`) picks the pair and, on
+The server's ladder of submitted bots (:mod:`referee.hosting.autoplay`) picks the pair and, on
 PostgreSQL, enqueues a job carrying everything the game needs (:func:`ladder_job_kwargs`): the
 two bot version ids in seat order, the game and its parameters, the clocks, the memory limit,
 and the game's uid, generated at enqueue. The uid is the key of exactly-once results: the
 games table holds each uid once (``UNIQUE(uid)``), so a retried or doubly enqueued job cannot
-store the game twice. The game is played by the same :class:`~referee.tournament.play
+store the game twice. The game is played by the same :class:`~referee.play.game
 .GamePlayer` the tournament jobs use and stored, under the job's lease guard
-(:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores.
+(:func:`~referee.workers.job.lease_guard`), as the rated ``ladder`` game autoplay stores (both by
+:func:`referee.play.store.play_and_store`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from structlog.contextvars import bound_contextvars
@@ -22,14 +22,14 @@ from structlog.contextvars import bound_contextvars
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
+from referee.play.game import GamePlayer, GameTerms
+from referee.play.store import Filing, play_and_store
 from referee.sandbox.isolation import choose, require_trusted
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
-from referee.tournament.gamerows import finished_game
-from referee.tournament.play import GamePlayer, GameTerms
 from referee.workers import MAX_ATTEMPTS
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
-from referee.workers.live import NotifyObserver
+from referee.workers.live import NotifyBroadcast
 
 log = get_logger("referee.workers.ladderjob")
 
@@ -125,40 +125,19 @@ async def _play(
     state: WorkerState, job_id: int, worker_id: int | None, uid: str, kwargs: dict[str, Any]
 ) -> None:
     player, seats = await asyncio.to_thread(_player, state, kwargs)
-    game = player.terms.game
-    observer = None
-    if state.publisher is not None:
-        observer = NotifyObserver(state.publisher, uid)
-        state.publisher.start_game(
-            uid,
-            game.name,
-            [v.label for v in seats],
-            game.seat_names,
-            game.new_state().to_string(),
-            None,
-        )
-    started = datetime.now(UTC)
     log.info("game_started", seats=[v.label for v in seats])
-    stored, why = False, "not played"
-    try:
-        event = str(kwargs.get("event", "ladder"))
-        opening = tuple(str(m) for m in kwargs.get("opening", ()))
-        played = await player.play(list(seats), uid, {"mode": event}, observer, opening)
-        row = finished_game(
-            played.report,
-            game,
-            list(seats),
-            outputs=played.outputs,
-            event=event,
-            started=started,
-            finished=datetime.now(UTC),
-            uid=uid,
-        )
-        summary = await asyncio.to_thread(
-            state.repo.record_game, row, lease_guard(job_id, worker_id)
-        )
-        stored, why = True, summary.reason
-    finally:
-        if observer is not None:
-            observer.publish_end(stored, why)
+    event = str(kwargs.get("event", "ladder"))
+    opening = tuple(str(m) for m in kwargs.get("opening", ()))
+    stored = await play_and_store(
+        player,
+        state.repo,
+        seats,
+        Filing(event),
+        uid=uid,
+        labels={"mode": event},
+        opening=opening,
+        broadcast=NotifyBroadcast(state.publisher) if state.publisher is not None else None,
+        guard=lease_guard(job_id, worker_id),
+    )
+    summary = stored.summary
     log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)

@@ -28,9 +28,11 @@ from referee.telemetry.logs import get_logger
 from referee.workers.queue import conninfo
 
 if TYPE_CHECKING:
-    from engine.game import State
+    from engine.game import Game, State
     from referee.match.clock import SeatClock
     from referee.match.runner import GameReport, MoveLog
+    from referee.play.store import Filing
+    from referee.storage import BotVersionInfo, GameSummary
 
 log = get_logger("referee.workers.live")
 
@@ -149,6 +151,34 @@ class NotifyObserver:
             self.publisher.end_game(self.uid, self.end)
         else:
             self.publisher.end_game(self.uid, LiveEnd("*", Verdict.ABORTED, None, why, None))
+
+
+class NotifyBroadcast:
+    """A worker's games for the server's spectators (:class:`referee.play.store.Broadcast`):
+    each game's end goes out only once its row is written."""
+
+    def __init__(self, publisher: LivePublisher) -> None:
+        self.publisher = publisher
+        self._observers: dict[str, NotifyObserver] = {}
+
+    def begin(
+        self, uid: str, game: Game[Any], seats: Sequence[BotVersionInfo], filing: Filing
+    ) -> NotifyObserver:
+        self.publisher.start_game(
+            uid,
+            game.name,
+            [v.label for v in seats],
+            game.seat_names,
+            game.new_state().to_string(),
+            filing.tournament_id,
+        )
+        observer = self._observers[uid] = NotifyObserver(self.publisher, uid)
+        return observer
+
+    def end(self, uid: str, stored: GameSummary | None, why: str) -> None:
+        observer = self._observers.pop(uid, None)
+        if observer is not None:
+            observer.publish_end(stored is not None, why)
 
 
 class LiveListener:

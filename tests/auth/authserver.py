@@ -14,11 +14,11 @@ from typing import Any
 import grpc
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.hosting.arena import ArenaService
 from referee.server.access import Gate
 from referee.server.app import RefereeServer
-from referee.server.arena import ArenaService
+from referee.server.storedauth import StoredTokenAuth
 from referee.storage import Repository
-from referee.storage.auth import StoredTokenAuth
 from referee.storage.enums import Role
 from referee.storage.models import utcnow
 from referee.storage.tokens import split_token

@@ -12,7 +12,7 @@ from sqlalchemy import select, update
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.registry import load_game
-from referee.server.matchmaker import Matchmaker
+from referee.hosting.matchmaker import Matchmaker
 from referee.storage import tokens as tk
 from referee.storage.models import Token
 

@@ -16,9 +16,9 @@ from client_sdk._challenge import ChallengeRefused
 from client_sdk.examples.random_bot import RandomBot
 from client_sdk.proto import referee_pb2 as pb
 from engine.registry import load_game
+from referee.hosting.matchmaker import Matchmaker
 from referee.server.app import RefereeServer
 from referee.server.auth import TokenTable
-from referee.server.matchmaker import Matchmaker
 
 pytestmark = pytest.mark.slow
 

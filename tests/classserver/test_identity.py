@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.play.bots import register_remote, resolve_bot
 from referee.storage import Repository, SourceKind
-from referee.tournament.bots import register_remote, resolve_bot
 
 GREEDY = "client_sdk.examples.greedy_bot"
 

@@ -128,11 +128,11 @@ def test_casual_pairing_leaves_a_waiting_tournaments_bots_alone(tmp_path: Path) 
     from serving import ENV, ROOT
 
     from engine.registry import load_game
+    from referee.hosting.host import TournamentHost
+    from referee.hosting.matchmaker import Matchmaker
     from referee.server.app import RefereeServer
     from referee.server.auth import LaunchTokens
-    from referee.server.matchmaker import Matchmaker
-    from referee.storage.auth import StoredTokenAuth
-    from referee.tournament.host import TournamentHost
+    from referee.server.storedauth import StoredTokenAuth
 
     db = tmp_path / "arena.db"
     tokens = _setup(db)

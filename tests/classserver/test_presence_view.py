@@ -14,8 +14,8 @@ from serving import RANDOM, bot_until, cli, players, serve, stop
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
+from referee.play.bots import register_remote
 from referee.storage import Repository
-from referee.tournament.bots import register_remote
 
 pytestmark = pytest.mark.slow
 

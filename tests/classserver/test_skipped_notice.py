@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from serving import RANDOM, bot_until, cli, players, serve, stop, wait_text
 
+from referee.play.bots import register_remote
 from referee.storage import Repository, TournamentStatus
-from referee.tournament.bots import register_remote
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Helpers for the fault tests: the misbehaving bot, and a TCP proxy the test controls (to cut
 or freeze a bot's connection). The referee and the launched bots come from
-:func:`referee.match.local.local_referee`."""
+:func:`referee.play.local.local_referee`."""
 
 from __future__ import annotations
 

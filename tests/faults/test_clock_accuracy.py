@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from engine.registry import load_game
 from referee.match.clock import TimeControl
-from referee.match.local import local_referee
 from referee.match.runner import GameReport, MatchRunner
+from referee.play.local import local_referee
 from referee.server.session import BotSession
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).

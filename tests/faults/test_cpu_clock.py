@@ -17,8 +17,8 @@ import pytest
 
 from engine.registry import load_game
 from referee.match.clock import ClockMode, TimeControl
-from referee.match.local import local_referee
 from referee.match.report import GameReport
+from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec
 
 # Every test here starts processes (bots, hogs, the CLI).

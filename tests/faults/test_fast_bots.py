@@ -10,8 +10,8 @@ import pytest
 from fault_helpers import faultbot
 
 from engine.registry import load_game
-from referee.match.local import local_referee
 from referee.match.runner import MatchRunner
+from referee.play.local import local_referee
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).
 pytestmark = pytest.mark.slow

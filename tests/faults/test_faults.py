@@ -14,8 +14,8 @@ from fault_helpers import Proxy, faultbot, sdk_bot
 
 from engine.registry import load_game
 from referee.match.clock import TimeControl
-from referee.match.local import LocalReferee, MatchResult, local_referee
 from referee.match.records import write_record_file
+from referee.play.local import LocalReferee, MatchResult, local_referee
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).
 pytestmark = pytest.mark.slow

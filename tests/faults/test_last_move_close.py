@@ -11,7 +11,7 @@ from fault_helpers import Proxy, faultbot, sdk_bot
 
 from engine.registry import load_game
 from referee.match.clock import TimeControl
-from referee.match.local import MatchResult, local_referee
+from referee.play.local import MatchResult, local_referee
 
 pytestmark = pytest.mark.slow
 

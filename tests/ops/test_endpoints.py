@@ -3,7 +3,6 @@ metric names and labels, and the job id in log lines (no process started)."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import io
 import json
@@ -17,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from client_sdk.proto import referee_pb2 as pb
 from referee.commands._ops import start_ops
+from referee.commands.services import OpsAddresses
 from referee.server.admission import Refusal
 from referee.server.app import RefereeServer
 from referee.server.auth import TokenTable
@@ -219,8 +219,8 @@ def test_ops_options_name_the_option_of_a_bad_address() -> None:
         taken = await serve_health("127.0.0.1:0")
         errors = []
         cases = [
-            argparse.Namespace(metrics_listen="no-port-here", health_listen=None),
-            argparse.Namespace(metrics_listen="127.0.0.1:0", health_listen=taken.address),
+            OpsAddresses(metrics="no-port-here"),
+            OpsAddresses(metrics="127.0.0.1:0", health=taken.address),
         ]
         try:
             for args in cases:

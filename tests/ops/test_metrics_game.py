@@ -17,8 +17,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from engine.registry import load_game
 from referee.match.clock import SeatClock
-from referee.match.local import local_referee
 from referee.match.report import GameReport, MoveLog
+from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec
 from referee.telemetry.endpoints import serve_metrics
 from referee.telemetry.metrics import REGISTRY

@@ -1,6 +1,6 @@
 """Bot specs for the referee tests: the raw-protocol test bot (with misbehaviour flags) and the
 SDK examples. The referee and the launched bots come from
-:func:`referee.match.local.local_referee`."""
+:func:`referee.play.local.local_referee`."""
 
 from __future__ import annotations
 

@@ -33,10 +33,11 @@ from hypothesis import strategies as st
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import submissions_pb2 as spb
+from referee.hosting.arena import ArenaService
+from referee.hosting.uploads import SubmissionService
 from referee.server.app import RefereeServer
-from referee.server.arena import ArenaService
 from referee.server.live import LiveHub
-from referee.server.uploads import SubmissionService
+from referee.server.storedauth import StoredTokenAuth
 from referee.storage import (
     FinishedGame,
     Repository,
@@ -46,7 +47,6 @@ from referee.storage import (
     TournamentSettings,
     Verdict,
 )
-from referee.storage.auth import StoredTokenAuth
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
 

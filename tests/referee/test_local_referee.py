@@ -1,4 +1,4 @@
-"""The shipped test double, `referee.match.local.local_referee`: a real referee on 127.0.0.1
+"""The shipped test double, `referee.play.local.local_referee`: a real referee on 127.0.0.1
 port 0 with launched bots. It plays games, judges bots that never connect, and leaves no
 process or server behind however the block ends."""
 
@@ -12,7 +12,7 @@ import pytest
 from rawbots import sdk_bot
 
 from engine.registry import load_game
-from referee.match.local import BotDidNotConnect, LocalReferee, MatchResult, local_referee
+from referee.play.local import BotDidNotConnect, LocalReferee, MatchResult, local_referee
 from referee.sandbox.launch import BotSpec
 
 pytestmark = pytest.mark.slow

@@ -208,9 +208,9 @@ def test_sigterm_during_the_load_check_still_ends_in_an_aborted_game() -> None:
     recorded as aborted, with the one JSON object and exit status 1."""
     import psutil
 
+    RANDOM = "client_sdk.examples.random_bot"
     match = subprocess.Popen(
-        [*REFEREE, "match", "client_sdk.examples.random_bot", "client_sdk.examples.random_bot"]
-        + ["--json", "--shutdown-grace", "0.2"],
+        [*REFEREE, "match", *[RANDOM] * 2, "--json", "--shutdown-grace", "0.2"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -10,9 +10,9 @@ from rawbots import rawbot, sdk_bot
 from engine.records import read_record, verify_record, write_record
 from engine.registry import game_names, load_game
 from referee.match.clock import ClockMode, TimeControl
-from referee.match.local import local_referee
 from referee.match.records import build_record
 from referee.match.runner import GameReport
+from referee.play.local import local_referee
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).
 pytestmark = pytest.mark.slow

@@ -16,11 +16,11 @@ from rawbots import sdk_bot
 from client_sdk.proto import referee_pb2 as pb
 from engine.records.search import SearchInfo
 from engine.registry import load_game
-from referee.match.local import local_referee
 from referee.match.records import build_record
 from referee.match.report import MoveLog
 from referee.match.runner import MatchRunner
 from referee.match.thinking import take_think, think_size
+from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec
 from referee.server import bounds
 from referee.server.app import RefereeServer

@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from engine.registry import load_game
-from referee.match.local import MatchResult, play_match
+from referee.play.local import MatchResult, play_match
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
 

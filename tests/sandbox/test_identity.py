@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from engine.registry import load_game
-from referee.match.local import play_match
+from referee.play.local import play_match
 from referee.sandbox.identity import BOT_UID_BASE, BOT_UID_COUNT
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec, LaunchedBot

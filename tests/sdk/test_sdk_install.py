@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from engine.registry import load_game
-from referee.match.local import play_match
+from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
 

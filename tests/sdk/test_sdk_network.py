@@ -14,8 +14,8 @@ import pytest
 
 from client_sdk.testing import play_local
 from engine.registry import load_game
-from referee.match.local import BotDidNotConnect, LocalReferee, local_referee
 from referee.match.runner import GameReport, MatchRunner
+from referee.play.local import BotDidNotConnect, LocalReferee, local_referee
 from referee.server.session import BotSession
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).

@@ -8,8 +8,8 @@ import pytest
 
 from client_sdk.proto import referee_pb2 as pb
 from referee.server.auth import AuthError
+from referee.server.storedauth import StoredTokenAuth
 from referee.storage import Repository
-from referee.storage.auth import StoredTokenAuth
 
 
 def test_server_authenticator_accepts_issued_tokens_only(repo: Repository) -> None:

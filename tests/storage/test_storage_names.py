@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from referee.play.bots import describe_source
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage.names import InvalidNameError, check_bot_name
 from referee.text.names import MAX_DISPLAY_CHARS, as_name, display
-from referee.tournament.bots import describe_source
 
 HOSTILE_NAMES = {
     "ANSI clear screen": "\x1b[2Jalice",

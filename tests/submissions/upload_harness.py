@@ -16,10 +16,10 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
+from referee.hosting.arena import ArenaService
+from referee.hosting.uploads import SubmissionService
 from referee.match.clock import TimeControl
 from referee.server.app import RefereeServer
-from referee.server.arena import ArenaService
-from referee.server.uploads import SubmissionService
 from referee.storage import Repository
 from referee.submissions.limits import UploadLimits
 from referee.submissions.service import Submissions

@@ -11,9 +11,9 @@ from termgames import store_game
 
 from referee.analysis.anchors import anchor_of, anchored_versions
 from referee.commands.main import main
+from referee.play.bots import register_remote, register_source
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.submissions.service import NameTaken, _bot_name
-from referee.tournament.bots import register_remote, register_source
 
 GREEDY = "client_sdk.examples.greedy_bot"
 RANDOM = "client_sdk.examples.random_bot"

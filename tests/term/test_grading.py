@@ -19,8 +19,8 @@ from referee.analysis.grading import (
     grade_all,
 )
 from referee.commands.grade import grades_csv
+from referee.play.bots import register_source
 from referee.storage import BotVersionInfo, Repository, SourceKind
-from referee.tournament.bots import register_source
 
 
 @pytest.fixture

@@ -15,11 +15,11 @@ from referee.analysis.behaviour import agreement, answers_of, probe_positions
 from referee.analysis.similarity import common_hashes, compare, fingerprint, shipped_roots
 from referee.commands.main import main
 from referee.match.clock import TimeControl
+from referee.play.bots import register_source
 from referee.sandbox.isolation import choose
 from referee.sandbox.launch import BotSpec
 from referee.storage import Repository
 from referee.storage.reports import latest_report
-from referee.tournament.bots import register_source
 
 BOTS = Path(__file__).resolve().parent / "bots"
 EXAMPLES = Path(__file__).resolve().parents[2] / "client_sdk" / "examples"

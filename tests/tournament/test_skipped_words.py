@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.adjudication import verdicts
 from engine.adjudication.verdicts import Verdict
-from referee.tournament.skipped import game_words, outcome_words
+from referee.hosting.skipped import game_words, outcome_words
 
 
 def _report(end: Any) -> Any:

@@ -25,13 +25,13 @@ from tournament_helpers import (
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.records import read_record, replay
+from referee.hosting.arena import ArenaService
+from referee.play.bots import register_remote
 from referee.server.app import RefereeServer
-from referee.server.arena import ArenaService
 from referee.server.auth import LaunchTokens
 from referee.server.live import LiveHub
+from referee.server.storedauth import StoredTokenAuth
 from referee.storage import Repository, SourceKind, TournamentFormat, Verdict
-from referee.storage.auth import StoredTokenAuth
-from referee.tournament.bots import register_remote
 from referee.tournament.runner import RunSummary, TournamentRunner
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).

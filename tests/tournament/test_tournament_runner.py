@@ -11,6 +11,7 @@ import pytest
 from tournament_helpers import COURSE_RANDOM, CRASH, GREEDY, ILLEGAL, RANDOM, make_tournament
 
 from engine.records import read_record
+from referee.play.bots import resolve_bot
 from referee.storage import (
     ForfeitPolicy,
     PairingStatus,
@@ -19,7 +20,6 @@ from referee.storage import (
     TournamentStatus,
     Verdict,
 )
-from referee.tournament.bots import resolve_bot
 from referee.tournament.runner import RunSummary, TournamentRunner
 from referee.tournament.standings import standings
 

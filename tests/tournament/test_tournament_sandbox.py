@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from tournament_helpers import GREEDY, RANDOM, make_tournament
 
+from referee.play.bots import register_source
 from referee.sandbox.isolation import Isolation, SandboxUnavailable
 from referee.storage import Repository, TournamentFormat, TournamentStatus
-from referee.tournament.bots import register_source
 from referee.tournament.runner import TournamentRunner
 from tests.sandbox.sandbox_required import require_sandbox
 

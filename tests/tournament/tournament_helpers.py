@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.play.bots import resolve_bot
 from referee.storage import (
     ForfeitPolicy,
     Repository,
@@ -15,7 +16,6 @@ from referee.storage import (
     TournamentInfo,
     TournamentSettings,
 )
-from referee.tournament.bots import resolve_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = "client_sdk.examples.random_bot"

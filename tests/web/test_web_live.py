@@ -15,11 +15,11 @@ import pytest_asyncio
 from engine.adjudication import Verdict
 from engine.outcome import Termination
 from engine.registry import load_game
+from referee.asgi.server import WebServer
 from referee.match.clock import SeatClock, TimeControl
 from referee.server.live import LiveEnd, LiveHub, LiveMove, LiveObserver
 from referee.web.app import create_app
 from referee.web.context import WebSettings
-from referee.web.server import WebServer
 
 SETTINGS = WebSettings(secret=b"live-test-secret-0123456789")
 

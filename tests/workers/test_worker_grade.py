@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from workers_helpers import RANDOM, ROOT, start_worker, stop_workers
 
+from referee.play.bots import register_source
 from referee.storage import Repository
-from referee.tournament.bots import register_source
 
 pytestmark = pytest.mark.slow
 

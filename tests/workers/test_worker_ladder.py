@@ -11,9 +11,9 @@ import pytest
 from workers_helpers import GREEDY, RANDOM, TURN_LIMIT, log_lines, start_worker, stop_workers
 
 from engine.registry import load_game
+from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
+from referee.hosting.casual import CasualRecorder
 from referee.match.clock import TimeControl
-from referee.server.autoplay import AutoplaySettings, SubmittedLadder
-from referee.server.casual import CasualRecorder
 from referee.storage import BotVersionInfo, Repository, SourceKind, Verdict
 from referee.storage import submissions as rows
 from referee.storage.submissions import NewVersion
@@ -130,11 +130,11 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
 
     argv = ["serve", "--db", url, "--submissions", str(tmp_path / "store"), *extra]
     args = build_parser().parse_args(argv)
-    args.repo, args.live_hub, args.default_game = Repository.open(url), None, "tetress"
+    repo = Repository.open(url)
     game = load_game("tetress", turn_limit=TURN_LIMIT)
 
     async def start() -> bool:
-        started = start_ladder(args, CasualRecorder(args.repo), [game], TimeControl())
+        started = start_ladder(args, repo, CasualRecorder(repo), None, game, TimeControl())
         assert started is not None
         ladder, task = started
         await asyncio.sleep(0.5)
@@ -147,7 +147,7 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
     try:
         return asyncio.run(start())
     finally:
-        args.repo.close()
+        repo.close()
 
 
 def test_serve_enqueues_ladder_games_on_postgresql_only(pg_url: str, tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ import httpx
 import pytest
 from workers_helpers import GREEDY, RANDOM, log_lines, make_tournament, start_worker, stop_workers
 
+from referee.asgi.server import WebServer
 from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.tournament.runner import TournamentRunner
 from referee.web.app import create_app
-from referee.web.server import WebServer
 from referee.workers.dispatch import QueueDispatcher
 from referee.workers.live import LiveListener
 

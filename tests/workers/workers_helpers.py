@@ -13,8 +13,8 @@ from typing import Any
 
 import psutil
 
+from referee.play.bots import register_source, resolve_bot
 from referee.storage import Repository, TournamentFormat, TournamentInfo, TournamentSettings
-from referee.tournament.bots import register_source, resolve_bot
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM = "client_sdk.examples.random_bot"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.match.report import GameReport
 from referee.match.verdicts import Verdict
-from referee.server.casual_pairing import CasualPairing, Seeker
 
 __all__ = ["NOT_ANSWERING", "CasualSeats", "seat_conduct", "settle", "unrated"]
 

@@ -1,7 +1,7 @@
 """Playing one tournament game: with launched bots only, or on a server with remote seats.
 
 Launched bots (package, SDK module, command) get fresh processes for every game
-(:func:`referee.match.local.play_match`). A game with a remote seat is played on the
+(:func:`referee.play.local.play_match`). A game with a remote seat is played on the
 tournament's server: the remote bots are taken from its lobby (:mod:`.seats`), and a launched
 bot in such a game connects to it with a one-game token (:class:`LaunchTokens`).
 """
@@ -16,9 +16,11 @@ from typing import Any
 from engine.game import Game
 from referee.match.clock import TimeControl
 from referee.match.launched import cpu_meters, note_launched, unplayed_end, watch_launched
-from referee.match.local import play_match
 from referee.match.report import SeatReport, unplayed_report
 from referee.match.runner import GameReport, MatchRunner, Observer
+from referee.play.bots import launch_spec
+from referee.play.local import play_match
+from referee.play.seats import SeatFinder, SessionTest, player_is
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import LaunchedBot, launch
 from referee.sandbox.relay import SocketRelay
@@ -26,8 +28,6 @@ from referee.server.app import RefereeServer
 from referee.server.auth import LaunchTokens
 from referee.server.session import BotSession
 from referee.storage import BotVersionInfo, SourceKind
-from referee.tournament.bots import launch_spec
-from referee.tournament.seats import SeatFinder, SessionTest, player_is
 
 
 @dataclass(eq=False)
@@ -68,7 +68,7 @@ class GamePlayer:
         self.server = server
         self.seats = SeatFinder(server.lobby, terms.game.name) if server is not None else None
         #: Told of every game not played because remote seats had no session in time:
-        #: ``(seats, absent seats, labels, report)`` (see :mod:`referee.tournament.skipped`).
+        #: ``(seats, absent seats, labels, report)`` (see :mod:`referee.hosting.skipped`).
         self.on_absent: (
             Callable[[Sequence[BotVersionInfo], list[int], dict[str, str], GameReport], None] | None
         ) = None

@@ -1,5 +1,5 @@
 """The first-move window of casual games: a seat that has not made its first move within its
-window (see :meth:`~referee.server.casual_pairing.CasualPairing.first_move_window`) is a
+window (see :meth:`~referee.hosting.casual_pairing.CasualPairing.first_move_window`) is a
 no-show, and its game is aborted (no result, nobody rated). The window runs from the moment
 the seat is first on move; its clock still applies too."""
 

@@ -11,12 +11,14 @@ open sessions (no stored player) and a bot against itself are not stored.
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 from engine.game import Game
+from referee.hosting.casual_conduct import unrated
 from referee.match.runner import GameReport, MatchRunner
-from referee.server.casual_conduct import unrated
+from referee.play.bots import register_remote
+from referee.play.store import Filing, store_game
+from referee.server.session import BotSession
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -25,17 +27,9 @@ from referee.storage import (
     SourceKind,
 )
 from referee.telemetry.logs import get_logger
-from referee.tournament.bots import register_remote
-from referee.tournament.gamerows import finished_game
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
 
 log = get_logger("referee.casual")
-
-
-def _when(text: str) -> datetime:
-    if not text:
-        return datetime.now(UTC)
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 class CasualRecorder:
@@ -54,7 +48,7 @@ class CasualRecorder:
         self._ladder_due: set[str] = set()
         self._ladder_lock = asyncio.Lock()
 
-    def on_game(self, runner: MatchRunner, report: GameReport) -> None:
+    def on_game(self, runner: MatchRunner[BotSession], report: GameReport) -> None:
         private = any(s.channel for s in runner.sessions) or report.labels.get("mode") == (
             "challenge"
         )
@@ -84,19 +78,10 @@ class CasualRecorder:
             if found[0].id == found[1].id:
                 log.info("casual_self_play_not_stored", bot=found[0].label)
                 return
-            row = finished_game(
-                report,
-                game,
-                found,
-                outputs=[],
-                event="casual",
-                started=_when(report.started_at),
-                finished=_when(report.finished_at),
-                uid=report.game_id,
-                # Won over a bot that failed to answer again: kept, but rates no one.
-                voided=unrated(report),
-            )
-            await asyncio.to_thread(self.repo.record_game, row)
+            # Played by the matchmaker's runner: only the storing half of play_and_store. A win
+            # over a bot that failed to answer again is kept, but rates no one.
+            filing = Filing("casual", voided=unrated(report))
+            await asyncio.to_thread(store_game, self.repo, report, game, found, filing)
             self.stored += 1
             await self.refresh_ladder(game.name)
         except Exception:

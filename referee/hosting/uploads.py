@@ -3,7 +3,7 @@ and each student's own versions, games and bot output.
 
 Every call carries the player's token (``authorization: Bearer <token>``): a student sees
 their own versions, games and bot output, the instructor everyone's (the views are
-:mod:`referee.server.myviews`, the roles :mod:`referee.server.callers`). Uploads are received
+:mod:`referee.hosting.myviews`, the roles :mod:`referee.hosting.callers`). Uploads are received
 chunk by chunk and cut off as soon as they pass the archive size limit, so a client can never
 make the server buffer more than that. The work itself is :class:`Submissions`'.
 """
@@ -18,10 +18,11 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from referee.server import bounds, myviews
+from referee.hosting import myviews
+from referee.hosting.callers import Caller, Callers
+from referee.server import bounds
 from referee.server.access import Gate
-from referee.server.callers import Caller, Callers
-from referee.storage import NotFoundError
+from referee.server.status import call_in_thread
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
 from referee.submissions.errors import NameTaken, QuotaExceeded, Refused
@@ -180,17 +181,8 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
     async def _view(
         self, context: Any, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:
-        """``fn`` in a worker thread; a refusal or a missing item ends the call with a status."""
-        try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
-        except PermissionError as exc:
-            code, text = grpc.StatusCode.PERMISSION_DENIED, str(exc)
-        except NotFoundError as exc:
-            code, text = grpc.StatusCode.NOT_FOUND, str(exc)
-        except ValueError as exc:
-            code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        await context.abort(code, text)
-        raise AssertionError("context.abort() returned")  # it always raises
+        """``fn`` in a worker thread; an expected error ends the call with its status."""
+        return await call_in_thread(context, fn, *args, **kwargs)
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""

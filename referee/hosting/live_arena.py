@@ -10,8 +10,8 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
+from referee.hosting.arena import SERVICE_NAME, _live, live_events
 from referee.server import bounds
-from referee.server.arena import SERVICE_NAME, _live, live_events
 from referee.server.live import LiveHub
 
 

@@ -22,12 +22,13 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
+from referee import errors
 from referee.server import bounds
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
-log = get_logger("referee.server.challenges")
+log = get_logger("referee.hosting.challenges")
 
 #: How long the challenged bot has to answer (and, before that, to become free).
 DEFAULT_ANSWER_S = 30.0
@@ -67,7 +68,7 @@ async def tell(session: BotSession, kind: int, text: str, challenge_id: str = ""
             await session.send_quietly(pb.RefereeMessage(notice=notice))
 
 
-class Refused(Exception):
+class Refused(errors.Refused):
     """The challenge will not be played; the message is the sentence for the challenger."""
 
 

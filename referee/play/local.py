@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.game import Game
+from referee.errors import RefereeError
 from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.launched import (
@@ -37,6 +38,7 @@ from referee.match.launched import (
 from referee.match.report import GameReport, SeatReport, unplayed_report
 from referee.match.result import MatchResult
 from referee.match.runner import MatchRunner, Observer, new_game_id
+from referee.match.seat import Seat
 from referee.match.verdicts import GameEnd
 from referee.sandbox.botcode import bot_roots
 from referee.sandbox.isolation import Isolation, choose
@@ -60,12 +62,12 @@ __all__ = [
     "watch_launched",
 ]
 
-log = get_logger("referee.match.local")
+log = get_logger("referee.play.local")
 
 _T = TypeVar("_T")
 
 
-class BotDidNotConnect(Exception):
+class BotDidNotConnect(RefereeError):
     """A bot exited or timed out before its session opened (the message holds its output)."""
 
 
@@ -410,7 +412,7 @@ async def _unless_shutdown(work: Awaitable[_T], shutdown: asyncio.Event | None) 
         stopper.cancel()
 
 
-async def _abort_on(shutdown: asyncio.Event, grace: float, runner: MatchRunner) -> None:
+async def _abort_on(shutdown: asyncio.Event, grace: float, runner: MatchRunner[Seat]) -> None:
     await shutdown.wait()
     log.info("shutdown_requested", grace=grace, game_id=runner.game_id)
     await asyncio.sleep(grace)

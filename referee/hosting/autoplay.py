@@ -4,7 +4,7 @@
 submitted bot against another's, at most ``--ladder-games-per-hour`` games an hour and
 ``--ladder-concurrency`` at once. Each game is stored as a rated game naming the exact version
 in each seat, and the live ladder is refreshed as for the games of connected bots
-(:class:`~referee.server.casual.CasualRecorder`). A rejected or still-validating version never
+(:class:`~referee.hosting.casual.CasualRecorder`). A rejected or still-validating version never
 plays; a new accepted upload plays from its next game on.
 
 On a PostgreSQL database the ladder is given a job queue (:mod:`referee.workers.dispatch`):
@@ -24,27 +24,25 @@ import random
 import uuid
 from collections import Counter
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
+from referee.hosting.casual import CasualRecorder
 from referee.match.clock import TimeControl
-from referee.match.verdicts import Verdict
+from referee.play.game import GamePlayer, GameTerms
+from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox.isolation import choose, require_trusted
-from referee.server.casual import CasualRecorder
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
+from referee.server.live import LiveHub
 from referee.storage import BotVersionInfo, NotFoundError, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR
 from referee.telemetry.logs import get_logger
-from referee.tournament.gamerows import finished_game
-from referee.tournament.play import GamePlayer, GameTerms
 
 if TYPE_CHECKING:
     from referee.workers.dispatch import QueueDispatcher
 
-log = get_logger("referee.server.autoplay")
+log = get_logger("referee.hosting.autoplay")
 
 #: How often to look again when fewer than two bots have an accepted version.
 IDLE_RECHECK_S = 30.0
@@ -163,27 +161,16 @@ class SubmittedLadder:
             await self._enqueue(uid, seats)
             return
         game = self.settings.game
-        started = datetime.now(UTC)
-        observer = None
-        if self.hub is not None:
-            labels = [v.label for v in seats]
-            self.hub.start(
-                uid, game.name, labels, game.seat_names, game.new_state().to_string(), mode="ladder"
-            )
-            observer = LiveObserver(self.hub, uid)
         try:
-            played = await self.player.play(list(seats), uid, {"mode": "ladder"}, observer)
-            row = finished_game(
-                played.report,
-                game,
-                list(seats),
-                outputs=played.outputs,
-                event="ladder",
-                started=started,
-                finished=datetime.now(UTC),
+            await play_and_store(
+                self.player,
+                self.repo,
+                seats,
+                Filing("ladder"),
                 uid=uid,
+                labels={"mode": "ladder"},
+                broadcast=HubBroadcast(self.hub, mode="ladder") if self.hub is not None else None,
             )
-            await asyncio.to_thread(self.repo.record_game, row)
             self.stored += 1
             log.info("ladder_game_stored", game_id=uid, seats=[v.label for v in seats])
             await self.recorder.refresh_ladder(game.name)
@@ -191,12 +178,6 @@ class SubmittedLadder:
             raise
         except Exception:
             log.exception("ladder_game_failed", game_id=uid, seats=[v.label for v in seats])
-        finally:
-            if self.hub is not None:
-                # A game that never started (a bot did not connect) has no on_end.
-                self.hub.finish(
-                    uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "not played", None)
-                )
 
     async def _enqueue(self, uid: str, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
         """Have a worker play the game; wait for its job so the slot stays taken meanwhile."""

@@ -9,14 +9,21 @@ import contextlib
 import functools
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from client_sdk.proto import arena_pb2 as apb
+from client_sdk.proto import referee_pb2 as pb
+from referee.hosting.skipped import MissedGames
+from referee.play.seats import SeatFinder
 from referee.server.session import Identity
 from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.text.names import display
-from referee.tournament.seats import SeatFinder
-from referee.tournament.skipped import MissedGames
+
+if TYPE_CHECKING:
+    from referee.server.app import RefereeServer
+    from referee.server.lobby import Lobby
+    from referee.storage import TournamentInfo
+    from referee.tournament.runner import TournamentRunner
 
 
 class Presence(StrEnum):
@@ -37,11 +44,17 @@ class EntryPresence:
     state: Presence
 
 
+class Lines(Protocol):
+    """Where presence changes are printed: the instructor's console, or the server's log."""
+
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None: ...
+
+
 class PresenceBoard:
     """The remote entries of one running tournament, seen through its seat finder."""
 
     def __init__(
-        self, repo: Repository, tournament: Any, seats: SeatFinder, wait_s: float | None
+        self, repo: Repository, tournament: TournamentInfo, seats: SeatFinder, wait_s: float | None
     ) -> None:
         self.tournament = tournament
         self.seats = seats
@@ -93,7 +106,7 @@ class PresenceBoard:
             else f"{p.bot} ({p.owner}'s bot) is missing: not connected"
         )
 
-    def note_for(self, identity: Identity, hello: Any) -> str | None:
+    def note_for(self, identity: Identity, hello: pb.Hello) -> str | None:
         """For the Welcome of a remote bot whose owner has entries here: which names they are
         entered under, when this bot's name is not one of them."""
         owner = identity.player_id
@@ -121,7 +134,7 @@ def remote_entries(
     return entries, owners
 
 
-def connected(lobby: Any, owner: str | None, entry: BotVersionInfo) -> bool:
+def connected(lobby: Lobby, owner: str | None, entry: BotVersionInfo) -> bool:
     """Whether a session of ``entry``'s owner, named for it, is in ``lobby``."""
     return any(
         s.identity.player_id == owner and s.identity.name == entry.location
@@ -130,7 +143,11 @@ def connected(lobby: Any, owner: str | None, entry: BotVersionInfo) -> bool:
 
 
 def presence_reply(
-    repo: Repository, t: Any, board: PresenceBoard | None, lobby: Any, wait_s: float | None
+    repo: Repository,
+    t: TournamentInfo,
+    board: PresenceBoard | None,
+    lobby: Lobby | None,
+    wait_s: float | None,
 ) -> apb.TournamentPresence:
     """The Arena service's ``GetTournamentPresence``: from the board of the run when this
     server runs ``t``; else, on a server that could run it (``lobby``), whether each remote
@@ -168,27 +185,29 @@ def presence_reply(
 
 
 def watch_presence(
-    repo: Any,
-    t: Any,
-    runner: Any,
-    server: Any,
+    repo: Repository,
+    t: TournamentInfo,
+    runner: TournamentRunner,
+    server: RefereeServer | None,
     wait: float | None,
-    err: Any,
+    err: Lines,
     missed: MissedGames | None = None,
-) -> Any:
+) -> asyncio.Task[None] | None:
     """With remote entries: tell their bots which names are entered (Welcome) and which games
     they missed (``missed``, delivered by its owner; else here while the tournament runs),
     show the instructor each entry's presence as it changes, and serve it on the Arena
     service."""
-    seats = getattr(runner.player, "seats", None)
+    seats = runner.player.seats
     if server is None or seats is None:
         return None
     board = PresenceBoard(repo, t, seats, wait)
     if not board.entries:
         return None
     server.welcome_notes.append(board.note_for)
+    from referee.hosting.arena import ArenaService
+
     for service in server.services:
-        if hasattr(service, "presence"):
+        if isinstance(service, ArenaService):
             service.presence[t.id] = board
     own = missed is None
     skipped = MissedGames(server.lobby) if missed is None else missed

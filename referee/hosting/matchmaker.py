@@ -5,7 +5,7 @@ server's default game (Tetress): one game per pairing, never a game a bot did no
 Tournaments pair registered bots by their own schedule; this is the simple always-on mode (a
 test ground for remote bots). Seats alternate between games of the same two bots.
 
-Who meets whom is :class:`~referee.server.casual_pairing.CasualPairing`'s decision (longest
+Who meets whom is :class:`~referee.hosting.casual_pairing.CasualPairing`'s decision (longest
 wait first, least recent opponent first, a cooling-off period for bots that fail to answer);
 this module tells the bots and plays the games.
 """
@@ -22,12 +22,9 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
-from referee.match.clock import TimeControl
-from referee.match.runner import GameReport, MatchRunner
-from referee.match.verdicts import Verdict
-from referee.server.casual_conduct import CasualSeats, seat_conduct, settle
-from referee.server.casual_pairing import CasualPairing, Seeker
-from referee.server.challenges import (
+from referee.hosting.casual_conduct import CasualSeats, seat_conduct, settle
+from referee.hosting.casual_pairing import CasualPairing, Seeker
+from referee.hosting.challenges import (
     DEFAULT_ANSWER_S,
     DEFAULT_MAX_CHALLENGES,
     ChallengeDesk,
@@ -38,13 +35,16 @@ from referee.server.challenges import (
     tell,
     too_many,
 )
+from referee.hosting.noshow import watch_first_moves
+from referee.match.clock import TimeControl
+from referee.match.runner import GameReport, MatchRunner
+from referee.match.verdicts import Verdict
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
-from referee.server.noshow import watch_first_moves
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
-log = get_logger("referee.server.matchmaker")
+log = get_logger("referee.hosting.matchmaker")
 
 
 class Matchmaker:
@@ -59,7 +59,7 @@ class Matchmaker:
         memory_limit_bytes: int = 0,
         records_dir: str | None = None,
         on_report: Callable[[GameReport], None] | None = None,
-        on_game: Callable[[MatchRunner, GameReport], None] | None = None,
+        on_game: Callable[[MatchRunner[BotSession], GameReport], None] | None = None,
         hub: LiveHub | None = None,
         mode: str = "casual",
         challenge_answer_s: float | None = None,
@@ -281,7 +281,7 @@ class Matchmaker:
     def _reserved(self, session: BotSession) -> bool:
         return self.reserved is not None and self.reserved(session)
 
-    async def _play(self, runner: MatchRunner) -> GameReport:
+    async def _play(self, runner: MatchRunner[BotSession]) -> GameReport:
         seats = self._casual.pop(runner.game_id, None)
         watcher = None
         if seats is not None and any(w is not None for w in seats.windows):

@@ -12,7 +12,7 @@ notices it within :data:`POLL_S` and runs it on its own event loop with the serv
 * presence (connected/waiting/missing) is served by the Arena service's ``GetTournament``, and
   a remote bot joining under a name its owner did not enter is told which names are entered;
 * a game a remote entry missed (not connected within the wait) is told to its bot as a
-  ``SKIPPED`` notice (:mod:`referee.tournament.skipped`): at once to its owner's bots under
+  ``SKIPPED`` notice (:mod:`referee.hosting.skipped`): at once to its owner's bots under
   other names, and to the entry's bot whenever it connects;
 * resume: a hosted tournament stays ``running`` while the server stops (or dies), and the next
   ``referee serve`` on the database picks it up, replaying only the games cut off. A
@@ -25,21 +25,20 @@ import asyncio
 import contextlib
 import functools
 import time
-from typing import Any
 
+from referee.hosting.arena import ArenaService
+from referee.hosting.presence import watch_presence
+from referee.hosting.skipped import MissedGames
 from referee.server.app import RefereeServer
-from referee.server.arena import ArenaService
 from referee.server.auth import LaunchTokens
 from referee.server.live import LiveHub
 from referee.server.session import BotSession
 from referee.storage import Repository, SourceKind, TournamentInfo, TournamentStatus
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
-from referee.tournament.presence import watch_presence
 from referee.tournament.runner import GameQueue, TournamentRunner
-from referee.tournament.skipped import MissedGames
 
-log = get_logger("referee.tournament.host")
+log = get_logger("referee.hosting.host")
 
 #: The option that marks a tournament as run by the server on its database.
 RUN_BY = "run_by"
@@ -59,7 +58,7 @@ def is_hosted(t: TournamentInfo) -> bool:
 class _LogLines:
     """Presence lines go to the server's log (there is no instructor console)."""
 
-    def print(self, text: str, **_: Any) -> None:
+    def print(self, text: str, *, markup: bool, highlight: bool) -> None:
         log.info("presence", line=text)
 
 

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from client_sdk.proto import referee_pb2 as pb
+from referee.hosting.challenges import tell
 from referee.match.runner import GameReport
-from referee.server.challenges import tell
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.storage import BotVersionInfo

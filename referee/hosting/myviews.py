@@ -1,6 +1,6 @@
 """What the Submissions service shows a caller: their versions, their games (validation games
 included), one game's record, and a bot's captured output, each within what the caller's role
-may see (:mod:`referee.server.callers`).
+may see (:mod:`referee.hosting.callers`).
 
 Every function is synchronous (the service runs it in a worker thread) and raises
 :class:`PermissionError` with the caller's sentence, or the storage's ``NotFoundError``.
@@ -12,8 +12,8 @@ import json
 from datetime import datetime
 
 from client_sdk.proto import submissions_pb2 as spb
+from referee.hosting.callers import Caller, may_read_game, own_seat, private_game
 from referee.server import bounds
-from referee.server.callers import Caller, may_read_game, own_seat, private_game
 from referee.storage import GameSummary, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.submissions import SubmissionInfo

@@ -2,7 +2,7 @@
 
 Each needs a token of a role (``WhoAmI`` a student's, ``ListPlayers`` an instructor's,
 ``ListTokens`` an admin's; :data:`referee.server.access.ARENA_ACCESS`). A mixin of
-:class:`referee.server.arena.ArenaService`, which provides ``repo``, ``_allow`` and ``_call``.
+:class:`referee.hosting.arena.ArenaService`, which provides ``repo``, ``_allow`` and ``_call``.
 """
 
 from __future__ import annotations

@@ -8,22 +8,22 @@ referees games) never waits on the database. Live games come from the runner's
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
+from referee.hosting.arena_accounts import AccountViews
+from referee.hosting.callers import Caller, Callers, may_read_game, private_game
 from referee.server import access, bounds
 from referee.server.access import ARENA_ACCESS, Gate
-from referee.server.arena_accounts import AccountViews
-from referee.server.callers import Caller, Callers, may_read_game, private_game
 from referee.server.live import LiveEnd, LiveGame, LiveHub
+from referee.server.status import call_in_thread
 from referee.storage import (
     GameDetail,
     GameSummary,
@@ -36,6 +36,10 @@ from referee.tournament.ladder import DEFAULT_GAME, DEFAULT_LADDER, compute_ladd
 from referee.tournament.standings import standings
 
 SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
+
+
+if TYPE_CHECKING:
+    from referee.hosting.presence import PresenceBoard
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -59,8 +63,8 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
         #: Tournament id -> the presence board of its remote entries, while a referee on this
-        #: server runs it (:class:`referee.tournament.presence.PresenceBoard`).
-        self.presence: dict[int, Any] = {}
+        #: server runs it (:class:`referee.hosting.presence.PresenceBoard`).
+        self.presence: dict[int, PresenceBoard] = {}
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
         self.callers = Callers(repo, self.gate)
@@ -87,17 +91,8 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         *args: _P.args,
         **kwargs: _P.kwargs,
     ) -> _T:
-        """``fn`` in a worker thread; a missing item or a bad argument aborts the call."""
-        try:
-            return await asyncio.to_thread(fn, *args, **kwargs)
-        except NotFoundError as exc:
-            code, text = grpc.StatusCode.NOT_FOUND, str(exc)
-        except ValueError as exc:
-            code, text = grpc.StatusCode.INVALID_ARGUMENT, str(exc)
-        except PermissionError as exc:
-            code, text = grpc.StatusCode.PERMISSION_DENIED, str(exc)
-        await context.abort(code, text)
-        raise AssertionError("context.abort() returned")  # it always raises
+        """``fn`` in a worker thread; an expected error ends the call with its status."""
+        return await call_in_thread(context, fn, *args, **kwargs)
 
     def _tournament(self, text: str) -> TournamentInfo:
         return self.repo.get_tournament(bounds.reference(text, "tournament"))
@@ -215,7 +210,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         request: apb.GetTournamentRequest,
         context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
     ) -> apb.TournamentPresence:
-        from referee.tournament.presence import presence_reply
+        from referee.hosting.presence import presence_reply
 
         await self._allow(context, "GetTournamentPresence")
 

@@ -1,0 +1,20 @@
+"""The one root of every exception the SDK raises.
+
+    SdkError
+    ├── SessionError          the referee refused the session or could not be reached
+    │   └── ChallengeRefused  a challenge the other bot or the referee turned down
+    ├── Refused               a handshake turned away for a reason that may pass (busy, full)
+    ├── Dropped               the stream ended without the referee saying goodbye
+    ├── BotLoadError          the BOT argument names nothing that can play
+    ├── PackError             a bot that cannot be packed for upload (also ``ValueError``)
+    └── TlsSetupError         a certificate, key or CA file that cannot be used
+
+``except client_sdk.SdkError`` catches everything the SDK meant to raise; a bug in the bot
+itself passes through as it is.
+"""
+
+from __future__ import annotations
+
+
+class SdkError(Exception):
+    """Base class of every exception the SDK raises on purpose."""

@@ -1,0 +1,139 @@
+"""The services ``referee serve`` and ``referee worker`` run, built once from parsed options.
+
+The options stay on the parsed ``Namespace``; what is built from them (the token gate, the
+live hub, the repository, the Arena and Submissions services, the casual games' recorder)
+lives in one typed value handed to each step of start-up, never on the ``Namespace``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from referee.hosting.arena import ArenaService
+    from referee.hosting.casual import CasualRecorder
+    from referee.hosting.live_arena import LiveArenaService
+    from referee.hosting.uploads import SubmissionService
+    from referee.match.clock import TimeControl
+    from referee.server.access import Gate
+    from referee.server.app import Service, TlsFiles
+    from referee.server.auth import Authenticator
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
+    from referee.workers.worker import WorkerOptions
+
+
+@dataclass(frozen=True, slots=True)
+class OpsAddresses:
+    """Where the operations endpoints listen (``None``: not served)."""
+
+    metrics: str | None = None
+    health: str | None = None
+
+    @classmethod
+    def parsed(cls, args: argparse.Namespace) -> OpsAddresses:
+        # `referee serve` answers health on its gRPC port and has no --health-listen.
+        return cls(args.metrics_listen, getattr(args, "health_listen", None))
+
+
+@dataclass(slots=True)
+class ServeServices:
+    """Everything ``referee serve`` built before listening."""
+
+    #: The games offered (``Game[Any]``: each game has its own state type).
+    games: list[Game[Any]]
+    control: TimeControl
+    memory_bytes: int
+    #: The game casual pairing gives a bot that asks for none.
+    default_game: str
+    listen: list[str]
+    auth: Authenticator
+    tls: TlsFiles | None
+    #: One hub: the Arena service, the web front and the matchmaker's games share it.
+    hub: LiveHub
+    ops: OpsAddresses = field(default_factory=OpsAddresses)
+    #: With ``--db``: the repository and the token gate every door shares.
+    repo: Repository | None = None
+    gate: Gate | None = None
+    read: ArenaService | LiveArenaService | None = None
+    #: With ``--submissions``: the upload service (its validations resume at start).
+    uploads: SubmissionService | None = None
+    #: With ``--db``: stores the matchmaker's games and refreshes the ladders.
+    recorder: CasualRecorder | None = None
+
+    @property
+    def grpc_services(self) -> list[Service]:
+        """The services served beside the Play service, on the same port."""
+        found: list[Service | None] = [self.read, self.uploads]
+        return [s for s in found if s is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerServices:
+    """Everything ``referee worker`` runs: the worker itself and its operations endpoints."""
+
+    options: WorkerOptions
+    ops: OpsAddresses
+
+
+def build_serve_services(args: argparse.Namespace) -> ServeServices:
+    """What the server runs, built from the options (``ValueError`` and the like when they
+    do not fit together, before anything listens)."""
+    from engine.registry import game_names
+    from referee.commands._access import stored_doors
+    from referee.commands._common import game_params, load_game_option, time_control
+    from referee.commands._dbopen import open_repository
+    from referee.commands._serve_options import tls_files
+    from referee.commands._uploads import build_service
+    from referee.server.address import DEFAULT_ADDRESS, with_port
+    from referee.server.auth import OpenAuth, TokenTable, read_token_file
+    from referee.server.live import LiveHub
+
+    names = args.game or game_names()
+    params = game_params(args)
+    games = [load_game_option(name, params if args.game else {}) for name in names]
+    control = time_control(args)
+    auth: Authenticator = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
+    services = ServeServices(
+        games=games,
+        control=control,
+        memory_bytes=int(args.memory * 1024 * 1024),
+        default_game=_default_game(args.default_game, [g.name for g in games]),
+        listen=[with_port(a) for a in args.listen or [DEFAULT_ADDRESS]],
+        auth=auth,
+        tls=tls_files(args),
+        hub=LiveHub(),
+        ops=OpsAddresses.parsed(args),
+    )
+    if args.db:
+        if args.tokens:
+            raise ValueError("--tokens and --db are two sources of tokens: give one")
+        from referee.hosting.casual import CasualRecorder
+
+        repo = services.repo = open_repository(args.db, create=args.create)
+        services.auth, services.gate, services.read = stored_doors(repo, services.hub)
+        services.recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
+        services.uploads = build_service(args, repo, services.gate, control, args.memory)
+    elif args.submissions:
+        raise ValueError("--submissions needs --db (versions are kept in the database)")
+    else:
+        from referee.hosting.live_arena import LiveArenaService
+
+        # Spectators still see the live games (referee watch --server); nothing is stored.
+        services.read = LiveArenaService(services.hub)
+    return services
+
+
+def _default_game(asked: str | None, offered: list[str]) -> str:
+    """The game casual pairing gives bots that ask for none; ``ValueError`` if not offered."""
+    from referee.server.app import default_game_of
+
+    game = (asked or default_game_of(offered)).lower()
+    if game not in offered:
+        raise ValueError(
+            f"--default-game {game}: not among the games offered ({', '.join(offered)})"
+        )
+    return game

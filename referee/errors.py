@@ -1,0 +1,39 @@
+"""The one root of every exception the referee raises on purpose.
+
+    RefereeError
+    ├── Refused                  a request turned down on purpose; the message is for the asker
+    │   ├── server.admission.Refused      a bot's handshake that ends without a session
+    │   ├── server.auth.AuthError         an unknown or missing token (or a throttled try)
+    │   ├── server.access.Refusal         a token check of the gate that failed
+    │   ├── storage.players.TokenRejected a token that opens nothing
+    │   ├── hosting.challenges.Refused    a challenge that will not be played
+    │   └── submissions.errors.Refused    an upload refused (archive, layout, quota, name)
+    ├── storage.errors.StorageError       storage's own (not found, conflict, duplicate game ...)
+    ├── bad input, also ``ValueError``: server.bounds.BadField, submissions.names.BadName,
+    │   storage.tokens.TokenFormatError and WrongTokenKey, analysis.openings.BookError,
+    │   sandbox.isolation.SandboxUnavailable
+    ├── storage.secret.TokenKeyError      the server's token key is unusable
+    ├── match.seat.SessionClosed          writing to a bot whose stream has ended
+    ├── play.local.BotDidNotConnect       a launched bot that never opened its session
+    ├── workers.job.LeaseLost, GameFailed a worker's job handed on, or an attempt to retry
+    ├── web.security.BodyTooLarge         a request body over its limit
+    └── commands: DatabaseUnavailable, RemoteAbsent
+
+Each keeps its module and name (and its builtin base, such as ``ValueError``, where callers
+catch that), so a caller catches exactly what it expects, and ``except RefereeError`` catches
+everything the referee meant to raise. The course-compatible ``referee.game`` keeps the
+course's own exceptions. Imports nothing: every layer of the referee may raise these.
+"""
+
+from __future__ import annotations
+
+
+class RefereeError(Exception):
+    """Base class of every exception the referee raises on purpose."""
+
+
+class Refused(RefereeError):
+    """A request turned down on purpose; ``str()`` is the sentence for whoever asked."""
+
+
+__all__ = ["RefereeError", "Refused"]

@@ -1,0 +1,71 @@
+"""The layers of referee's sub-packages: no import cycle between them, no import up the order.
+
+Two independent checks of one order (``[tool.importlinter]`` in ``pyproject.toml``): the
+import-linter contracts, and the AST count of ``tests/import_graph.py`` (which also counts an
+older checkout, for a before/after figure).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from importlinter.application.use_cases import SUCCESS, lint_imports
+from importlinter.configuration import configure
+
+from tests.import_graph import ROOT, cycles, import_graph, layer_order, upward
+
+
+def test_import_linter_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every contract in pyproject.toml (the layers, the engine and SDK below the referee)
+    holds for the code as it is."""
+    configure()
+    # No cache: parallel test processes must not share one in the working directory.
+    passed = lint_imports(str(ROOT / "pyproject.toml"), cache_dir=None, no_logo=True)
+    shown = capsys.readouterr().out
+    assert "referee's sub-packages import only downwards KEPT" in shown, shown
+    assert passed == SUCCESS, shown
+
+
+def test_no_cycle_and_no_upward_import_between_sub_packages() -> None:
+    """The AST count finds no cycle between sub-packages and no import up the layer order."""
+    graph = import_graph()
+    assert "match" in graph and "hosting" in graph
+    assert cycles(graph) == []
+    assert upward(graph, layer_order()) == []
+
+
+def test_the_count_sees_an_upward_import_and_its_cycle(tmp_path: Path) -> None:
+    """A lower sub-package importing a higher one (inside a function, as a lazy import would)
+    is counted as upward and, with the downward import back, as a cycle."""
+    for name, text in {
+        "match/runner.py": "def later():\n    from referee.hosting import casual\n",
+        "hosting/casual.py": "from referee.match.runner import later\n",
+    }.items():
+        path = tmp_path / "referee" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.parent / "__init__.py").touch()
+        path.write_text(text)
+    graph = import_graph(tmp_path)
+    assert cycles(graph) == [["hosting", "match"]]
+    assert upward(graph, layer_order()) == ["referee/match/runner.py -> referee.hosting"]
+
+
+def test_every_sub_package_has_a_layer() -> None:
+    """Each sub-package (and top-level module) of referee is placed in exactly one layer (a
+    new one must be given its place)."""
+    placed = [name for layer in layer_order() for name in layer]
+    children = (ROOT / "referee").iterdir()
+    present = [p.name for p in children if (p / "__init__.py").is_file()]
+    present += [p.stem for p in (ROOT / "referee").glob("*.py") if p.stem != "__init__"]
+    assert sorted(placed) == sorted(present)
+
+
+def test_readme_lists_the_sub_packages_in_layer_order() -> None:
+    """The README's layout table names referee's sub-packages bottom up, as the contract
+    orders them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ((?:`referee/\w+(?:/|\.py)`(?:, )?)+) \|", readme, flags=re.M)
+    listed = [re.findall(r"`referee/(\w+)(?:/|\.py)`", row) for row in rows]
+    assert [sorted(names) for names in listed] == [sorted(layer) for layer in layer_order()]
