@@ -64,6 +64,18 @@ def _serve(folder: Path, clock_s: float) -> tuple[subprocess.Popen[bytes], str]:
     return proc, address_file.read_text().split()[0]
 
 
+def _honest_bot(address: str, token: str) -> subprocess.Popen[bytes]:
+    """An SDK random bot joining the server's casual pool."""
+    command = [sys.executable, "-m", "client_sdk", "--server", address, "--token", token]
+    return subprocess.Popen(
+        [*command, "client_sdk.examples.random_bot"],
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def scenario(honest: int, idle: int, seconds: float, clock_s: float) -> dict[str, Any]:
     """One run: per-bot game counts from the server's database."""
     with tempfile.TemporaryDirectory(prefix="bench-casual-") as tmp:
@@ -89,25 +101,7 @@ def scenario(honest: int, idle: int, seconds: float, clock_s: float) -> dict[str
                 procs.append(idler)
                 assert idler.stdout is not None
                 idler.stdout.readline()  # "connected N": every idle session is in the lobby
-            for i in range(1, honest + 1):
-                procs.append(
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-m",
-                            "client_sdk",
-                            "--server",
-                            address,
-                            "--token",
-                            tokens[f"honest{i}"],
-                            "client_sdk.examples.random_bot",
-                        ],
-                        cwd=ROOT,
-                        env=ENV,
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                    )
-                )
+            procs += [_honest_bot(address, tokens[f"honest{i}"]) for i in range(1, honest + 1)]
             time.sleep(seconds)
         finally:
             for proc in procs:

@@ -49,6 +49,21 @@ def _referee(db: Path | None, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _students(db: Path, work: Path, count: int) -> list[str]:
+    """Register ``count`` student bots (copies of the test bots, in turn) and name them."""
+    names = []
+    for i in range(count):
+        source = ROOT / STUDENTS[i % len(STUDENTS)]
+        copy = work / f"s{i}" / source.name
+        copy.parent.mkdir()
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, copy)
+        name = f"student{i}"
+        added = _referee(db, "bot", "add", name, str(copy), "--owner", "bench")
+        assert added.returncode == 0, added.stderr
+        names.append(name)
+    return names
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--bots", type=int, default=4)
@@ -70,16 +85,7 @@ def main() -> int:
         if base.returncode not in (0, 1):
             print(base.stderr, file=sys.stderr)
             return 1
-        names = []
-        for i in range(args.bots):
-            source = ROOT / STUDENTS[i % len(STUDENTS)]
-            copy = work / f"s{i}" / source.name
-            copy.parent.mkdir()
-            (shutil.copytree if source.is_dir() else shutil.copy)(source, copy)
-            name = f"student{i}"
-            added = _referee(db, "bot", "add", name, str(copy), "--owner", "bench")
-            assert added.returncode == 0, added.stderr
-            names.append(name)
+        names = _students(db, work, args.bots)
         start = time.perf_counter()
         graded = _referee(db, "grade", *names, "--concurrency", str(args.concurrency), "--json")
         wall = time.perf_counter() - start

@@ -40,6 +40,25 @@ def long_game(seed: int) -> list[Any]:
     return list(state.history)
 
 
+def _thought(
+    state: Any, move: Any, rng: random.Random, ply: int, evals: list[dict[str, Any]]
+) -> SearchInfo:
+    """A made-up think record for ``move`` (a PV of random replies) and its reference mark,
+    appended to ``evals``."""
+    line, ahead = [state.san(move)], state.copy()
+    ahead.apply(move)
+    while len(line) < 6 and not ahead.is_over():
+        reply = rng.choice(list(ahead.legal_moves))
+        line.append(ahead.san(reply))
+        ahead.apply(reply)
+    score = rng.uniform(-80, 80)
+    glyph = rng.choice([None] * 8 + ["?!", "?", "??"])
+    evals.append(
+        {"ply": ply, "played": score, "best": score + 20, "best_move": line[0], "glyph": glyph}
+    )
+    return SearchInfo(rng.randint(2, 9), rng.randint(10**3, 10**6), score, tuple(line), "ok")
+
+
 def store(repo: Repository, versions: list[int], history: list[Any], think: bool) -> int:
     game = load_game("tetress")
     rng = random.Random(7)
@@ -47,28 +66,7 @@ def store(repo: Repository, versions: list[int], history: list[Any], think: bool
     builder = RecordBuilder(game, players=("a", "b"))
     moves, evals = [], []
     for ply, move in enumerate(history, start=1):
-        search = None
-        if think:
-            line, ahead = [state.san(move)], state.copy()
-            ahead.apply(move)
-            while len(line) < 6 and not ahead.is_over():
-                reply = rng.choice(list(ahead.legal_moves))
-                line.append(ahead.san(reply))
-                ahead.apply(reply)
-            score = rng.uniform(-80, 80)
-            search = SearchInfo(
-                rng.randint(2, 9), rng.randint(10**3, 10**6), score, tuple(line), "ok"
-            )
-            glyph = rng.choice([None] * 8 + ["?!", "?", "??"])
-            evals.append(
-                {
-                    "ply": ply,
-                    "played": score,
-                    "best": score + 20,
-                    "best_move": line[0],
-                    "glyph": glyph,
-                }
-            )
+        search = _thought(state, move, rng, ply, evals) if think else None
         builder.add(move, think=0.05, clock=100.0 - ply / 2, mem=40.0, search=search)
         moves.append(
             {

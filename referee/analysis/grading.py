@@ -16,8 +16,8 @@ Every game has a deterministic uid (:func:`grade_uid`: the student's version, th
 pair and the leg), and the games table holds each uid once. Grading again (after a crash, or
 to read a finished grade) reuses every stored game and plays only the missing ones, so no game
 is replayed or counted twice. How a game is played is the caller's :data:`PlayGame`: launched
-here (:func:`referee.analysis.grade_play.local_player`) or by the workers on PostgreSQL
-(:func:`referee.analysis.grade_play.queue_player`).
+here (:func:`referee.hosting.grade_play.local_player`) or by the workers on PostgreSQL
+(:func:`referee.hosting.grade_play.queue_player`).
 """
 
 from __future__ import annotations

@@ -119,10 +119,10 @@ def _settings(args: argparse.Namespace) -> tuple[Any, Any]:
     import math
 
     from engine.registry import load_game
-    from referee.analysis.grade_play import GameSettings
     from referee.analysis.grading import GradeSettings, terms_tag
     from referee.analysis.openings import default_book_path, load_book
     from referee.commands._common import game_params, time_control
+    from referee.hosting.grade_play import GameSettings
 
     game = load_game(args.game, **game_params(args))
     book = None
@@ -191,9 +191,9 @@ async def _grade(
     settings: Any,
     game_settings: Any,
 ) -> tuple[list[StudentGrade], GradeRun]:
-    from referee.analysis.grade_play import local_player, queue_player
     from referee.analysis.grading import LEVELS, grade_all
     from referee.commands._common import announce_isolation
+    from referee.hosting.grade_play import local_player, queue_player
     from referee.play.bots import register_source
     from referee.workers.queue import is_postgres
 

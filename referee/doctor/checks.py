@@ -207,6 +207,16 @@ def _disk(_: Context) -> Check:
     return Check("free disk", Status.WORKS, detail)
 
 
+def _leftovers(_: Context) -> Check:
+    from referee.sandbox.leftovers import leftover_check
+
+    fine, detail = leftover_check()
+    if fine:
+        return Check("leftover game folders", Status.WORKS, detail)
+    fix = "start any referee command (it removes them), or delete those folders"
+    return Check("leftover game folders", Status.DEGRADED, detail, fix)
+
+
 #: Every check, in the order shown (add one here: a function of the Context to a Check).
 CHECKS: list[Callable[[Context], Check]] = [
     _bwrap,
@@ -218,6 +228,7 @@ CHECKS: list[Callable[[Context], Check]] = [
     _database,
     _chromium,
     _disk,
+    _leftovers,
 ]
 
 

@@ -269,7 +269,11 @@ class Matchmaker:
         return free[pairing.first], free[pairing.second], game
 
     def _settle(
-        self, runner: MatchRunner, report: GameReport, seats: CasualSeats, no_show: int | None
+        self,
+        runner: MatchRunner[BotSession],
+        report: GameReport,
+        seats: CasualSeats,
+        no_show: int | None,
     ) -> None:
         """Record the casual game's conduct, and tell each bot sent to cool off why."""
         for seat, text in settle(self.policy, seats, report, no_show, time.monotonic()):

@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 
 from referee.match.runner import MatchRunner
+from referee.server.session import BotSession
 
 __all__ = ["no_show_sentence", "watch_first_moves"]
 
@@ -24,7 +25,9 @@ def no_show_sentence(seat: str, window_s: float) -> str:
     )
 
 
-async def watch_first_moves(runner: MatchRunner, windows: Sequence[float | None]) -> int | None:
+async def watch_first_moves(
+    runner: MatchRunner[BotSession], windows: Sequence[float | None]
+) -> int | None:
     """Abort ``runner``'s game if a seat with a window lets it pass without moving; returns
     that seat (``None`` once every such seat has moved, or the game ended)."""
     waiting = {seat for seat, window in enumerate(windows) if window is not None}

@@ -21,7 +21,7 @@ from referee.telemetry.logs import get_logger
 if TYPE_CHECKING:
     from referee.workers.dispatch import QueueDispatcher
 
-log = get_logger("referee.analysis.grade_play")
+log = get_logger("referee.hosting.grade_play")
 
 #: A game the referee aborts (its own failure, not a bot's) is played again at most this often.
 MAX_ATTEMPTS = 3
