@@ -60,8 +60,14 @@ def think_record(think: pb.ThinkRecord) -> SearchInfo | None:
     if len(think.pv) > MAX_PV_MOVES:
         raise ThinkOutOfBounds(f"ThinkRecord.pv: {len(think.pv)} moves, at most {MAX_PV_MOVES}")
     for move in think.pv:
-        if len(move) > MAX_PV_MOVE_CHARS or _CONTROL.search(move) or not move.strip():
-            raise ThinkOutOfBounds(f"ThinkRecord.pv: a move of the wrong form ({move[:40]!r})")
+        if len(move) > MAX_PV_MOVE_CHARS:
+            raise ThinkOutOfBounds(
+                f"ThinkRecord.pv move: {len(move)} characters, at most {MAX_PV_MOVE_CHARS}"
+            )
+        if _CONTROL.search(move):
+            raise ThinkOutOfBounds(f"ThinkRecord.pv move: {move[:40]!r} has a control character")
+        if not move.strip():
+            raise ThinkOutOfBounds("ThinkRecord.pv move: an empty move")
     text = clean_note(think.text, MAX_THINK_TEXT_CHARS)
     search = SearchInfo(depth, nodes, score, tuple(think.pv), text)
     return None if search.empty else search

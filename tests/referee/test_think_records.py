@@ -19,7 +19,7 @@ from engine.registry import load_game
 from referee.match.records import build_record
 from referee.match.report import MoveLog
 from referee.match.runner import MatchRunner
-from referee.match.thinking import take_think, think_size
+from referee.match.thinking import ThinkOutOfBounds, take_think, think_record, think_size
 from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec
 from referee.server import bounds
@@ -40,18 +40,18 @@ OUT_OF_BOUNDS: dict[str, pb.ThinkRecord] = {
 @pytest.mark.parametrize("field", sorted(OUT_OF_BOUNDS))
 def test_a_think_record_out_of_bounds_is_refused_naming_the_field(field: str) -> None:
     """Each bound refuses naming its field (the runner then drops the record)."""
-    with pytest.raises(bounds.BadField, match=field.replace(".", r"\.")):
-        bounds.think_record(OUT_OF_BOUNDS[field])
+    with pytest.raises(ThinkOutOfBounds, match=field.replace(".", r"\.")):
+        think_record(OUT_OF_BOUNDS[field])
 
 
 def test_think_text_is_cleaned_and_cut_and_an_empty_record_is_nothing() -> None:
     """Free text loses control characters and is cut; a record saying nothing is None."""
-    kept = bounds.think_record(pb.ThinkRecord(text="\x1b[2Jhi\x07" + "y" * 500, score=-inf_ok()))
+    kept = think_record(pb.ThinkRecord(text="\x1b[2Jhi\x07" + "y" * 500, score=-inf_ok()))
     assert kept is not None and kept.text.startswith("hi") and len(kept.text) == 200
     assert "\x1b" not in kept.text and "\x07" not in kept.text
-    assert bounds.think_record(pb.ThinkRecord()) is None
-    with pytest.raises(bounds.BadField, match="control character"):
-        bounds.think_record(pb.ThinkRecord(pv=["PLACE(\x1b[31m)"]))
+    assert think_record(pb.ThinkRecord()) is None
+    with pytest.raises(ThinkOutOfBounds, match="control character"):
+        think_record(pb.ThinkRecord(pv=["PLACE(\x1b[31m)"]))
 
 
 def inf_ok() -> float:
@@ -62,9 +62,9 @@ def test_a_seat_past_its_game_budget_has_later_records_dropped() -> None:
     """Records count per seat: past the per-game budget a seat's records are dropped, while
     the other seat's are still kept."""
     big = pb.ThinkRecord(text="t" * 200, pv=["P" * 64] * 32)
-    size = think_size(bounds.think_record(big))  # type: ignore[arg-type]
+    size = think_size(think_record(big))  # type: ignore[arg-type]
     earlier = [
-        MoveLog(i, 0, "a", 0.1, 0.1, 0, None, search=bounds.think_record(big))
+        MoveLog(i, 0, "a", 0.1, 0.1, 0, None, search=think_record(big))
         for i in range(bounds.MAX_THINK_CHARS_PER_GAME // size)
     ]
     assert take_think(pb.Move(think=big), 0, earlier) is None
