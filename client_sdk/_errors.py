@@ -7,6 +7,8 @@
     ├── Dropped               the stream ended without the referee saying goodbye
     ├── BotLoadError          the BOT argument names nothing that can play
     ├── PackError             a bot that cannot be packed for upload (also ``ValueError``)
+    ├── TokenError            no token given, or a token file that cannot be read
+    ├── BotStartError         a local bot process (``play``) that did not start
     └── TlsSetupError         a certificate, key or CA file that cannot be used
 
 ``except client_sdk.SdkError`` catches everything the SDK meant to raise; a bug in the bot

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from client_sdk._errors import SdkError
+
 #: The port ``referee serve`` listens on by default, and a plain address's port.
 DEFAULT_PORT = 50051
 #: A TLS address without a port: the standard HTTPS port.
@@ -26,7 +28,7 @@ TOKEN_HELP = (
 )
 
 
-class TokenError(Exception):
+class TokenError(SdkError):
     """The token file cannot be read; the message says which and why."""
 
 

@@ -29,6 +29,7 @@ from typing import IO, Any
 import psutil
 
 from client_sdk._agent import Clocks, GameInfo, GameResult
+from client_sdk._errors import SdkError
 from engine.adjudication import (
     Answer,
     BotFailed,
@@ -50,7 +51,7 @@ EXIT_WAIT_S = 5.0
 TAIL_LINES = 20
 
 
-class BotStartError(Exception):
+class BotStartError(SdkError):
     """The bot could not be started or loaded; the message is one line saying why."""
 
 

@@ -11,7 +11,9 @@
     ├── storage.errors.StorageError       storage's own (not found, conflict, duplicate game ...)
     ├── bad input, also ``ValueError``: server.bounds.BadField, submissions.names.BadName,
     │   storage.tokens.TokenFormatError and WrongTokenKey, analysis.openings.BookError,
-    │   sandbox.isolation.SandboxUnavailable
+    │   sandbox.isolation.SandboxUnavailable, match.thinking.ThinkOutOfBounds,
+    │   storage.botnames.AmbiguousName, commands.classroster.RosterError
+    ├── tools.sdkwheel.WheelError          the SDK's wheel cannot be built or found
     ├── storage.secret.TokenKeyError      the server's token key is unusable
     ├── match.seat.SessionClosed          writing to a bot whose stream has ended
     ├── play.local.BotDidNotConnect       a launched bot that never opened its session

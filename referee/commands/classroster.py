@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.errors import RefereeError
 
 if TYPE_CHECKING:
     from referee.storage.roster import IssuedToken, RosterEntry
@@ -31,7 +32,7 @@ ROSTER_ROLES = ("student", "instructor")
 MAX_ROSTER_BYTES = 4 << 20
 
 
-class RosterError(ValueError):
+class RosterError(RefereeError, ValueError):
     """A malformed roster; the message names the line (and column) at fault."""
 
 

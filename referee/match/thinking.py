@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.records.search import SearchInfo
+from referee.errors import RefereeError
 from referee.match.report import MoveLog
 from referee.telemetry.logs import get_logger
 from referee.text.notes import clean_note
@@ -41,7 +42,7 @@ MAX_THINK_CHARS_PER_GAME = 64 * 1024
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-class ThinkOutOfBounds(ValueError):
+class ThinkOutOfBounds(RefereeError, ValueError):
     """A think record's field out of bounds; the message names the field."""
 
 

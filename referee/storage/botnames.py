@@ -9,11 +9,12 @@ then ``my_bot``, when exactly one bot is named so; when several are, the answer 
 
 from __future__ import annotations
 
+from referee.errors import RefereeError
 from referee.storage.errors import NotFoundError
 from referee.storage.repository import Repository
 
 
-class AmbiguousName(ValueError):
+class AmbiguousName(RefereeError, ValueError):
     """A short name that several bots answer to; ``str()`` names them."""
 
 

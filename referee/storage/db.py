@@ -203,7 +203,7 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     """Run the migrations up to ``revision`` in one transaction."""
     from alembic import command
 
-    with engine.connect() as connection:
+    with engine.connect() as connection, _foreign_keys_off(connection):
         if engine.dialect.name == "sqlite":
             connection = connection.execution_options(**{_WRITE_OPTION: True})
         with connection.begin():
@@ -212,17 +212,46 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
                     text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK}
                 )
             command.upgrade(alembic_config(connection), revision)
+            _check_foreign_keys(connection)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Run the migrations down to ``revision`` (``"base"`` empties the database)."""
     from alembic import command
 
-    with engine.connect() as connection:
+    with engine.connect() as connection, _foreign_keys_off(connection):
         if engine.dialect.name == "sqlite":
             connection = connection.execution_options(**{_WRITE_OPTION: True})
         with connection.begin():
             command.downgrade(alembic_config(connection), revision)
+            _check_foreign_keys(connection)
+
+
+@contextmanager
+def _foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """SQLite's foreign keys off while migrating (SQLite's own procedure for a schema change):
+    batch mode copies a table and drops the old one, and with foreign keys on that drop
+    cascades (a new column on ``players`` would delete every player's tokens). The pragma is a
+    no-op inside a transaction, so it is set on the driver's connection, outside one."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    raw = connection.connection.driver_connection
+    assert raw is not None
+    raw.execute("PRAGMA foreign_keys=OFF")
+    try:
+        yield
+    finally:
+        raw.execute("PRAGMA foreign_keys=ON")
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    """With the keys off, nothing checked the migrated rows: a dangling reference rolls the
+    migration back."""
+    if connection.dialect.name == "sqlite":
+        dangling = connection.exec_driver_sql("PRAGMA foreign_key_check").all()
+        if dangling:
+            raise RuntimeError(f"migration left dangling references: {dangling[:5]}")
 
 
 def current_revision(engine: Engine) -> str | None:

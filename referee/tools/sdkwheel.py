@@ -27,6 +27,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import RefereeError
+
 #: Where built wheels are kept (default: the user's cache folder).
 CACHE_ENV = "TETROMINO_SDK_CACHE"
 #: A source tree to build from when the packages are installed without theirs (a container
@@ -40,7 +42,7 @@ BUILD_TIMEOUT_S = 600.0
 _BUILDING = threading.Lock()
 
 
-class WheelError(Exception):
+class WheelError(RefereeError):
     """The wheel cannot be built or found; the message says why in one line."""
 
 

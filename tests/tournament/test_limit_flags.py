@@ -27,6 +27,7 @@ def test_every_limit_command_reads_t_and_s(argv: list[str]) -> None:
     assert (args.time, args.memory) == (7.0, 123.0)
 
 
+@pytest.mark.slow
 def test_tournament_create_stores_t_and_s(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

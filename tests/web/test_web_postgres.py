@@ -17,6 +17,7 @@ from referee.web.context import WebSettings
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_pages_and_queries_on_postgres(
     throwaway_postgres: Callable[[], AbstractContextManager[str]],
 ) -> None:
