@@ -14,6 +14,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from client_sdk._agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
 from client_sdk._link import Backoff, SessionError
+from client_sdk._seed import game_seed
 from client_sdk._session import run
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 
@@ -28,5 +29,6 @@ __all__ = [
     "GameResult",
     "MoveLike",
     "SessionError",
+    "game_seed",
     "run",
 ]

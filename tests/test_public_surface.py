@@ -65,6 +65,7 @@ SURFACE: dict[str, list[str]] = {
         "GameResult",
         "MoveLike",
         "SessionError",
+        "game_seed",
         "run",
     ],
     "client_sdk.testing": ["BUILTIN_OPPONENTS", "BotLike", "LocalGame", "play_local"],

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from engine.game import Game
     from referee.match.local import MatchResult
+    from referee.match.report import GameReport
     from referee.sandbox.launch import BotSpec
 
 
@@ -187,11 +188,24 @@ def _report(
     summary["sandbox"] = report.labels.get("sandbox", "none")
     if args.record:
         summary["record"] = args.record
+        _write_pack(args.record, report, summary)
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
         _print_result(display, summary, result)
     return 1 if summary["verdict"] == "aborted" else 0
+
+
+def _write_pack(record: str, report: GameReport, summary: dict[str, Any]) -> None:
+    """A faulted seat's failure pack, beside the record; its path goes in the summary."""
+    from referee.match.packs import build_pack, faulted_seat, pack_path, write_pack
+
+    seat = faulted_seat(report)
+    if seat is None:
+        return
+    name = report.seat_names[seat]
+    path = write_pack(pack_path(record, name), build_pack(report, seat))
+    summary["seats"][name]["failure_pack"] = str(path)
 
 
 def _add_opening_options(parser: argparse.ArgumentParser) -> None:
@@ -247,6 +261,11 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
                 console.print("\n".join(esc(line, 1000) for line in tail.splitlines()), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
+    for name, info in summary["seats"].items():
+        if info.get("failure_pack"):
+            pack = info["failure_pack"]
+            console.print(f"  {name}'s failure pack: {escape(pack)}")
+            console.print(f"  reproduce: python -m client_sdk reproduce {escape(pack)} BOT")
 
 
 class _Display:

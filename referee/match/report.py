@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from engine.game import Game, State
 from referee.match.clock import SeatClock, TimeControl
+from referee.match.transcript import Transcript
 from referee.match.verdicts import GameEnd
 from referee.telemetry.metrics import game_unplayed
 
@@ -61,6 +62,8 @@ class SeatReport:
     output: str = ""
     #: Times the bot's session dropped and came back during the game.
     reconnects: int = 0
+    #: The seed a launched bot was given (``TETROMINO_SEED``); None: not launched here.
+    seed: int | None = None
 
     @property
     def peak_memory_bytes(self) -> int:
@@ -99,6 +102,8 @@ class GameReport:
     #: Moves whose lag (referee time minus think time) exceeded ``LAG_WARN_S``; the lag is
     #: charged like the rest of the move, this only counts them.
     slow_lag_moves: int = 0
+    #: Each seat's messages with the referee (see :mod:`referee.match.transcript`).
+    transcript: Transcript | None = field(default=None, repr=False, compare=False)
 
     @property
     def plies(self) -> int:

@@ -45,6 +45,7 @@ from referee.match.report import (
     new_game_id,
     now_text,
 )
+from referee.match.transcript import Transcript
 from referee.match.verdicts import GameEnd, Verdict
 from referee.server import bounds
 from referee.server.session import BotSession, EventKind, SeatEvent, SessionClosed
@@ -128,6 +129,7 @@ class MatchRunner:
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
         self.report = self._new_report(dict(labels or {}))
+        self.transcript = self.report.transcript = Transcript()
         self.messages = GameMessages(
             self.game_id,
             game,
@@ -250,7 +252,7 @@ class MatchRunner:
         for seat, session in enumerate(self.sessions):
             try:
                 async with asyncio.timeout(SEND_TIMEOUT):
-                    await session.send_bytes(self._game_start(seat))
+                    await session.send_bytes(self.transcript.sent(seat, self._game_start(seat)))
             except (SessionClosed, TimeoutError) as exc:
                 why = str(exc) or "it does not read its stream"
                 if session.resumable:
@@ -266,6 +268,7 @@ class MatchRunner:
             # Its clock runs from now; the request goes out when it is back.
             return time.monotonic()
         deadline = turn.allowance.deadline
+        self.transcript.sent(turn.seat, request)
         try:
             # A bot that stops reading its stream eventually blocks writes to it (flow
             # control); the request then counts against its clock like its answer does.
@@ -306,6 +309,7 @@ class MatchRunner:
                 event = inbox.get_nowait()
             if event.kind is EventKind.MOVE:
                 assert event.move is not None
+                self.transcript.answered(event.seat, event.move, event.received)
                 if event.seat == turn.seat and event.move.ply == turn.ply:
                     return event
                 await self._stray(event.seat, event.move.ply, turn)
@@ -327,6 +331,7 @@ class MatchRunner:
         """Anything but a move from a seat: a drop, a comeback, or a fault that ends the game."""
         seat = event.seat
         kind = event.kind
+        self.transcript.happened(seat, kind.value, event.detail, event.received)
         if kind is EventKind.DISCONNECT and not self.sessions[seat].closed.is_set():
             # A drop the session may come back from (or already has: RESUMED follows).
             if self.sessions[seat].suspended and not self.away.is_away(seat):
@@ -436,7 +441,7 @@ class MatchRunner:
         try:
             async with asyncio.timeout(SEND_TIMEOUT):
                 for data in messages:
-                    await session.send_bytes(data)
+                    await session.send_bytes(self.transcript.sent(seat, data))
         except (SessionClosed, TimeoutError):
             # Dropped again: its DISCONNECT event follows (or its window still runs).
             if session.resumable and not self.away.is_away(seat):
@@ -482,11 +487,12 @@ class MatchRunner:
             last_action=moves[-1] if moves else "",
         )
 
-        async def tell(session: BotSession) -> None:
+        async def tell(seat: int, session: BotSession) -> None:
+            self.transcript.sent(seat, message)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(SEND_TIMEOUT):
                     await session.send_quietly(message)
 
-        await asyncio.gather(*(tell(s) for s in self.sessions))
+        await asyncio.gather(*(tell(seat, s) for seat, s in enumerate(self.sessions)))
         if self.observer is not None:
             self.observer.on_end(self.state, report)

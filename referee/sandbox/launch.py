@@ -134,6 +134,8 @@ class LaunchedBot:
     jail: Jail | None = None
     #: Where an uncontained bot's token file lives (removed when it is stopped).
     token_dir: str | None = None
+    #: The seed it was given in ``TETROMINO_SEED`` (None: none).
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         self.output = OutputView(self.proc)

@@ -262,6 +262,9 @@ def game_page(request: Request) -> Response:
     ply = int_param(request, "ply", view.plies, 0, view.plies)
     context = replay_context(view, ply)
     context["output"] = own_output(web, request, view, detail)
+    from referee.web.packs import own_packs  # it builds on this module's views
+
+    context["packs"] = own_packs(web, request, view, detail)
     return web.render(request, "game.html", context)
 
 
