@@ -10,6 +10,7 @@ was told of (each request's ``last_move``); nothing else of the opponent is know
 from __future__ import annotations
 
 import base64
+import contextlib
 import sys
 from dataclasses import dataclass
 
@@ -182,8 +183,6 @@ def hold(bot: ProcessBot, ply: int) -> None:
         file=sys.stderr,
         flush=True,
     )
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         sys.stdin.readline()
-    except KeyboardInterrupt:
-        pass
     bot.kill()

@@ -33,8 +33,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Replay a failure pack against a bot on this machine and say whether it "
         "fails the same way.",
     )
-    parser.add_argument("pack", metavar="PACK", help="a failure pack file, or with --server "
-                        "the id of one of your games")
+    parser.add_argument(
+        "pack",
+        metavar="PACK",
+        help="a failure pack file, or with --server the id of one of your games",
+    )
     parser.add_argument("bot", metavar="BOT", help="the bot to run (as for python -m client_sdk)")
     parser.add_argument(
         "--pdb",
@@ -117,7 +120,9 @@ def _say(pack: Pack, replayed: Replayed, *, as_json: bool) -> int:
     else:
         print(f"here ({replayed.verdict} at ply {replayed.ply}): {replayed.reason}")
     if replayed.differed:
-        print(f"note: {replayed.differed} of {replayed.answers} earlier answers differed from "
-              "the game's (the bot is not deterministic, or reads something that changed)")
+        print(
+            f"note: {replayed.differed} of {replayed.answers} earlier answers differed from "
+            "the game's (the bot is not deterministic, or reads something that changed)"
+        )
     print("match: the same verdict at the same ply" if match else "no match")
     return 0 if match else 1

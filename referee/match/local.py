@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,8 +99,6 @@ class LocalReferee:
         e.g. a TCP proxy in front of it, which only an uncontained bot can reach), its code
         copied without the folders in ``exclude``."""
         token = self.token(player)
-        # Recorded with the game (and its failure pack), so a replay gives the bot the same.
-        seed = secrets.randbelow(2**31)
         isolation = self.isolation
         if address is not None and not address.startswith("unix:"):
             isolation = Isolation.NONE  # the sandbox has no network
@@ -112,9 +109,7 @@ class LocalReferee:
             memory_mb=memory_mb,
             isolation=isolation,
             exclude=exclude,
-            extra_env={"TETROMINO_SEED": str(seed)},
         )
-        bot.seed = seed
         self.bots.append(bot)
         return bot
 
