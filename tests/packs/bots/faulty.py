@@ -40,7 +40,9 @@ class _Faulty(Agent):
 
 
 class Fine(_Faulty):
-    """Never faults."""
+    """Never faults; its secret is another one (a faulted opponent must never see it)."""
+
+    secret = "PRIVATE-TO-THE-FINE-OPPONENT"
 
     def fault(self, state: State[Any]) -> Any:
         return random.choice(sorted(state.legal_moves, key=str))
