@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from client_sdk._pack import FORMAT, MAX_PACK_BYTES, OUTPUT_TAIL_CHARS, VERSION, encode
+from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import Verdict
 from referee.match.report import GameReport
 from referee.match.transcript import Answered, Happened, Sent
 
+#: Characters kept of a received move's free texts (as the runner keeps its comment).
+MAX_TEXT = 256
 #: The verdicts that are a seat's fault (a pack is written for the offender).
 FAULTS = frozenset(
     {
@@ -100,10 +103,25 @@ def _messages(report: GameReport, seat: int) -> list[dict[str, Any]]:
         if isinstance(entry, Sent):
             out.append({"t": at, "to_bot": encode(entry.data)})
         elif isinstance(entry, Answered):
-            out.append({"t": at, "from_bot": encode(entry.move.SerializeToString())})
+            out.append({"t": at, "from_bot": encode(_bounded(entry.move))})
         elif isinstance(entry, Happened):
             out.append({"t": at, "event": entry.kind, "detail": entry.detail[:2000]})
     return out
+
+
+def _bounded(move: pb.Move) -> bytes:
+    """A received move with its free texts cut to what the referee keeps, so a bot cannot
+    swell its own pack (a longer action is a protocol error, kept long enough to show it)."""
+    if len(move.comment) <= MAX_TEXT and len(move.action) <= MAX_TEXT and not move.not_a_move:
+        return move.SerializeToString()
+    kept = pb.Move()
+    kept.CopyFrom(move)
+    kept.comment = move.comment[:MAX_TEXT]
+    kept.action = move.action[: MAX_TEXT + 1]
+    if move.HasField("not_a_move"):
+        kept.not_a_move.returned = move.not_a_move.returned[:MAX_TEXT]
+        kept.not_a_move.expected = move.not_a_move.expected[:MAX_TEXT]
+    return kept.SerializeToString()
 
 
 def pack_bytes(pack: dict[str, Any]) -> bytes:
