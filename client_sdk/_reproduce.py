@@ -104,22 +104,29 @@ class Replayer:
         self.bot = ProcessBot(bot, label=pack.seat_name, child="client_sdk._replay", env=env)
         self.answers = 0
         self.differed = 0
+        #: The bot is left running at ``until`` for a debugger.
+        self.holding = False
+        self._debugged = False
 
     def run(self) -> Replayed:
+        """Send every recorded message (up to ``until``); the bot is ended after, unless it
+        is left running at ``until`` (:attr:`holding`)."""
         try:
             for message in self.pack.sent:
                 kind = message.WhichOneof("kind")
                 if kind == "move_request":
+                    ply = message.move_request.ply
+                    if self.until is not None and ply >= self.until:
+                        self.holding = True
+                        return self._result(None, f"stopped before ply {ply} (--until)", ply)
                     end = self._request(message)
                     if end is not None:
                         return end
-                    if self.until is not None and message.move_request.ply + 1 >= self.until:
-                        return self._result(None, "stopped at --until", message.move_request.ply)
                 elif not self.bot.tell(_line(message)):
                     break
             return self._after_the_last()
         finally:
-            if self.until is None:
+            if not self.holding:
                 self.bot.kill()
 
     def _request(self, message: pb.RefereeMessage) -> Replayed | None:
@@ -128,7 +135,8 @@ class Replayer:
         turn = self.judge.turn()
         if isinstance(turn, GameEnd) or turn.seat != self.seat or turn.ply != req.ply:
             raise CannotReplay(f"the recorded messages skip a move before ply {req.ply}")
-        debug = self.debug_ply is not None and req.ply == self.debug_ply
+        debug = not self._debugged and self.debug_ply is not None and req.ply >= self.debug_ply
+        self._debugged = self._debugged or debug
         deadline = None if debug else turn.allowance.deadline
         request = _line(message, debug=debug)
         answer = self.bot.ask(request, self.pack.seat_name, deadline, 0 if debug else self.memory)
@@ -178,7 +186,7 @@ def _line(message: pb.RefereeMessage, *, debug: bool = False) -> dict[str, objec
 def hold(bot: ProcessBot, ply: int) -> None:
     """``--until``: leave the bot running at ``ply`` until the user presses Enter."""
     print(
-        f"replayed up to ply {ply}; the bot is waiting (pid {bot.proc.pid}): attach a "
+        f"replayed the requests before ply {ply}; the bot is waiting (pid {bot.proc.pid}): attach a "
         "debugger, then press Enter here to end it",
         file=sys.stderr,
         flush=True,

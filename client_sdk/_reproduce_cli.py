@@ -74,8 +74,9 @@ def reproduce_main(argv: Sequence[str]) -> int:
     except CannotReplay as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
-    if until is not None:
-        hold(replayer.bot, until)
+    if replayer.holding:
+        hold(replayer.bot, replayed.ply or 0)
+        return 0
     return _say(pack, replayed, as_json=args.json)
 
 
