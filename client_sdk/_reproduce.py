@@ -186,8 +186,8 @@ def _line(message: pb.RefereeMessage, *, debug: bool = False) -> dict[str, objec
 def hold(bot: ProcessBot, ply: int) -> None:
     """``--until``: leave the bot running at ``ply`` until the user presses Enter."""
     print(
-        f"replayed the requests before ply {ply}; the bot is waiting (pid {bot.proc.pid}): attach a "
-        "debugger, then press Enter here to end it",
+        f"replayed the requests before ply {ply}; the bot is waiting (pid {bot.proc.pid}): "
+        "attach a debugger, then press Enter here to end it",
         file=sys.stderr,
         flush=True,
     )
