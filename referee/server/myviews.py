@@ -137,8 +137,11 @@ def my_failure_pack(
     """A seat's failure pack: the caller's own bot's; any seat's for staff."""
     detail = repo.get_game(bounds.reference(game_id, "game_id"))
     summary = detail.summary
-    wanted = readable_seat(repo, caller, summary, seat, "failure pack")
     packs = detail.failure_packs
+    if seat is None and caller.sees_all and own_seat(repo, caller.player, summary) is None:
+        # Staff asking without a seat: the seat that faulted.
+        seat = next((i for i, pack in enumerate(packs) if pack), None)
+    wanted = readable_seat(repo, caller, summary, seat, "failure pack")
     pack = packs[wanted] if wanted < len(packs) else None
     if not pack:
         raise NotFoundError(f"seat {wanted} of game {summary.uid} did not fault: it has no pack")

@@ -13,6 +13,7 @@ import pytest
 from upload_harness import cli, submit_cli, upload_server, write_tree
 
 from referee.storage import submissions as rows
+from referee.storage.enums import Role
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +41,8 @@ def test_the_owner_fetches_and_reproduces_a_stored_pack_and_no_one_else_may(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The validation game's faulted seat has a pack; the owner's `mine` shows it as new once
-    (with the reproduce command), `reproduce GAME_ID BOT --server` matches; bob is refused."""
+        (with the reproduce command), `reproduce GAME_ID BOT --server` matches, for the instructor
+    too; bob is refused."""
     monkeypatch.setenv("TETROMINO_STATE_DIR", str(tmp_path / "state"))
     bot = write_tree(tmp_path / "bot", {"raiser.py": RAISING_BOT}) / "raiser.py"
 
@@ -66,6 +68,11 @@ def test_the_owner_fetches_and_reproduces_a_stored_pack_and_no_one_else_may(
             code, out, err = await cli("reproduce", game_id, str(bot), *server, *alice, "--json")
             assert code == 0, out + err
             assert json.loads(out.strip().splitlines()[-1])["match"] is True
+
+            up.repo.create_player("prof")
+            prof = ("--token", up.repo.issue_token("prof", role=Role.INSTRUCTOR))
+            code, out, err = await cli("reproduce", game_id, str(bot), *server, *prof, "--json")
+            assert code == 0 and json.loads(out.strip().splitlines()[-1])["match"], out + err
 
             bob = ("--token", up.tokens["bob"])
             code, out, err = await cli("reproduce", game_id, str(bot), *server, *bob)
