@@ -188,7 +188,7 @@ def _report(
     summary["sandbox"] = report.labels.get("sandbox", "none")
     if args.record:
         summary["record"] = args.record
-        _write_pack(args.record, report, summary)
+        _write_pack(args.record, report, summary, specs)
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
@@ -196,15 +196,20 @@ def _report(
     return 1 if summary["verdict"] == "aborted" else 0
 
 
-def _write_pack(record: str, report: GameReport, summary: dict[str, Any]) -> None:
+def _write_pack(
+    record: str, report: GameReport, summary: dict[str, Any], specs: Sequence[BotSpec]
+) -> None:
     """A faulted seat's failure pack, beside the record; its path goes in the summary."""
-    from referee.match.packs import build_pack, faulted_seat, pack_path, write_pack
+    from referee.match.packs import build_pack, code_digest, faulted_seat, pack_path, write_pack
+    from referee.sandbox.botcode import bot_roots
 
     seat = faulted_seat(report)
     if seat is None:
         return
     name = report.seat_names[seat]
-    path = write_pack(pack_path(record, name), build_pack(report, seat))
+    pack = build_pack(report, seat)
+    pack["bot"]["code_digest"] = code_digest(bot_roots(specs[seat].kind, specs[seat].value))
+    path = write_pack(pack_path(record, name), pack)
     summary["seats"][name]["failure_pack"] = str(path)
 
 

@@ -9,8 +9,10 @@ opponent output, memory, comments or answers.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from engine.adjudication import Verdict
 from referee.match.report import GameReport
 from referee.match.transcript import Answered, Happened, Sent
 
+#: Folders never part of a bot's code digest.
+_SKIPPED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"})
 #: Characters kept of a received move's free texts (as the runner keeps its comment).
 MAX_TEXT = 256
 #: The verdicts that are a seat's fault (a pack is written for the offender).
@@ -141,6 +145,23 @@ def write_pack(path: str | Path, pack: dict[str, Any]) -> Path:
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     return target
+
+
+def code_digest(roots: Sequence[Path]) -> str:
+    """The first 12 hex digits of the SHA-256 of a bot's source files under ``roots`` (each
+    file's path relative to its root, and its bytes; caches and VCS folders left out), so a
+    pack says which code faulted; empty when there is no source here (an installed module)."""
+    digest = hashlib.sha256()
+    found = False
+    for root in roots:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            if _SKIPPED.intersection(path.parts) or path.suffix == ".pyc":
+                continue
+            found = True
+            name = path.name if path == root else path.relative_to(root).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:12] if found else ""
 
 
 def pack_path(record: str | Path, seat_name: str) -> Path:

@@ -75,6 +75,7 @@ def test_each_fault_is_packed_and_reproduced_the_same_way(tmp_path: Path, fault:
     )
     assert pack["reason"] == result["reason"] and pack["sandbox"] == "bwrap"
     assert isinstance(pack["seed"], int) and pack["fault_ply"] == result["plies"]
+    assert len(pack["bot"]["code_digest"]) == 12
     assert len(pack["moves"]) == 3 and all(m["peak_rss_bytes"] > 0 for m in pack["moves"])
     out = _reproduce(pack_path, bot, "--json")
     assert out.returncode == 0, out.stdout + out.stderr
