@@ -14,6 +14,7 @@ import contextlib
 import sys
 from dataclasses import dataclass
 
+from client_sdk._messages import action_problem
 from client_sdk._pack import Pack
 from client_sdk._procbot import ProcessBot
 from client_sdk._seed import SEED_ENV
@@ -24,6 +25,7 @@ from engine.adjudication import (
     GameEnd,
     Measured,
     MoveAnswer,
+    ProtocolViolation,
     TimeControl,
     Verdict,
 )
@@ -140,6 +142,8 @@ class Replayer:
         deadline = None if debug else turn.allowance.deadline
         request = _line(message, debug=debug)
         answer = self.bot.ask(request, self.pack.seat_name, deadline, 0 if debug else self.memory)
+        if isinstance(answer, MoveAnswer) and action_problem(answer.text) is not None:
+            answer = ProtocolViolation(action_problem(answer.text) or "")
         decision = self.judge.judge(self.seat, answer)
         if isinstance(decision, GameEnd):
             return self._result(decision.verdict, decision.reason, req.ply)

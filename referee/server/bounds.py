@@ -15,6 +15,10 @@ import math
 import re
 import unicodedata
 
+# A move's text limit (MAX_ACTION_CHARS, action_problem) is the SDK's, so that a local replay
+# (python -m client_sdk reproduce) judges a move text as the referee does.
+from client_sdk._messages import MAX_ACTION_CHARS as MAX_ACTION_CHARS
+from client_sdk._messages import action_problem as action_problem
 from client_sdk.proto import referee_pb2 as pb
 from referee.text.names import HIDDEN, strip_escapes
 
@@ -52,8 +56,6 @@ MAX_CHANNEL_CHARS = 64
 MAX_CHALLENGE_CHARS = 256
 
 # -- Move and other bot messages ----------------------------------------------------------------
-#: A move's text (Tetress and ATT moves are under 60 characters); longer is a protocol error.
-MAX_ACTION_CHARS = 256
 #: A move's comment is cut to this many characters (and control characters are removed).
 MAX_COMMENT_CHARS = 256
 #: ``NotAMove.returned``/``expected``, a ChallengeAnswer's reason, a Goodbye's reason: cut.
@@ -185,10 +187,3 @@ def clean_report(text: str, max_chars: int = 8000) -> str:
     """A bot's error report (e.g. a traceback) kept for people: its last ``max_chars``
     characters, line breaks kept, other control characters replaced by spaces."""
     return "\n".join(clean_note(line, 1000) for line in text[-max_chars:].splitlines())
-
-
-def action_problem(action: str) -> str | None:
-    """Why a move's text is refused before it is parsed (``None``: it is not)."""
-    if len(action) > MAX_ACTION_CHARS:
-        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
-    return None

@@ -53,12 +53,14 @@ CASES = {
     "Hog": ("memory", ("--memory", "150")),
     "Illegal": ("illegal_move", ()),
     "NoMove": ("illegal_move", ()),
+    "Long": ("protocol_error", ()),
 }
 
 
 @pytest.mark.parametrize("fault", sorted(CASES))
 def test_each_fault_is_packed_and_reproduced_the_same_way(tmp_path: Path, fault: str) -> None:
-    """A bot that faults (crash, exit, hang, memory, illegal move, not a move) in a sandboxed
+    """A bot that faults (crash, exit, hang, memory, illegal move, not a move, a move text
+    over the limit) in a sandboxed
     match gets a pack beside the record; reproduce reaches the same verdict at the same ply."""
     verdict, options = CASES[fault]
     bot = f"{FAULTY}:{fault}"

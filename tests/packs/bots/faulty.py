@@ -76,6 +76,11 @@ class Illegal(_Faulty):
         return self.first  # played already: its cells are taken
 
 
+class Long(_Faulty):
+    def fault(self, state: State[Any]) -> Any:
+        return "PLACE(" + "0-0, " * 100 + ")"  # over the referee's limit on a move's text
+
+
 class NoMove(_Faulty):
     def fault(self, state: State[Any]) -> Any:
         return None
