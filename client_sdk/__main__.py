@@ -63,6 +63,12 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("new", "client_sdk._starter", "new_main", "write a starter bot, its README and a test"),
     ("submit", "client_sdk._submit", "submit_main", "upload a bot's code to a referee"),
     ("mine", "client_sdk._mine", "mine_main", "your versions, games, records and bot output"),
+    (
+        "reproduce",
+        "client_sdk._reproduce_cli",
+        "reproduce_main",
+        "replay a failure pack against your bot here; same verdict?",
+    ),
 )
 
 

@@ -9,6 +9,8 @@
     ├── PackError             a bot that cannot be packed for upload (also ``ValueError``)
     ├── TokenError            no token given, or a token file that cannot be read
     ├── BotStartError         a local bot process (``play``) that did not start
+    ├── FailurePackError      a failure pack that cannot be read (also ``ValueError``)
+    ├── CannotReplay          a recorded game `reproduce` cannot replay with this bot
     └── TlsSetupError         a certificate, key or CA file that cannot be used
 
 ``except client_sdk.SdkError`` catches everything the SDK meant to raise; a bug in the bot

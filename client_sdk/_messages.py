@@ -13,6 +13,16 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication.verdicts import Ending, Verdict, parse_ending
 from engine.game import Game
 
+#: A move's text (Tetress and ATT moves are under 60 characters); longer is a protocol error.
+MAX_ACTION_CHARS = 256
+
+
+def action_problem(action: str) -> str | None:
+    """Why the referee refuses a move's text before parsing it (``None``: it does not)."""
+    if len(action) > MAX_ACTION_CHARS:
+        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
+    return None
+
 
 def game_info_of(game_id: str, info: pb.GameInfo, game: Game[Any]) -> GameInfo:
     """A ``GameStart``'s facts as the agent sees them."""

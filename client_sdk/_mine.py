@@ -27,7 +27,7 @@ from client_sdk._options import TokenError
 from client_sdk._submit import bearer, channel, common_parser, reason, token
 from client_sdk._tls import TlsSetupError
 
-WHAT = ("all", "versions", "games", "game", "output")
+WHAT = ("all", "versions", "games", "failures", "game", "output")
 
 
 def mine_main(argv: Sequence[str]) -> int:
@@ -39,8 +39,9 @@ def mine_main(argv: Sequence[str]) -> int:
         nargs="?",
         default="all",
         choices=WHAT,
-        help="versions, games, game GAME_ID (its record), output GAME_ID (your bot's output); "
-        "default: versions and games",
+        help="versions, games, failures (your bot's new failures since you last looked, each "
+        "with the command to reproduce it), game GAME_ID (its record), output GAME_ID (your "
+        "bot's output); default: versions, games and new failures",
     )
     parser.add_argument("game_id", nargs="?", metavar="GAME_ID", help="for game and output")
     parser.add_argument("-o", "--out", metavar="FILE", help="game: write the record to FILE")
@@ -70,6 +71,10 @@ def mine_main(argv: Sequence[str]) -> int:
         _print_output(data)
     else:
         _print_mine(data, args.what)
+        if args.what in ("all", "failures"):
+            from client_sdk._failures_seen import new_failures, print_failures
+
+            print_failures(new_failures(args.server, data.player, data.games), args.server)
     return 0
 
 

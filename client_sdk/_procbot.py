@@ -58,13 +58,21 @@ class BotStartError(SdkError):
 class ProcessBot:
     """One bot process, playing one game after another for ``name`` (e.g. ``RED``)."""
 
-    def __init__(self, bot: str, *, label: str, echo: bool = True) -> None:
+    def __init__(
+        self,
+        bot: str,
+        *,
+        label: str,
+        echo: bool = True,
+        child: str = "client_sdk._child",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.bot = bot
         self.label = label
         self._echo = echo
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "client_sdk._child", bot],
+            [sys.executable, "-m", child, bot],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -137,8 +145,15 @@ class ProcessBot:
     ) -> Answer:
         """Ask for a move; the adjudicator's answer: the move, or what went wrong.
         ``deadline``: seconds until the bot is out of time; ``limit``: memory bytes (0: none)."""
+        request = {"op": "move", "clocks": asdict(clocks), "position": position}
+        return self.ask(request, seat_name, deadline, limit)
+
+    def ask(
+        self, request: dict[str, Any], seat_name: str, deadline: float | None, limit: int
+    ) -> Answer:
+        """Send ``request`` and wait for its answer, as :meth:`request` does."""
         began = time.perf_counter()
-        if not self._write({"op": "move", "clocks": asdict(clocks), "position": position}):
+        if not self._write(request):
             return self._crashed(seat_name)
         while True:
             elapsed = time.perf_counter() - began
@@ -166,6 +181,10 @@ class ProcessBot:
             return _answer(reply, elapsed)
 
     # -- the process ------------------------------------------------------------------------------
+
+    def tell(self, message: dict[str, Any]) -> bool:
+        """Send a message that has no answer; False if the process is gone."""
+        return self._write(message)
 
     def _write(self, message: dict[str, Any]) -> bool:
         try:

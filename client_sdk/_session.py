@@ -26,6 +26,7 @@ from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, lo
 from client_sdk._messages import game_info_of, protocol_mismatch, result_of, think_message
 from client_sdk._messages import remaining as _remaining
 from client_sdk._options import address_of
+from client_sdk._seed import apply_seed
 from client_sdk._tls import Tls
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
 from client_sdk.proto import referee_pb2 as pb
@@ -68,6 +69,7 @@ def run(
     :class:`SessionError` at once; reconnection (with ``backoff``) is for connections that
     were up. ``challenge`` and ``accept_challenges``: see :mod:`client_sdk._challenge`.
     """
+    apply_seed()
     factory = load_bot(agent) if isinstance(agent, str) else factory_for(agent)
     session = Session(
         factory,

@@ -74,6 +74,7 @@ SURFACE: dict[str, list[str]] = {
         "Think",
         "TlsSetupError",
         "Verdict",
+        "game_seed",
         "run",
     ],
     # What GameResult holds (its verdict and termination) comes from here; the SDK re-exports

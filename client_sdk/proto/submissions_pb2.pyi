@@ -282,6 +282,7 @@ class MyGame(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     GAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    MY_FAULT_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     tournament: _builtins.str
     """The tournament's name ("" for a game outside tournaments)."""
@@ -296,6 +297,10 @@ class MyGame(_message.Message):
     kind: _builtins.str
     """`rated` (tables and ladders) or `validation` (a new version against the reference bot:
     private, never rated).
+    """
+    my_fault: _builtins.bool
+    """True when the caller's bot lost this game by a fault (time, memory, crash, illegal move,
+    protocol error, disconnect): its failure pack can be fetched (GetMyFailurePack).
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -314,10 +319,11 @@ class MyGame(_message.Message):
         finished_at: _builtins.str = ...,
         game: _builtins.str = ...,
         kind: _builtins.str = ...,
+        my_fault: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "game_id", b"game_id", "kind", b"kind", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "game_id", b"game_id", "kind", b"kind", "my_fault", b"my_fault", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -464,3 +470,32 @@ class MyGameRecord(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MyGameRecord: _TypeAlias = MyGameRecord  # noqa: Y015
+
+@_typing.final
+class MyFailurePack(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    PACK_JSON_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    seat: _builtins.int
+    bot: _builtins.str
+    pack_json: _builtins.str
+    """The pack, a JSON object (format "tetromino-failure-pack")."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        bot: _builtins.str = ...,
+        pack_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "game_id", b"game_id", "pack_json", b"pack_json", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MyFailurePack: _TypeAlias = MyFailurePack  # noqa: Y015

@@ -54,6 +54,11 @@ class SubmissionsStub:
                 request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.SerializeToString,
                 response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.FromString,
                 _registered_method=True)
+        self.GetMyFailurePack = channel.unary_unary(
+                '/tetromino.referee.v1.Submissions/GetMyFailurePack',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.FromString,
+                _registered_method=True)
 
 
 class SubmissionsServicer:
@@ -97,6 +102,15 @@ class SubmissionsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMyFailurePack(self, request, context):
+        """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
+        (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
+        for an unknown game or a seat that did not fault.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SubmissionsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -119,6 +133,11 @@ def add_SubmissionsServicer_to_server(servicer, server):
                     servicer.GetMyGame,
                     request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.FromString,
                     response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.SerializeToString,
+            ),
+            'GetMyFailurePack': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMyFailurePack,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -229,6 +248,33 @@ class Submissions:
             '/tetromino.referee.v1.Submissions/GetMyGame',
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyGameRequest.SerializeToString,
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyGameRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMyFailurePack(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Submissions/GetMyFailurePack',
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.FromString,
             options,
             channel_credentials,
             insecure,

@@ -63,6 +63,11 @@ class SubmissionsStub:
     ATT), validation games included. A rated game is anyone's to read; a validation game is
     PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
     """
+    GetMyFailurePack: _grpc.UnaryUnaryMultiCallable[_submissions_pb2.GetMyOutputRequest, _submissions_pb2.MyFailurePack]
+    """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
+    (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
+    for an unknown game or a seat that did not fault.
+    """
 
 @_typing.type_check_only
 class SubmissionsAsyncStub(SubmissionsStub):
@@ -88,6 +93,11 @@ class SubmissionsAsyncStub(SubmissionsStub):
     """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
     ATT), validation games included. A rated game is anyone's to read; a validation game is
     PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
+    """
+    GetMyFailurePack: _aio.UnaryUnaryMultiCallable[_submissions_pb2.GetMyOutputRequest, _submissions_pb2.MyFailurePack]  # type: ignore[assignment]
+    """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
+    (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
+    for an unknown game or a seat that did not fault.
     """
 
 class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
@@ -135,6 +145,17 @@ class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
         """One game's record (PGN-like, moves in the game's notation: Tetris-System notation for
         ATT), validation games included. A rated game is anyone's to read; a validation game is
         PERMISSION_DENIED unless one of the caller's versions played it or the caller is staff.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMyFailurePack(
+        self,
+        request: _submissions_pb2.GetMyOutputRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_submissions_pb2.MyFailurePack, _abc.Awaitable[_submissions_pb2.MyFailurePack]]:
+        """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
+        (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
+        for an unknown game or a seat that did not fault.
         """
 
 def add_SubmissionsServicer_to_server(servicer: SubmissionsServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from engine.game import Game
+    from referee.match.report import GameReport
     from referee.play.local import MatchResult
     from referee.sandbox.launch import BotSpec
 
@@ -282,6 +283,7 @@ def _report(
     summary["sandbox"] = report.labels.get("sandbox", "none")
     if args.record and unwritten is None:
         summary["record"] = args.record
+        _write_pack(args.record, report, summary, specs)
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
@@ -314,6 +316,23 @@ def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | Non
     except OSError as exc:
         return write_problem(record, exc)
     return None
+
+
+def _write_pack(
+    record: str, report: GameReport, summary: dict[str, Any], specs: Sequence[BotSpec]
+) -> None:
+    """A faulted seat's failure pack, beside the record; its path goes in the summary."""
+    from referee.match.packs import build_pack, code_digest, faulted_seat, pack_path, write_pack
+    from referee.sandbox.botcode import bot_roots
+
+    seat = faulted_seat(report)
+    if seat is None:
+        return
+    name = report.seat_names[seat]
+    pack = build_pack(report, seat)
+    pack["bot"]["code_digest"] = code_digest(bot_roots(specs[seat].kind, specs[seat].value))
+    path = write_pack(pack_path(record, name), pack)
+    summary["seats"][name]["failure_pack"] = str(path)
 
 
 def _add_opening_options(parser: argparse.ArgumentParser) -> None:
@@ -373,6 +392,11 @@ def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
             console.print("\n".join(kept), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
+    for name, info in summary["seats"].items():
+        if info.get("failure_pack"):
+            pack = info["failure_pack"]
+            console.print(f"  {name}'s failure pack: {escape(pack)}")
+            console.print(f"  reproduce: python -m client_sdk reproduce {escape(pack)} BOT")
 
 
 #: Lines of a bot's output shown under the result: its last few, or its last traceback whole.

@@ -14,7 +14,7 @@ from datetime import datetime
 from client_sdk.proto import submissions_pb2 as spb
 from referee.hosting.callers import Caller, may_read_game, own_seat, private_game
 from referee.server import bounds
-from referee.storage import GameSummary, PlayerInfo, Repository, SourceKind
+from referee.storage import GameSummary, NotFoundError, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.submissions import SubmissionInfo
 
@@ -73,6 +73,7 @@ def game_view(
         finished_at=_time(g.finished_at),
         game=g.game,
         kind=g.kind.value,
+        my_fault=g.offender_seat == seat and g.verdict.is_fault,
     )
 
 
@@ -96,21 +97,7 @@ def my_output(repo: Repository, caller: Caller, game_id: str, seat: int | None) 
     """A seat's captured output: the caller's own bot's; any seat's for staff."""
     detail = repo.get_game(bounds.reference(game_id, "game_id"))
     summary = detail.summary
-    mine = own_seat(repo, caller.player, summary)
-    wanted = mine if seat is None else seat
-    if wanted is None and caller.sees_all:
-        wanted = 0
-    if wanted is None:
-        raise PermissionError(
-            f"none of your bots played game {summary.uid}: you may read only your own bot's output"
-        )
-    if wanted != mine and not caller.sees_all:
-        raise PermissionError(
-            f"seat {wanted} of game {summary.uid} is another player's bot: you may read only "
-            f"your own bot's output (seat {mine})"
-        )
-    if not 0 <= wanted < len(summary.seats):
-        raise ValueError(f"game {summary.uid} has no seat {wanted}")
+    wanted = readable_seat(repo, caller, summary, seat, "output")
     version = repo.get_bot_version(summary.seats[wanted].bot_version_id)
     return spb.MyOutput(
         game_id=summary.uid,
@@ -120,6 +107,47 @@ def my_output(repo: Repository, caller: Caller, game_id: str, seat: int | None) 
         record=detail.record_text or "",
         remote=version.source_kind is SourceKind.REMOTE,
     )
+
+
+def readable_seat(
+    repo: Repository, caller: Caller, summary: GameSummary, seat: int | None, what: str
+) -> int:
+    """The seat whose private ``what`` (output, failure pack) the caller asks for: their own
+    bot's (the default), any seat for staff; :class:`PermissionError` otherwise."""
+    mine = own_seat(repo, caller.player, summary)
+    wanted = mine if seat is None else seat
+    if wanted is None and caller.sees_all:
+        wanted = 0
+    if wanted is None:
+        raise PermissionError(
+            f"none of your bots played game {summary.uid}: you may read only your own bot's {what}"
+        )
+    if wanted != mine and not caller.sees_all:
+        raise PermissionError(
+            f"seat {wanted} of game {summary.uid} is another player's bot: you may read only "
+            f"your own bot's {what} (seat {mine})"
+        )
+    if not 0 <= wanted < len(summary.seats):
+        raise ValueError(f"game {summary.uid} has no seat {wanted}")
+    return wanted
+
+
+def my_failure_pack(
+    repo: Repository, caller: Caller, game_id: str, seat: int | None
+) -> spb.MyFailurePack:
+    """A seat's failure pack: the caller's own bot's; any seat's for staff."""
+    detail = repo.get_game(bounds.reference(game_id, "game_id"))
+    summary = detail.summary
+    packs = detail.failure_packs
+    if seat is None and caller.sees_all and own_seat(repo, caller.player, summary) is None:
+        # Staff asking without a seat: the seat that faulted.
+        seat = next((i for i, pack in enumerate(packs) if pack), None)
+    wanted = readable_seat(repo, caller, summary, seat, "failure pack")
+    pack = packs[wanted] if wanted < len(packs) else None
+    if not pack:
+        raise NotFoundError(f"seat {wanted} of game {summary.uid} did not fault: it has no pack")
+    version = repo.get_bot_version(summary.seats[wanted].bot_version_id)
+    return spb.MyFailurePack(game_id=summary.uid, seat=wanted, bot=version.label, pack_json=pack)
 
 
 def _version_view(info: SubmissionInfo, playing: bool) -> spb.SubmissionView:

@@ -178,6 +178,15 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             context, myviews.my_output, self.repo, caller, request.game_id, seat
         )
 
+    async def GetMyFailurePack(
+        self, request: spb.GetMyOutputRequest, context: Any
+    ) -> spb.MyFailurePack:
+        caller = await self._caller(context)
+        seat = request.seat if request.HasField("seat") else None
+        return await self._view(
+            context, myviews.my_failure_pack, self.repo, caller, request.game_id, seat
+        )
+
     async def _view(
         self, context: Any, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
     ) -> _T:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from engine.game import Game, State
 from engine.records.search import SearchInfo
 from referee.match.clock import SeatClock, TimeControl
+from referee.match.transcript import Transcript
 from referee.match.verdicts import GameEnd
 from referee.telemetry.metrics import game_unplayed
 
@@ -84,6 +85,8 @@ class SeatReport:
     output: str = ""
     #: Times the bot's session dropped and came back during the game.
     reconnects: int = 0
+    #: The seed a launched bot was given (``TETROMINO_SEED``); None: not launched here.
+    seed: int | None = None
 
     @property
     def peak_memory_bytes(self) -> int:
@@ -125,6 +128,8 @@ class GameReport:
     #: Seconds during which the referee itself was stalled while a bot was on move (not
     #: charged to it; see :mod:`referee.match.stalls`).
     stalled_s: float = 0.0
+    #: Each seat's messages with the referee (see :mod:`referee.match.transcript`).
+    transcript: Transcript | None = field(default=None, repr=False, compare=False)
 
     @property
     def plies(self) -> int:

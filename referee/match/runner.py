@@ -12,7 +12,6 @@ stalls, and a launched seat's CPU time.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -56,6 +55,7 @@ from referee.match.seat import (
 )
 from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
+from referee.match.transcript import Transcript
 from referee.match.verdicts import GameEnd, Verdict
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
@@ -142,15 +142,8 @@ class MatchRunner(Generic[SeatT]):
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
         self.report = self._new_report(dict(labels or {}))
-        self.messages = GameMessages(
-            self.game_id,
-            game,
-            players=[(s.name, s.version) for s in self.sessions],
-            control=self.control,
-            memory_limit_bytes=memory_limit_bytes,
-            initial_position=self._position,
-            labels=self.report.labels,
-        )
+        self.transcript = self.report.transcript = Transcript()
+        self.messages = self._messages(memory_limit_bytes)
         self._play_book(opening)
         # The sessions count as busy from now on (a matchmaker must not pair them again before
         # this runner starts), so a runner that is created must be run.
@@ -171,6 +164,19 @@ class MatchRunner(Generic[SeatT]):
             labels=labels,
         )
 
+    def _messages(self, memory_limit_bytes: int) -> GameMessages:
+        """The game's protocol messages, as every seat is told them."""
+        players = [(s.name, s.version) for s in self.sessions]
+        return GameMessages(
+            self.game_id,
+            self.game,
+            players=players,
+            control=self.control,
+            memory_limit_bytes=memory_limit_bytes,
+            initial_position=self._position,
+            labels=self.report.labels,
+        )
+
     def _play_book(self, opening: Sequence[str]) -> None:
         """Play an opening's moves for both seats, off the clocks: the bots get them with
         GameStart (as moves already played), so they see an ordinary game that began so."""
@@ -182,6 +188,11 @@ class MatchRunner(Generic[SeatT]):
     @property
     def memory_limit(self) -> int:
         return self.adjudicator.memory_limit
+
+    @property
+    def position(self) -> str:
+        """The position as the bots last saw it (the game's text form)."""
+        return self._position
 
     # -- the game --------------------------------------------------------------------------------
 
@@ -270,7 +281,7 @@ class MatchRunner(Generic[SeatT]):
         for seat, session in enumerate(self.sessions):
             try:
                 async with asyncio.timeout(SEND_TIMEOUT):
-                    await session.send_bytes(self._game_start(seat))
+                    await session.send_bytes(self.transcript.sent(seat, self._game_start(seat)))
             except (SessionClosed, TimeoutError) as exc:
                 why = str(exc) or "it does not read its stream"
                 if session.resumable:
@@ -288,6 +299,7 @@ class MatchRunner(Generic[SeatT]):
             return started
         allowance = turn.allowance
         deadline = allowance.deadline if allowance.backstop is None else allowance.backstop
+        self.transcript.sent(turn.seat, request)
         try:
             # A bot that stops reading its stream eventually blocks writes to it (flow
             # control); the request then counts against its clock like its answer does.
@@ -331,6 +343,7 @@ class MatchRunner(Generic[SeatT]):
                 event = inbox.get_nowait()
             if event.kind is EventKind.MOVE:
                 assert event.move is not None
+                self.transcript.answered(event.seat, event.move, event.received)
                 if event.seat == turn.seat and event.move.ply == turn.ply:
                     return event
                 await self._stray(event.seat, event.move.ply, turn)
@@ -356,6 +369,7 @@ class MatchRunner(Generic[SeatT]):
         """Anything but a move from a seat: a drop, a comeback, or a fault that ends the game."""
         seat = event.seat
         kind = event.kind
+        self.transcript.happened(seat, kind.value, event.detail, event.received)
         if kind is EventKind.DISCONNECT and not self.sessions[seat].closed.is_set():
             # A drop the session may come back from (or already has: RESUMED follows).
             if self.sessions[seat].suspended and not self.away.is_away(seat):
@@ -446,7 +460,7 @@ class MatchRunner(Generic[SeatT]):
         try:
             async with asyncio.timeout(SEND_TIMEOUT):
                 for data in messages:
-                    await session.send_bytes(data)
+                    await session.send_bytes(self.transcript.sent(seat, data))
         except (SessionClosed, TimeoutError):
             # Dropped again: its DISCONNECT event follows (or its window still runs).
             if session.resumable and not self.away.is_away(seat):
@@ -465,32 +479,6 @@ class MatchRunner(Generic[SeatT]):
     # -- the end -------------------------------------------------------------------------------
 
     async def _finish(self, end: GameEnd) -> None:
-        report = self.report
-        report.settle(end, self._position, self.clocks, self.control, self.timer.stalled())
-        structlog.contextvars.bind_contextvars(seat=None, ply=self.state.ply)
-        log.info(
-            "game_over",
-            players=" vs ".join(seat.name for seat in report.seats),
-            result=end.result(),
-            verdict=str(end.verdict),
-            termination=str(end.termination),
-            reason=end.reason,
-            plies=report.plies,
-        )
-        moves = self.adjudicator.moves
-        message = self.messages.game_over(
-            end,
-            plies=report.plies,
-            final_position=report.final_position,
-            clocks=self.clocks,
-            last_action=moves[-1] if moves else "",
-        )
+        from referee.match.ending import announce_end
 
-        async def tell(session: Seat) -> None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(SEND_TIMEOUT):
-                    await session.send_quietly(message)
-
-        await asyncio.gather(*(tell(s) for s in self.sessions))
-        if self.observer is not None:
-            self.observer.on_end(self.state, report)
+        await announce_end(self, end)

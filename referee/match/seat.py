@@ -13,6 +13,10 @@ import enum
 from dataclasses import dataclass
 from typing import Protocol
 
+# A move's text limit is the SDK's, so that a local replay (python -m client_sdk reproduce)
+# judges a move text as the referee does.
+from client_sdk._messages import MAX_ACTION_CHARS as MAX_ACTION_CHARS
+from client_sdk._messages import action_problem as action_problem
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import (
     Answer,
@@ -27,8 +31,6 @@ from referee.errors import RefereeError
 from referee.match.verdicts import Verdict
 from referee.text.notes import clean_note
 
-#: Longest move text a bot may send (its notation never needs more).
-MAX_ACTION_CHARS = 256
 #: Longest comment kept from a move.
 MAX_COMMENT_CHARS = 256
 
@@ -94,13 +96,6 @@ class Seat(Protocol):
     async def error(
         self, code: int, message: str, game_id: str = "", fatal: bool = False
     ) -> None: ...
-
-
-def action_problem(action: str) -> str | None:
-    """Why a move's text is refused before it is parsed (``None``: it is not)."""
-    if len(action) > MAX_ACTION_CHARS:
-        return f"sent a move text of {len(action)} characters (at most {MAX_ACTION_CHARS})"
-    return None
 
 
 def move_answer(move: pb.Move, spent: Spent) -> Answer:

@@ -9,6 +9,7 @@ from typing import Any
 
 from engine.game import Game
 from engine.records import record_to_json, write_record
+from referee.match.packs import build_pack, faulted_seat, pack_bytes
 from referee.match.records import build_record
 from referee.match.runner import GameReport, SeatReport
 from referee.storage import BotVersionInfo, FinishedGame, MemoryMeasure, SeatResult, Verdict
@@ -87,6 +88,9 @@ def _seat_results(
     results = []
     for i, (seat_report, v) in enumerate(zip(report.seats, seats, strict=True)):
         output = outputs[i] if i < len(outputs) else ""
+        pack = None
+        if faulted_seat(report) == i:
+            pack = pack_bytes(build_pack(report, i, output=output)).decode()
         results.append(
             SeatResult(
                 bot_version_id=v.id,
@@ -95,6 +99,7 @@ def _seat_results(
                 peak_memory_bytes=seat_report.peak_memory_bytes or None,
                 memory_measure=_memory_measure(seat_report),
                 stderr=output[-STDERR_KEEP:] or None,
+                failure_pack=pack,
             )
         )
     return results

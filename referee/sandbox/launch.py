@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import os
 import re
+import secrets
 import shlex
 import shutil
 import sys
@@ -135,6 +136,8 @@ class LaunchedBot:
     jail: Jail | None = None
     #: Where an uncontained bot's token file lives (removed when it is stopped).
     token_dir: str | None = None
+    #: The seed it was given in ``TETROMINO_SEED`` (None: none).
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         self.output = OutputView(self.proc)
@@ -237,9 +240,13 @@ async def launch(
     folders in ``exclude``, e.g. the opponent's) and it gets ``scratch_mb`` of scratch space.
     """
     isolation = choose() if isolation is None else isolation
+    # Every launched bot gets a seed, recorded with its game (and failure pack), so that a
+    # replay gives it the same one.
+    seed = secrets.randbelow(2**31)
+    extra_env = {"TETROMINO_SEED": str(seed), **(extra_env or {})}
     with launch_timer(isolation.value):
         if isolation is Isolation.BWRAP:
-            return await _launch_jailed(
+            bot = await _launch_jailed(
                 spec,
                 server,
                 token,
@@ -249,19 +256,23 @@ async def launch(
                 max_tasks,
                 scratch_mb,
                 exclude,
-                extra_env or {},
+                extra_env,
             )
-        return await _launch_plain(
-            spec,
-            server,
-            token,
-            memory_mb,
-            cwd,
-            poll_interval,
-            output_limit,
-            max_tasks,
-            extra_env or {},
-        )
+        else:
+            bot = await _launch_plain(
+                spec,
+                server,
+                token,
+                memory_mb,
+                cwd,
+                poll_interval,
+                output_limit,
+                max_tasks,
+                extra_env,
+            )
+    given = extra_env["TETROMINO_SEED"]
+    bot.seed = int(given) if given.isdigit() else None
+    return bot
 
 
 async def _launch_plain(

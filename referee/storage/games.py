@@ -47,6 +47,8 @@ class SeatResult:
     memory_measure: MemoryMeasure = MemoryMeasure.UNKNOWN
     #: The bot's captured standard error (already bounded by the runner).
     stderr: str | None = None
+    #: The seat's failure pack (JSON text, see docs/records.md) when its fault ended the game.
+    failure_pack: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,8 @@ class GameDetail:
     record_text: str | None
     record_json: Mapping[str, Any] | None
     stderr: tuple[str | None, ...]
+    #: Each seat's failure pack (JSON text), None for a seat that did not fault.
+    failure_packs: tuple[str | None, ...] = ()
 
 
 class GameRepository(AreaRepository):
@@ -210,6 +214,7 @@ class GameRepository(AreaRepository):
                 record_text=row.record_text,
                 record_json=row.record_json,
                 stderr=tuple(seat.stderr for seat in row.seats),
+                failure_packs=tuple(seat.failure_pack for seat in row.seats),
             )
 
     def set_game_record(
@@ -401,6 +406,7 @@ def _seat_row(
         peak_memory_bytes=seat.peak_memory_bytes,
         memory_measure=MemoryMeasure(seat.memory_measure).value,
         stderr=seat.stderr,
+        failure_pack=seat.failure_pack,
     )
 
 

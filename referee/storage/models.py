@@ -333,6 +333,8 @@ class GameSeat(Base):
     peak_memory_bytes: Mapped[int | None] = mapped_column(BigInteger)
     memory_measure: Mapped[str] = mapped_column(String(16), default=MemoryMeasure.UNKNOWN.value)
     stderr: Mapped[str | None] = mapped_column(Text)
+    #: The seat's failure pack (JSON text) when its fault ended the game.
+    failure_pack: Mapped[str | None] = mapped_column(Text, deferred=True)
 
     game_row: Mapped[GameRow] = relationship(back_populates="seats")
 

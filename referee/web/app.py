@@ -14,7 +14,7 @@ from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, explorer, instructor, live, pages, sdk, uploads
+from referee.web import account, api, explorer, instructor, live, packs, pages, sdk, uploads
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -38,6 +38,7 @@ def routes() -> list[Any]:
         Route("/games/uid/{uid}", pages.game_by_uid),
         Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),
         Route("/games/{game_id:int}/record.{kind:str}", pages.game_download),
+        Route("/games/{game_id:int}/pack/{seat:int}", packs.pack_download),
         Route("/live", live.live_list),
         Route("/live/{uid}", live.live_game),
         Route("/live/{uid}/events", live.events),

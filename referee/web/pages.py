@@ -304,6 +304,9 @@ def game_page(request: Request) -> Response:
     context = replay_context(view, ply, more)
     context["output"] = own_output(web, request, view, detail)
     context["story"] = more.story
+    from referee.web.packs import own_packs  # it builds on this module's views
+
+    context["packs"] = own_packs(web, request, view, detail)
     return web.render(request, "game.html", context)
 
 

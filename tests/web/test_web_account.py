@@ -134,3 +134,21 @@ def test_upload_without_the_service_says_so(client: TestClient, ids: dict[str, A
     )
     assert response.status_code == 503
     assert "Uploads are not available" in client.get("/me").text
+
+
+def test_failure_pack_is_linked_and_served_to_its_owner_only(
+    client: TestClient, ids: dict[str, Any]
+) -> None:
+    """The game page links alice's own seat's failure pack and serves it to her; signed out
+    nobody gets a link or the pack, and the other seat's pack is refused to her."""
+    game = ids["games"][0]  # alpha (alice) in seat 0 vs beta (bob)
+    assert "failure pack" not in client.get(f"/games/{game}").text
+    assert client.get(f"/games/{game}/pack/0").status_code == 404
+    sign_in(client, ids["token"])
+    page = client.get(f"/games/{game}").text
+    assert f'href="/games/{game}/pack/0"' in page and f"/games/{game}/pack/1" not in page
+    mine = client.get(f"/games/{game}/pack/0")
+    assert mine.status_code == 200 and "alpha's pack 0" in mine.text
+    assert "attachment" in mine.headers["content-disposition"]
+    theirs = client.get(f"/games/{game}/pack/1")
+    assert theirs.status_code == 404 and "beta" not in theirs.text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import random
 import zipfile
 from datetime import UTC, datetime, timedelta
@@ -134,12 +135,14 @@ def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
                         stderr=f"alpha's secret debug line {i}"
                         if a.bot_name == "alpha"
                         else f"other output {i}",
+                        failure_pack=_pack(a.bot_name, i),
                     ),
                     SeatResult(
                         b.id,
                         stderr=f"alpha's secret debug line {i}"
                         if b.bot_name == "alpha"
                         else f"other output {i}",
+                        failure_pack=_pack(b.bot_name, i),
                     ),
                 ],
                 verdict=Verdict.NORMAL,
@@ -166,6 +169,11 @@ def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
         "tournament": tournament.id,
         "games": ids,
     }
+
+
+def _pack(bot: str, game: int) -> str:
+    """A stand-in failure pack (the web serves it as stored, it never reads it)."""
+    return json.dumps({"format": "tetromino-failure-pack", "of": f"{bot}'s pack {game}"})
 
 
 def sign_in(client: Any, token: str) -> Any:
