@@ -40,6 +40,8 @@ SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
 
 if TYPE_CHECKING:
     from referee.hosting.presence import PresenceBoard
+    from referee.ratings import Row
+    from referee.server.lobby import Lobby
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -70,7 +72,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self.callers = Callers(repo, self.gate)
         #: On a server that runs tournaments: its lobby and the wait for remote entries, so
         #: presence is known before a tournament starts too (set by its tournament host).
-        self.lobby: Any = None
+        self.lobby: Lobby | None = None
         self.remote_wait_s: float | None = None
 
     def add_to(self, server: grpc.aio.Server) -> None:
@@ -372,7 +374,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
             yield stored
 
 
-def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:
+def _elo_row(r: Row, game: str) -> apb.LeaderboardRow:
     """One row of a leaderboard table (a :class:`referee.ratings` row) for the wire."""
     return apb.LeaderboardRow(
         rank=r.rank,

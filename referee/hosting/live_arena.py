@@ -34,13 +34,17 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
         )
 
     # No database, no stored tokens: the calls that need a token are not served either.
-    async def WhoAmI(self, request: Any, context: Any) -> apb.WhoAmIResponse:
+    async def WhoAmI(self, request: apb.WhoAmIRequest, context: Any) -> apb.WhoAmIResponse:
         return await self._no_db(context)
 
-    async def ListPlayers(self, request: Any, context: Any) -> apb.ListPlayersResponse:
+    async def ListPlayers(
+        self, request: apb.ListPlayersRequest, context: Any
+    ) -> apb.ListPlayersResponse:
         return await self._no_db(context)
 
-    async def ListTokens(self, request: Any, context: Any) -> apb.ListTokensResponse:
+    async def ListTokens(
+        self, request: apb.ListTokensRequest, context: Any
+    ) -> apb.ListTokensResponse:
         return await self._no_db(context)
 
     async def ListTournaments(
