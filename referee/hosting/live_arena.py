@@ -10,7 +10,8 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.hosting.arena import SERVICE_NAME, _live, live_events
+from referee.hosting.arena import SERVICE_NAME
+from referee.hosting.game_events import live_events, live_game
 from referee.server import bounds
 from referee.server.live import LiveHub
 
@@ -101,7 +102,7 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.ListLiveGamesRequest,
         context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
     ) -> apb.ListLiveGamesResponse:
-        return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
+        return apb.ListLiveGamesResponse(games=[live_game(g) for g in self.hub.running()])
 
     async def WatchGame(
         self,
