@@ -20,9 +20,10 @@ from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
 from referee.hosting.arena_accounts import AccountViews
 from referee.hosting.callers import Caller, Callers, may_read_game, private_game
+from referee.hosting.game_events import live_events, live_game, stored_events
 from referee.server import access, bounds
 from referee.server.access import ARENA_ACCESS, Gate
-from referee.server.live import LiveEnd, LiveGame, LiveHub
+from referee.server.live import LiveHub
 from referee.server.status import call_in_thread
 from referee.storage import (
     GameDetail,
@@ -40,6 +41,8 @@ SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
 
 if TYPE_CHECKING:
     from referee.hosting.presence import PresenceBoard
+    from referee.ratings import Row
+    from referee.server.lobby import Lobby
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -70,7 +73,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self.callers = Callers(repo, self.gate)
         #: On a server that runs tournaments: its lobby and the wait for remote entries, so
         #: presence is known before a tournament starts too (set by its tournament host).
-        self.lobby: Any = None
+        self.lobby: Lobby | None = None
         self.remote_wait_s: float | None = None
 
     def add_to(self, server: grpc.aio.Server) -> None:
@@ -355,7 +358,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
     ) -> apb.ListLiveGamesResponse:
         await self._allow(context, "ListLiveGames")
-        return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
+        return apb.ListLiveGamesResponse(games=[live_game(g) for g in self.hub.running()])
 
     async def WatchGame(
         self,
@@ -369,11 +372,11 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
                 yield event
             return
         detail: GameDetail = await self._call(context, self._detail, request.uid, "uid", caller)
-        async for stored in _stored_events(detail, self._summary(detail.summary)):
+        async for stored in stored_events(detail, self._summary(detail.summary)):
             yield stored
 
 
-def _elo_row(r: Any, game: str) -> apb.LeaderboardRow:
+def _elo_row(r: Row, game: str) -> apb.LeaderboardRow:
     """One row of a leaderboard table (a :class:`referee.ratings` row) for the wire."""
     return apb.LeaderboardRow(
         rank=r.rank,
@@ -405,80 +408,3 @@ def _game_of(asked: str, t: TournamentInfo | None, default: str | None = DEFAULT
     if t is not None and game != t.settings.game:
         raise ValueError(f"tournament {t.name} plays {t.settings.game}, not {game}")
     return game
-
-
-async def live_events(live: LiveGame) -> AsyncIterator[apb.GameEvent]:
-    """A live game as ``WatchGame`` sends it: its start, every move as it is played, its end."""
-    yield apb.GameEvent(start=_live(live))
-    async for event in live.follow():
-        if isinstance(event, LiveEnd):
-            yield apb.GameEvent(end=_ended(event, live.initial_position))
-        else:
-            yield apb.GameEvent(
-                move=apb.PlayedMove(
-                    ply=event.ply,
-                    seat=event.seat,
-                    action=event.action,
-                    time_s=event.time_s,
-                    position=event.position,
-                )
-            )
-
-
-def _live(g: LiveGame) -> apb.LiveGame:
-    return apb.LiveGame(
-        uid=g.uid,
-        game=g.game,
-        players=list(g.players),
-        seat_names=list(g.seat_names),
-        plies=len(g.moves),
-        tournament_id=g.tournament_id or 0,
-        mode=g.mode,
-    )
-
-
-def _ended(end: LiveEnd, initial: str) -> apb.GameEnded:
-    msg = apb.GameEnded(
-        result=end.result,
-        verdict=str(end.verdict),
-        termination=str(end.termination or ""),
-        reason=end.reason,
-        has_winner=end.winner_seat is not None,
-        initial_position=initial,
-    )
-    if end.winner_seat is not None:
-        msg.winner_seat = end.winner_seat
-    return msg
-
-
-async def _stored_events(
-    detail: GameDetail, summary: apb.GameSummary
-) -> AsyncIterator[apb.GameEvent]:
-    """A finished game as the same events a live one gives (positions replayed)."""
-    s = detail.summary
-    game = load_game(s.game, **dict(s.game_params))
-    state = game.new_state()
-    initial = state.to_string()
-    yield apb.GameEvent(
-        start=apb.LiveGame(
-            uid=s.uid,
-            game=s.game,
-            players=[seat.bot for seat in summary.seats],
-            seat_names=list(game.seat_names),
-            plies=s.plies,
-            tournament_id=s.tournament_id or 0,
-        )
-    )
-    for m in detail.moves:
-        state.apply(game.move_from_text(str(m["move"])))
-        yield apb.GameEvent(
-            move=apb.PlayedMove(
-                ply=int(m.get("ply", 0)),
-                seat=int(m.get("seat", 0)),
-                action=str(m["move"]),
-                time_s=float(m.get("measured_s", 0.0)),
-                position=state.to_string(),
-            )
-        )
-    end = LiveEnd(s.result, s.verdict, s.termination, s.reason, s.winner_seat)
-    yield apb.GameEvent(end=_ended(end, initial))

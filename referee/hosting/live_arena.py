@@ -10,7 +10,8 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.hosting.arena import SERVICE_NAME, _live, live_events
+from referee.hosting.arena import SERVICE_NAME
+from referee.hosting.game_events import live_events, live_game
 from referee.server import bounds
 from referee.server.live import LiveHub
 
@@ -34,13 +35,17 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
         )
 
     # No database, no stored tokens: the calls that need a token are not served either.
-    async def WhoAmI(self, request: Any, context: Any) -> apb.WhoAmIResponse:
+    async def WhoAmI(self, request: apb.WhoAmIRequest, context: Any) -> apb.WhoAmIResponse:
         return await self._no_db(context)
 
-    async def ListPlayers(self, request: Any, context: Any) -> apb.ListPlayersResponse:
+    async def ListPlayers(
+        self, request: apb.ListPlayersRequest, context: Any
+    ) -> apb.ListPlayersResponse:
         return await self._no_db(context)
 
-    async def ListTokens(self, request: Any, context: Any) -> apb.ListTokensResponse:
+    async def ListTokens(
+        self, request: apb.ListTokensRequest, context: Any
+    ) -> apb.ListTokensResponse:
         return await self._no_db(context)
 
     async def ListTournaments(
@@ -97,7 +102,7 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
         request: apb.ListLiveGamesRequest,
         context: grpc.aio.ServicerContext[apb.ListLiveGamesRequest, apb.ListLiveGamesResponse],
     ) -> apb.ListLiveGamesResponse:
-        return apb.ListLiveGamesResponse(games=[_live(g) for g in self.hub.running()])
+        return apb.ListLiveGamesResponse(games=[live_game(g) for g in self.hub.running()])
 
     async def WatchGame(
         self,

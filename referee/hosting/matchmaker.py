@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +163,7 @@ class Matchmaker:
         task.add_done_callback(self.running.discard)
         return task
 
-    def _chore(self, work: Any) -> None:
+    def _chore(self, work: Coroutine[object, object, None]) -> None:
         task: asyncio.Task[None] = asyncio.create_task(work)
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)

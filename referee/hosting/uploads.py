@@ -56,7 +56,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         #: False only for benchmarks of the store: versions then stay ``validating``.
         self.validate = validate
         self.repo = submissions.repo
-        self._validations: set[asyncio.Task[Any]] = set()
+        self._validations: set[asyncio.Future[SubmissionInfo]] = set()
         #: The player and role behind each call's token, checked by the server's gate (shared
         #: with its other doors, so a client's failed logins count at all of them).
         self.callers = Callers(self.repo, gate)
