@@ -134,6 +134,8 @@ class LaunchedBot:
     jail: Jail | None = None
     #: Where an uncontained bot's token file lives (removed when it is stopped).
     token_dir: str | None = None
+    #: Whether it started in a warm sandbox (:mod:`referee.sandbox.warm`) rather than cold.
+    warm: bool = False
 
     def __post_init__(self) -> None:
         self.output = OutputView(self.proc)
@@ -301,6 +303,14 @@ async def _launch_jailed(
         raise ValueError(
             f"a sandboxed bot reaches the referee only through a unix: socket, not {server!r}"
         )
+    if not extra_env:
+        from referee.sandbox import warm
+
+        terms = warm.WarmTerms(memory_mb, scratch_mb, max_tasks, poll_interval, output_limit)
+        served = await warm.launch_warm(spec, server, token, terms, exclude)
+        if served is not None:
+            log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
+            return served
     jail = build_jail(
         spec.kind,
         spec.value,

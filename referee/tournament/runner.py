@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from engine.game import Game
 from referee.match.runner import new_game_id
+from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
@@ -278,10 +279,12 @@ class TournamentRunner:
                     )
             return await claims[pairing.id]
 
-        async def worker() -> None:
+        async def worker(need: warm.Demand | None) -> None:
             nonlocal gave_up
             while queue:
                 pairing, index = queue.pop(0)
+                if need is not None:  # no more warm bots than the games left to start
+                    need.resize(need.slots, 2 * (len(queue) + 1))
                 if not await claim(pairing):
                     continue
                 if not await self._play_slot(pairing, index):
@@ -297,11 +300,17 @@ class TournamentRunner:
         sent = [(p, i) for p, i in queue if self._goes_to_queue(p, i)]
         queue = [item for item in queue if item not in sent]
         workers = min(self.concurrency, len(queue))
-        async with asyncio.TaskGroup() as tasks:
+        # Bots for the next games start ahead of need, two per game that may start next.
+        terms = self.player.terms
+        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        async with (
+            warm.demand(2 * workers, launches, terms.isolation) as need,
+            asyncio.TaskGroup() as tasks,
+        ):
             for pairing, index in sent:
                 tasks.create_task(queued(pairing, index))
             for _ in range(workers):
-                tasks.create_task(worker())
+                tasks.create_task(worker(need))
         self._summary.given_up += gave_up
         return gave_up
 
