@@ -19,6 +19,7 @@ from typing import Any
 from procrastinate import App, JobContext, RetryStrategy
 from structlog.contextvars import bound_contextvars
 
+from referee.sandbox.isolation import choose
 from referee.storage import Repository
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
@@ -28,6 +29,7 @@ from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
+from referee.workers.warmup import keep_warm
 
 log = get_logger("referee.workers.worker")
 
@@ -126,6 +128,9 @@ async def run_worker(options: WorkerOptions) -> int:
                     )
                 )
                 sides.append(asyncio.create_task(watch_leases(state, options.url, every)))
+                state.isolation = state.isolation or choose(options.no_sandbox)
+                warmup = keep_warm(options.url, options.games_at_once, state.isolation)
+                sides.append(asyncio.create_task(warmup))
                 log.info("worker_started", games_at_once=options.games_at_once)
                 await app.run_worker_async(
                     queues=[QUEUE],
