@@ -303,13 +303,9 @@ async def _launch_jailed(
         raise ValueError(
             f"a sandboxed bot reaches the referee only through a unix: socket, not {server!r}"
         )
-    if not extra_env:
-        from referee.sandbox import warm
-
-        terms = warm.WarmTerms(memory_mb, scratch_mb, max_tasks, poll_interval, output_limit)
-        served = await warm.launch_warm(spec, server, token, terms, exclude)
-        if served is not None:
-            log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
+    if not extra_env:  # a load check (extra variables) always starts cold
+        limits = (memory_mb, scratch_mb, max_tasks, poll_interval, output_limit)
+        if (served := await _launch_warm(spec, server, token, limits, exclude)) is not None:
             return served
     jail = build_jail(
         spec.kind,
@@ -348,6 +344,22 @@ async def _launch_jailed(
         copied=jail.code.copied,
     )
     return bot
+
+
+async def _launch_warm(
+    spec: BotSpec,
+    server: str,
+    token: str,
+    limits: tuple[float | None, int, int | None, float, int],
+    exclude: Sequence[Path],
+) -> LaunchedBot | None:
+    """The bot in a warm sandbox with these limits, if the pool holds one (else ``None``)."""
+    from referee.sandbox import warm
+
+    served = await warm.launch_warm(spec, server, token, warm.WarmTerms(*limits), exclude)
+    if served is not None:
+        log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
+    return served
 
 
 #: Variables an uncontained bot keeps from the referee's environment (no secrets).
