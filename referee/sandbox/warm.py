@@ -304,11 +304,11 @@ class WarmPool:
         while idle:
             sandbox = idle.pop(0)
             if sandbox.proc.running:
-                self._count(True)
-                return sandbox
+                self._publish()
+                return sandbox  # a hit once it is handed over (see count())
             asyncio.get_running_loop().create_task(sandbox.discard())
         if wanted:
-            self._count(False)
+            self.count(False)
         return None
 
     async def ready(
@@ -320,7 +320,8 @@ class WarmPool:
             while sum(s.is_ready() for s in self._idle.get(terms, [])) < count:
                 await asyncio.sleep(0.005)
 
-    def _count(self, hit: bool) -> None:
+    def count(self, hit: bool) -> None:
+        """A launch was served warm (``hit``) or went cold while a pool was wanted."""
         if hit:
             self.hits += 1
         else:
@@ -440,15 +441,19 @@ async def launch_warm(
         return None
     pool = current_pool()
     sandbox = pool.take(terms) if pool is not None else None
-    if sandbox is None:
+    if pool is None or sandbox is None:
         return None
     try:
-        return hand_over(sandbox, spec, server, token, exclude)
+        bot = hand_over(sandbox, spec, server, token, exclude)
     except _NotServable as exc:
         log.info("launching cold", bot=spec.label, reason=str(exc))
+        pool.count(False)
     except BaseException:
         await sandbox.discard()
         raise
+    else:
+        pool.count(True)
+        return bot
     await sandbox.discard()
     return None
 

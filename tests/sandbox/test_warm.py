@@ -96,3 +96,33 @@ def test_warm_sandboxes_are_off_without_the_sandbox() -> None:
             return need
 
     assert asyncio.run(main()) is None
+
+
+def test_a_bot_shipping_a_module_imported_ahead_starts_cold(tmp_path: Path) -> None:
+    """A bot whose own ``numpy.py`` would shadow the warm sandbox's NumPy gets a cold launch
+    (where its module wins, as it always did), and the unused warm sandbox is discarded."""
+    require_sandbox()
+    folder = tmp_path / "shadowing"
+    folder.mkdir()
+    (folder / "numpy.py").write_text("MINE = True\n")
+    (folder / "bot.py").write_text(
+        "import numpy\n"
+        "from client_sdk.examples.random_bot import RandomBot\n\n"
+        "class Agent(RandomBot):\n"
+        "    def __init__(self, seed=None):\n"
+        "        super().__init__(seed)\n"
+        "        print('OWN NUMPY', getattr(numpy, 'MINE', False), flush=True)\n"
+    )
+    specs = [BotSpec("sdk", str(folder / "bot.py")), _leavers(tmp_path)[0]]
+
+    async def main() -> tuple[MatchResult, int, int]:
+        async with warm.demand(2, warm.WarmTerms(), Isolation.BWRAP) as need:
+            assert need is not None
+            await need.pool.ready(count=2, timeout=120)
+            result = await play_match(specs, load_game("tetress"), isolation=Isolation.BWRAP)
+            return result, need.pool.hits, need.pool.misses
+
+    result, hits, misses = asyncio.run(main())
+    assert "OWN NUMPY True" in result.output(0), result.output(0)
+    assert not result.bots[0].warm and result.bots[1].warm
+    assert (hits, misses) == (1, 1)  # the shadowing bot's sandbox was unfit: it went cold
