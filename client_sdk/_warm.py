@@ -1,13 +1,13 @@
 """A warm sandbox's first program: import the platform, then wait for one game.
 
 Run by the referee as ``python -m client_sdk._warm FD READY`` inside a freshly started sandbox
-(see ``referee/sandbox/warm.py``), before any game is assigned. It imports what every launched
-bot imports (the SDK, gRPC, the rules, NumPy when installed), says so on descriptor READY, then
-blocks reading descriptor FD until the referee writes the game's command line (``python -m
-client_sdk``'s arguments and its PYTHONPATH, as JSON) and closes it. By then the game's code has
-been copied into ``/bots`` and its socket and one-game token put in ``/run/arena``; the program
-then runs exactly what the cold launch runs.
-No bot code runs before that, and this process (the whole sandbox) serves one game only.
+(see ``referee/sandbox/warm.py``), before any game is assigned, at a low priority. It imports
+what every launched bot imports (the SDK, gRPC, the rules, NumPy when installed), says
+so on descriptor READY, then blocks reading descriptor FD until the referee writes the game's
+command line (``python -m client_sdk``'s arguments and its PYTHONPATH, as JSON) and closes it.
+By then the game's code has been copied into ``/bots``, its socket and one-game token put in
+``/run/arena``, and its priority restored; the program then runs exactly what a cold launch
+runs. No bot code runs before that, and this process (the whole sandbox) serves one game only.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ def test_nothing_a_bot_leaves_reaches_the_next_game(tmp_path: Path) -> None:
             out = result.output(seat)
             assert "LEFTOVERS FOUND: none" in out, out
             assert "LEFTOVERS LEFT" in out and "WROTE" not in out, out
+            assert "NICE 0" in out, out  # imported at a low priority, plays at the usual one
             bot = result.bots[seat]
             assert bot.warm and bot.isolation is Isolation.BWRAP
             assert bot.jail is not None

@@ -74,5 +74,6 @@ class Agent(RandomBot):
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
         print("LEFTOVERS FOUND:", ",".join(findings()) or "none", flush=True)
+        print("NICE", os.getpriority(os.PRIO_PROCESS, 0), flush=True)
         leave()
         print("LEFTOVERS LEFT", flush=True)
