@@ -42,6 +42,7 @@ class WorkerOptions:
     stall_timeout_s: float = STALL_TIMEOUT_S
     shutdown_grace_s: float = 60.0
     no_sandbox: bool = False
+    allow_unsandboxed_uploads: bool = False
     name: str = ""
     #: Publish live moves for the server's spectators.
     live: bool = True
@@ -113,7 +114,12 @@ async def run_worker(options: WorkerOptions) -> int:
         url = with_idle_timeout(options.url, options.stall_timeout_s)
         repo = await asyncio.to_thread(Repository.open, url)
         publisher = LivePublisher(options.url) if options.live else None
-        state = WorkerState(repo, no_sandbox=options.no_sandbox, publisher=publisher)
+        state = WorkerState(
+            repo,
+            no_sandbox=options.no_sandbox,
+            publisher=publisher,
+            allow_unsandboxed_uploads=options.allow_unsandboxed_uploads,
+        )
         app = make_app(options.url, pool_size=options.games_at_once + 3)
         register_task(app, state)
         sides: list[asyncio.Task[None]] = []
