@@ -62,6 +62,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--name", default="", help="this worker's name in logs (default host-pid)")
     _common.add_sandbox_option(parser)
+    _add_uploads_option(parser)
+    add_ops_options(parser)
+    add_log_options(parser, "INFO")
+    parser.set_defaults(func=run)
+
+
+def _add_uploads_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-unsandboxed-uploads",
         action="store_true",
@@ -69,9 +76,6 @@ def register(subparsers: Any) -> None:
         "given or the sandbox cannot run here: uploaded code is hostile, so only on a machine "
         "that holds nothing to protect",
     )
-    add_ops_options(parser)
-    add_log_options(parser, "INFO")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
