@@ -27,6 +27,7 @@ from referee.match.clock import TimeControl
 from referee.match.runner import GameReport
 from referee.match.verdicts import Verdict
 from referee.play.local import play_match
+from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
 
 MAX_PAIR_ATTEMPTS = 3
@@ -52,8 +53,10 @@ def launched_games(
     *,
     time_control: TimeControl | None = None,
     memory_mb: float | None = None,
+    isolation: Isolation | None = None,
 ) -> PlayGame:
-    """Games between two launched bots (NEW is ``specs[0]``), each on a private referee."""
+    """Games between two launched bots (NEW is ``specs[0]``), each on a private referee,
+    contained as ``isolation`` says (default: the sandbox where it works here)."""
 
     async def play(new_seat: int, labels: dict[str, str], opening: Sequence[str]) -> GameReport:
         seats = [specs[0], specs[1]] if new_seat == 0 else [specs[1], specs[0]]
@@ -64,6 +67,7 @@ def launched_games(
             memory_mb=memory_mb,
             labels=labels,
             opening=opening,
+            isolation=isolation,
         )
         return result.report
 

@@ -186,6 +186,7 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.commands._remote import remote_owners, start_referee
     from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
+    from referee.sandbox.warm import WarmTerms, demand
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
@@ -218,16 +219,19 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
             line = f"pair {pair.number + 1:>4} {pair.opening:>12} {pair.points:g}/2  {t.status()}"
             print(line, file=out, flush=True)
 
-        return await run_sprt(
-            setup.test,
-            _games(player, versions, args.remote_timeout),
-            book=setup.book,
-            concurrency=concurrency,
-            max_pairs=args.max_pairs,
-            labels={"sprt": f"{new} vs {base}"},
-            on_pair=on_pair,
-            sink=_store(repo, game, versions, f"sprt {new} vs {base}"),
-        )
+        # Launched bots start ahead of need: two per game a worker may start next.
+        launches = WarmTerms(memory_mb=terms.memory_mb)
+        async with demand(0 if remote else 2 * concurrency, launches, isolation):
+            return await run_sprt(
+                setup.test,
+                _games(player, versions, args.remote_timeout),
+                book=setup.book,
+                concurrency=concurrency,
+                max_pairs=args.max_pairs,
+                labels={"sprt": f"{new} vs {base}"},
+                on_pair=on_pair,
+                sink=_store(repo, game, versions, f"sprt {new} vs {base}"),
+            )
     finally:
         if server is not None:
             await server.stop(0.5)

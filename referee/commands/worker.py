@@ -65,9 +65,20 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--name", default="", help="this worker's name in logs (default host-pid)")
     _common.add_sandbox_option(parser)
+    _add_uploads_option(parser)
     add_ops_options(parser)
     add_log_options(parser, "INFO")
     parser.set_defaults(func=run)
+
+
+def _add_uploads_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-unsandboxed-uploads",
+        action="store_true",
+        help="play ladder games of uploaded bots without the sandbox when --no-sandbox is "
+        "given or the sandbox cannot run here: uploaded code is hostile, so only on a machine "
+        "that holds nothing to protect",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         stall_timeout_s=args.stall_timeout,
         shutdown_grace_s=args.shutdown_grace,
         no_sandbox=_common.announced_no_sandbox(args, "referee worker"),
+        allow_unsandboxed_uploads=args.allow_unsandboxed_uploads,
         name=args.name,
     )
     try:

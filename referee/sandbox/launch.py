@@ -138,6 +138,8 @@ class LaunchedBot:
     token_dir: str | None = None
     #: The seed it was given in ``TETROMINO_SEED`` (None: none).
     seed: int | None = None
+    #: Whether it started in a warm sandbox (:mod:`referee.sandbox.warm`) rather than cold.
+    warm: bool = False
 
     def __post_init__(self) -> None:
         self.output = OutputView(self.proc)
@@ -324,6 +326,11 @@ async def _launch_jailed(
         raise ValueError(
             f"a sandboxed bot reaches the referee only through a unix: socket, not {server!r}"
         )
+    if "TETROMINO_LOAD_CHECK" not in extra_env:  # a load check always starts cold
+        limits = (memory_mb, scratch_mb, max_tasks, poll_interval, output_limit)
+        served = await _launch_warm(spec, server, token, limits, exclude, extra_env)
+        if served is not None:
+            return served
     jail = build_jail(
         spec.kind,
         spec.value,
@@ -361,6 +368,24 @@ async def _launch_jailed(
         copied=jail.code.copied,
     )
     return bot
+
+
+async def _launch_warm(
+    spec: BotSpec,
+    server: str,
+    token: str,
+    limits: tuple[float | None, int, int | None, float, int],
+    exclude: Sequence[Path],
+    game_env: dict[str, str],
+) -> LaunchedBot | None:
+    """The bot in a warm sandbox with these limits, if the pool holds one (else ``None``)."""
+    from referee.sandbox import warm
+
+    terms = warm.WarmTerms(*limits)
+    served = await warm.launch_warm(spec, server, token, terms, exclude, game_env)
+    if served is not None:
+        log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
+    return served
 
 
 #: Variables an uncontained bot keeps from the referee's environment (no secrets).

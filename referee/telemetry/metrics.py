@@ -48,6 +48,8 @@ __all__ = [
     "session_opened",
     "set_oldest_job_age",
     "set_queue_depth",
+    "set_warm_pool_size",
+    "warm_launch",
 ]
 
 # No ``*_created`` series: they double the output and no dashboard of ours reads them.
@@ -96,6 +98,17 @@ SANDBOX_LAUNCH = Histogram(
     "Time to launch one bot process (jail built, code copied, process started).",
     ["isolation"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=REGISTRY,
+)
+WARM_POOL_SIZE = Gauge(
+    f"{_PREFIX}_sandbox_warm_pool_size",
+    "Warm sandboxes started ahead of need and not yet given a game.",
+    registry=REGISTRY,
+)
+WARM_LAUNCHES = Counter(
+    f"{_PREFIX}_sandbox_warm_launches",
+    "Sandboxed launches of SDK bots: served by a warm sandbox (hit) or started cold (miss).",
+    ["result"],
     registry=REGISTRY,
 )
 SESSIONS = Gauge(
@@ -188,6 +201,15 @@ def launch_timer(isolation: str) -> Iterator[None]:
     started = time.perf_counter()
     yield
     observe_launch(isolation, time.perf_counter() - started)
+
+
+def set_warm_pool_size(size: int) -> None:
+    WARM_POOL_SIZE.set(size)
+
+
+def warm_launch(hit: bool) -> None:
+    """A sandboxed SDK bot was launched warm (``hit``) or cold while a pool was wanted."""
+    WARM_LAUNCHES.labels("hit" if hit else "miss").inc()
 
 
 # -- sessions and handshakes (the gRPC server) ---------------------------------------------------

@@ -43,6 +43,7 @@ from engine.game import Game
 from referee.match.runner import new_game_id
 from referee.play.game import GamePlayer
 from referee.play.store import Filing, HubBroadcast, play_and_store
+from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
 from referee.server.live import LiveHub
@@ -275,10 +276,12 @@ class TournamentRunner:
                     )
             return await claims[pairing.id]
 
-        async def worker() -> None:
+        async def worker(need: warm.Demand | None) -> None:
             nonlocal gave_up
             while queue:
                 pairing, index = queue.pop(0)
+                if need is not None:  # no more warm bots than the games left to start
+                    need.resize(need.slots, 2 * (len(queue) + 1))
                 if not await claim(pairing):
                     continue
                 if not await self._play_slot(pairing, index):
@@ -294,11 +297,17 @@ class TournamentRunner:
         sent = [(p, i) for p, i in queue if self._goes_to_queue(p, i)]
         queue = [item for item in queue if item not in sent]
         workers = min(self.concurrency, len(queue))
-        async with asyncio.TaskGroup() as tasks:
+        # Bots for the next games start ahead of need, two per game that may start next.
+        terms = self.player.terms
+        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        async with (
+            warm.demand(2 * workers, launches, terms.isolation) as need,
+            asyncio.TaskGroup() as tasks,
+        ):
             for pairing, index in sent:
                 tasks.create_task(queued(pairing, index))
             for _ in range(workers):
-                tasks.create_task(worker())
+                tasks.create_task(worker(need))
         self._summary.given_up += gave_up
         return gave_up
 

@@ -85,6 +85,8 @@ class WorkerState:
     repo: Repository
     no_sandbox: bool = False
     publisher: LivePublisher | None = None
+    #: Uploaded (ladder) bots may run without the sandbox (``--allow-unsandboxed-uploads``).
+    allow_unsandboxed_uploads: bool = False
     isolation: Isolation | None = None
     plans: dict[int, TournamentPlan] = field(default_factory=dict)
     #: Job id -> (the worker id it was fetched by, the task playing it).

@@ -24,7 +24,7 @@ from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, play_and_store
-from referee.sandbox.isolation import choose, require_trusted
+from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
 from referee.workers import MAX_ATTEMPTS
@@ -76,8 +76,12 @@ def _player(state: WorkerState, kwargs: dict[str, Any]) -> tuple[GamePlayer, lis
         state.isolation = choose(state.no_sandbox)
     seats = [state.repo.get_bot_version(int(v)) for v in kwargs["versions"]]
     for v in seats:
-        # Submitted versions are untrusted: no sandbox only when the operator said so.
-        require_trusted(state.isolation, False, f"uploaded bot {v.label}", state.no_sandbox)
+        # Submitted versions are hostile code: --no-sandbox alone does not run them uncontained.
+        if state.isolation is Isolation.NONE and not state.allow_unsandboxed_uploads:
+            raise SandboxUnavailable(
+                f"refusing to launch uploaded bot {v.label} without the sandbox; pass "
+                "--allow-unsandboxed-uploads to this worker to run uploads uncontained"
+            )
     game = load_game(str(kwargs["game"]), **{k: int(v) for k, v in kwargs["params"].items()})
     memory = kwargs.get("memory_mb")
     terms = GameTerms(
@@ -110,6 +114,12 @@ async def play_ladder_job(
                 log.info("job_duplicate")
                 return "already recorded"
             raise
+        except SandboxUnavailable as exc:
+            # One line, not a traceback: a worker with the sandbox may take the retry.
+            log.error("ladder_job_refused", reason=str(exc), attempt=attempts + 1)
+            if attempts + 1 < MAX_ATTEMPTS:
+                raise GameFailed(str(exc)) from exc
+            return "void"
         except Exception as exc:
             log.exception("game_failed", attempt=attempts + 1)
             if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):

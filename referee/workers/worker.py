@@ -19,6 +19,7 @@ from typing import Any
 from procrastinate import App, JobContext, RetryStrategy
 from structlog.contextvars import bound_contextvars
 
+from referee.sandbox.isolation import choose
 from referee.storage import Repository
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
@@ -28,6 +29,7 @@ from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
+from referee.workers.warmup import keep_warm
 
 log = get_logger("referee.workers.worker")
 
@@ -40,6 +42,7 @@ class WorkerOptions:
     stall_timeout_s: float = STALL_TIMEOUT_S
     shutdown_grace_s: float = 60.0
     no_sandbox: bool = False
+    allow_unsandboxed_uploads: bool = False
     name: str = ""
     #: Publish live moves for the server's spectators.
     live: bool = True
@@ -111,7 +114,12 @@ async def run_worker(options: WorkerOptions) -> int:
         url = with_idle_timeout(options.url, options.stall_timeout_s)
         repo = await asyncio.to_thread(Repository.open, url)
         publisher = LivePublisher(options.url) if options.live else None
-        state = WorkerState(repo, no_sandbox=options.no_sandbox, publisher=publisher)
+        state = WorkerState(
+            repo,
+            no_sandbox=options.no_sandbox,
+            publisher=publisher,
+            allow_unsandboxed_uploads=options.allow_unsandboxed_uploads,
+        )
         app = make_app(options.url, pool_size=options.games_at_once + 3)
         register_task(app, state)
         sides: list[asyncio.Task[None]] = []
@@ -126,6 +134,9 @@ async def run_worker(options: WorkerOptions) -> int:
                     )
                 )
                 sides.append(asyncio.create_task(watch_leases(state, options.url, every)))
+                state.isolation = state.isolation or choose(options.no_sandbox)
+                warmup = keep_warm(options.url, options.games_at_once, state.isolation)
+                sides.append(asyncio.create_task(warmup))
                 log.info("worker_started", games_at_once=options.games_at_once)
                 await app.run_worker_async(
                     queues=[QUEUE],

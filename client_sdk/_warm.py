@@ -1,0 +1,79 @@
+"""A warm sandbox's first program: import the platform, then wait for one game.
+
+Run by the referee as ``python -m client_sdk._warm FD READY`` inside a freshly started sandbox
+(see ``referee/sandbox/warm.py``), before any game is assigned, at a low priority. It imports
+what every launched bot imports (the SDK, gRPC, the rules, NumPy when installed), says
+so on descriptor READY, then blocks reading descriptor FD until the referee writes the game's
+command line (``python -m client_sdk``'s arguments and its PYTHONPATH, as JSON) and closes it.
+By then the game's code has been copied into ``/bots``, its socket and one-game token put in
+``/run/arena``, and its priority restored; the program then runs exactly what a cold launch
+runs. No bot code runs before that, and this process (the whole sandbox) serves one game only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import sys
+
+#: Imported ahead of the game: what ``python -m client_sdk`` and a typical bot import.
+PREIMPORTS = (
+    "client_sdk.__main__",
+    "client_sdk._session",
+    "client_sdk._loader",
+    "client_sdk._agent",
+    "client_sdk._course",
+    "engine.registry",
+    "referee.game",
+)
+#: Imported when installed (a bot's usual numerical library); absent, the bot pays it itself.
+OPTIONAL = ("numpy",)
+
+
+def _preimport() -> None:
+    for name in PREIMPORTS:
+        importlib.import_module(name)
+    for name in OPTIONAL:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    from engine.registry import game_names, load_game
+
+    for game in game_names():
+        load_game(game)
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+def main() -> int:
+    fd, ready = int(sys.argv[1]), int(sys.argv[2])
+    _preimport()
+    # The referee prefers sandboxes that are ready; one taken earlier closed its end already.
+    with contextlib.suppress(OSError):
+        os.write(ready, b"1")
+    os.close(ready)
+    message = _read_all(fd)
+    if not message:
+        return 0  # the pool let this sandbox go unused
+    order = json.loads(message)
+    args = order["args"]
+    os.environ["PYTHONPATH"] = order["pythonpath"]  # what a cold launch's children inherit
+    os.environ.update(order.get("env", {}))  # the game's own (its seed), as a cold launch has
+    # The game's code arrived after start: forget what the import system saw of /bots.
+    importlib.invalidate_caches()
+    sys.path_importer_cache.clear()
+    from client_sdk import __main__ as entry
+
+    sys.argv = [entry.__file__ or "client_sdk", *args]
+    return entry.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
