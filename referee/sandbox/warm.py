@@ -29,7 +29,6 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 import weakref
@@ -49,6 +48,7 @@ from referee.sandbox.launch import (
     LaunchedBot,
 )
 from referee.sandbox.memory import sample_tree
+from referee.sandbox.venv import python_inside
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import set_warm_pool_size, warm_launch
 
@@ -149,11 +149,16 @@ async def start_sandbox(terms: WarmTerms) -> WarmSandbox:
         ready_r, ready_w = os.pipe()
         fds.append(ready_w)
         os.set_blocking(ready_r, False)
-        argv = ["bwrap", *jail._namespaces(), *mounts]
-        argv += ["--ro-bind", str(folder / "code"), INSIDE]
-        argv += ["--ro-bind", str(folder / "run"), RUN_INSIDE]
-        argv += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE, "--"]
-        argv += [sys.executable, "-m", "client_sdk._warm", str(reader), str(ready_w)]
+        args = [*jail._namespaces(), *mounts]
+        args += ["--ro-bind", str(folder / "code"), INSIDE]
+        args += ["--ro-bind", str(folder / "run"), RUN_INSIDE]
+        args += ["--remount-ro", "/", "--seccomp", str(seccomp_fd), "--chdir", INSIDE]
+        # As for a cold launch: bwrap reads its options from a memory file (the sandbox's pid
+        # 1 names no host path) and the interpreter is the one inside (the venv at /opt/venv).
+        args_fd = jail._memory_file("arena-bwrap-args", b"".join(a.encode() + b"\0" for a in args))
+        fds.append(args_fd)
+        argv = ["bwrap", "--args", str(args_fd), "--", python_inside()]
+        argv += ["-m", "client_sdk._warm", str(reader), str(ready_w)]
         env = jail._environment(terms.memory_mb, False)
         proc = await BotProcess.start(
             argv,
