@@ -19,6 +19,7 @@ from engine.registry import load_game
 from referee.match.records import build_record
 from referee.match.report import MoveLog
 from referee.match.runner import MatchRunner
+from referee.match import thinking
 from referee.match.thinking import ThinkOutOfBounds, take_think, think_record, think_size
 from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec
@@ -113,7 +114,7 @@ def test_hostile_think_records_never_change_the_game(monkeypatch: pytest.MonkeyP
     """Bots whose think records are out of bounds or over budget still finish by the rules;
     the record keeps only records in bounds, and each seat's within its game budget (made
     small here so that a short random game reaches it)."""
-    monkeypatch.setattr(bounds, "MAX_THINK_CHARS_PER_GAME", 8 * 1024)
+    monkeypatch.setattr(thinking, "MAX_THINK_CHARS_PER_GAME", 8 * 1024)
 
     async def main() -> Any:
         server = RefereeServer(auth=TokenTable({"a": "a", "b": "b"}), games=["tetress"])
@@ -138,7 +139,7 @@ def test_hostile_think_records_never_change_the_game(monkeypatch: pytest.MonkeyP
     for seat in (0, 1):
         kept = [m.search for m in report.moves if m.seat == seat and m.search is not None]
         assert kept and all(s.depth is not None and len(s.pv) == 32 for s in kept)
-        assert sum(think_size(s) for s in kept) <= bounds.MAX_THINK_CHARS_PER_GAME
+        assert sum(think_size(s) for s in kept) <= thinking.MAX_THINK_CHARS_PER_GAME
     dropped = [m for m in report.moves if m.ply % 3 and m.search is None]
     assert dropped, "the budget was never reached"
     record = build_record(report, load_game("tetress"))

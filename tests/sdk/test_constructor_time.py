@@ -41,12 +41,13 @@ def test_play_local_charges_blues_constructor_made_after_reds_move(
 
 @pytest.mark.slow
 def test_the_referee_charges_a_constructor_made_while_the_opponent_thinks() -> None:
-    """Over the network (referee match, launched bots): Blue's constructor sleeps 1 s while
+    """Over the network (referee match, launched bots, a wall clock: the bots sleep rather than
+    compute): Blue's constructor sleeps 1 s while
     Red thinks 1.2 s over its first move; Blue is still charged its constructor (at least
     1 s), so Red, out of time at its second move, loses at ply 2."""
     done = subprocess.run(
         [sys.executable, "-m", "referee.commands.main", "match", f"{SLEEPY}:SlowMover", SLEEPY,
-         "--time", "2", "--grace", "0.1", "--json"],
+         "--time", "2", "--grace", "0.1", "--clock", "wall", "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

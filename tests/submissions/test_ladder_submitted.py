@@ -134,7 +134,8 @@ def test_referee_serve_plays_accepted_versions_on_the_ladder(tmp_path: Path) -> 
         table = repo.latest_ratings(METHOD, ladder="main")
         assert table is not None
         assert sorted(labels[r.bot_version_id] for r in table.rows) == playing
-        # The four validation games are kept too, apart from the rated ones.
-        assert len(repo.list_games(limit=None, include_validation=True)) == len(games) + 4
+        # The validation games are kept too, apart from the rated ones: the two accepted
+        # uploads played one from each seat, the two rejected ones stopped at their first.
+        assert len(repo.list_games(limit=None, include_validation=True)) == len(games) + 6
     finally:
         repo.close()

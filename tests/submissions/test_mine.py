@@ -54,13 +54,18 @@ def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
             code, out, _ = await mine_cli(up, "alice", "--json")
             listed = json.loads(out)
             assert code == 0 and listed["versions"][0]["validation_game_id"] == game_id
-            [game] = listed["games"]
-            assert (game["game_id"], game["kind"]) == (game_id, "validation")
-            assert game["seats"][0] == f"alice-sdkbot@{result['version']}"
+            # Validation plays the upload from each seat; the submission names the last game,
+            # where it played BLUE.
+            games = {g["game_id"]: g for g in listed["games"]}
+            assert len(games) == 2 and {g["kind"] for g in games.values()} == {"validation"}
+            game = games[game_id]
+            assert game["seats"][1] == f"alice-sdkbot@{result['version']}"
 
             record = tmp_path / "v.pgn"
             code, out, _ = await mine_cli(up, "alice", "game", game_id, "-o", str(record))
-            assert code == 0 and f'[Red "alice-sdkbot@{result["version"]}"]' in (record.read_text())
+            assert code == 0 and f'[Blue "alice-sdkbot@{result["version"]}"]' in (
+                record.read_text()
+            )
             code, out, _ = await mine_cli(up, "alice", "output", game_id)
             assert code == 0 and "hello from alice" in out
 
@@ -68,7 +73,7 @@ def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
             assert code == 1 and "validation game" in err and "uploader" in err
             code, _, err = await mine_cli(up, "bob", "output", game_id)
             assert code == 1 and "none of your bots played" in err
-            code, _, err = await mine_cli(up, "alice", "output", game_id, "--seat", "1")
+            code, _, err = await mine_cli(up, "alice", "output", game_id, "--seat", "0")
             assert code == 1 and "another player's bot" in err
             code, _, err = await mine_cli(up, "bob", "--player", "alice")
             assert code == 1 and "only your own" in err
@@ -87,7 +92,7 @@ def test_validation_game_is_the_uploaders_to_read(tmp_path: Path) -> None:
             up.repo.create_player("prof")
             up.tokens["prof"] = up.repo.issue_token("prof", role=Role.INSTRUCTOR)
             assert await arena_record(up, game_id, up.tokens["prof"]) == grpc.StatusCode.OK
-            code, out, _ = await mine_cli(up, "prof", "output", game_id, "--seat", "0")
+            code, out, _ = await mine_cli(up, "prof", "output", game_id, "--seat", "1")
             assert code == 0 and "hello from alice" in out
             code, out, _ = await mine_cli(up, "prof", "games", "--player", "alice")
             assert code == 0 and game_id in out and "(validation)" in out

@@ -69,17 +69,19 @@ def test_tournament_plays_versions_accepted_before_entries_close(tmp_path: Path)
             shown = await asyncio.to_thread(_referee, up.db_path, "bot", "show", "ann", "--json")
             versions = {v["version"]: v for v in json.loads(shown.stdout)["versions"]}
             kinds = {v: sorted(g["kind"] for g in versions[v]["games"]) for v in versions}
-            # The instructor sees each version's validation game beside its tournament games.
-            assert kinds[a1["version"]] == ["rated", "rated", "validation"]
-            assert kinds[a2["version"]] == ["validation"]
+            # The instructor sees each version's validation games (one from each seat) beside
+            # its tournament games.
+            assert kinds[a1["version"]] == ["rated", "rated", "validation", "validation"]
+            assert kinds[a2["version"]] == ["validation", "validation"]
             check = versions[a2["version"]]["validation_game_id"]
-            assert [g["game_id"] for g in versions[a2["version"]]["games"]] == [check]
+            # The submission names its last validation game, where the upload played BLUE.
+            assert check in [g["game_id"] for g in versions[a2["version"]]["games"]]
             assert versions[a2["version"]]["playing"] is True  # plays from now on
             shown = await asyncio.to_thread(
                 _referee, up.db_path, "game", "show", check, "--output", "--json"
             )
             game_shown = json.loads(shown.stdout)
-            assert game_shown["kind"] == "validation" and "alice-v2" in game_shown["output"][0]
+            assert game_shown["kind"] == "validation" and "alice-v2" in game_shown["output"][1]
             public = await asyncio.to_thread(_referee, up.db_path, "games", "--json")
             everything = await asyncio.to_thread(
                 _referee, up.db_path, "games", "--validation", "--json"
@@ -100,8 +102,9 @@ def test_tournament_plays_versions_accepted_before_entries_close(tmp_path: Path)
             assert {v.bot for v in alice_view.versions} == {"ann"}
             rated = [g for g in alice_view.games if g.kind == "rated"]
             checks = [g for g in alice_view.games if g.kind == "validation"]
-            # Both tournament games, and the validation games of both her versions.
-            assert len(rated) == 2 and len(checks) == 2
+            # Both tournament games, and the validation games of both her versions (one from
+            # each seat).
+            assert len(rated) == 2 and len(checks) == 4
             assert {g.tournament for g in rated} == {"cup"}
             game = rated[0]
             out = await my_output(up, up.tokens["alice"], game.game_id)
