@@ -16,10 +16,10 @@ from rawbots import sdk_bot
 from client_sdk.proto import referee_pb2 as pb
 from engine.records.search import SearchInfo
 from engine.registry import load_game
+from referee.match import thinking
 from referee.match.records import build_record
 from referee.match.report import MoveLog
 from referee.match.runner import MatchRunner
-from referee.match import thinking
 from referee.match.thinking import ThinkOutOfBounds, take_think, think_record, think_size
 from referee.play.local import local_referee
 from referee.sandbox.launch import BotSpec

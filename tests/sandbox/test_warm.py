@@ -9,9 +9,9 @@ from pathlib import Path
 
 import psutil
 import pytest
-from referee.play.local import MatchResult, play_match
 
 from engine.registry import load_game
+from referee.play.local import MatchResult, play_match
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
