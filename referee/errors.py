@@ -14,6 +14,7 @@
     │   sandbox.isolation.SandboxUnavailable, match.thinking.ThinkOutOfBounds,
     │   storage.botnames.AmbiguousName, commands.classroster.RosterError
     ├── tools.sdkwheel.WheelError          the SDK's wheel cannot be built or found
+    ├── sandbox.warmbox.NotServable       a warm sandbox this bot cannot take (it starts cold)
     ├── storage.secret.TokenKeyError      the server's token key is unusable
     ├── match.seat.SessionClosed          writing to a bot whose stream has ended
     ├── play.local.BotDidNotConnect       a launched bot that never opened its session
