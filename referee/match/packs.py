@@ -70,6 +70,9 @@ def build_pack(report: GameReport, seat: int, *, output: str | None = None) -> d
             "increment_s": control.increment_s,
             "grace_s": control.grace_s,
             "memory_limit_bytes": report.memory_limit_bytes,
+            # Which clock the game charged (docs/limits.md); a local replay can only count wall
+            # time, so a CPU clock's verdict is reproduced on wall time.
+            "clock": str(control.clock),
         },
         "sandbox": report.labels.get("sandbox", ""),
         "seed": seat_report.seed,
