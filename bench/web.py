@@ -49,7 +49,7 @@ from sqlalchemy import insert
 from engine.registry import load_game
 from referee.asgi.server import WebServer
 from referee.server.live import LiveEnd, LiveHub, LiveMove
-from referee.storage import FinishedGame, Repository, SeatResult, SourceKind, Verdict
+from referee.storage import Repository, SourceKind
 from referee.storage.models import GameRow, GameSeat
 from referee.web.app import create_app
 from referee.web.context import WebSettings
@@ -110,45 +110,14 @@ def populate(repo: Repository, bots: int, games: int, seed: int) -> list[int]:
 
 def stored_game(repo: Repository, versions: list[int], seed: int) -> int:
     """One real random Tetress game with its record, stored as the referee stores games."""
-    from engine.records import RecordBuilder, record_to_json, write_record
+    import web_game_page as gp
 
     game = load_game("tetress")
     rng = random.Random(seed)
     state = game.new_state()
-    builder = RecordBuilder(game, players=("a", "b"))
-    moves = []
     while state.outcome() is None:
-        move = rng.choice(list(state.legal_moves))
-        builder.add(move, think=0.05, clock=100.0 - state.ply, mem=40.0)
-        moves.append(
-            {
-                "ply": state.ply,
-                "seat": state.to_move,
-                "move": game.move_to_text(move),
-                "measured_s": 0.05,
-                "memory_bytes": 40 << 20,
-            }
-        )
-        state.apply(move)
-    record = builder.finish()
-    outcome = state.outcome()
-    assert outcome is not None
-    now = datetime.now(UTC)
-    summary = repo.record_game(
-        FinishedGame(
-            game="tetress",
-            seats=[SeatResult(versions[0]), SeatResult(versions[1])],
-            verdict=Verdict.NORMAL,
-            winner_seat=outcome.winner,
-            plies=len(moves),
-            started_at=now,
-            finished_at=now,
-            moves=moves,
-            record_text=write_record(record),
-            record_json=record_to_json(record),
-        )
-    )
-    return summary.id
+        state.apply(rng.choice(list(state.legal_moves)))
+    return gp.store(repo, versions, list(state.history), think=False)
 
 
 class Served:
