@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
 from referee.hosting.casual import CasualRecorder
+from referee.hosting.drain import drain_tasks
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
@@ -219,11 +220,4 @@ class SubmittedLadder:
             self._queue_open = False
 
     async def _drain(self, grace: float) -> None:
-        if not self.running:
-            return
-        _, pending = await asyncio.wait(set(self.running), timeout=grace)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await drain_tasks(self.running, grace)

@@ -35,6 +35,7 @@ from referee.hosting.challenges import (
     tell,
     too_many,
 )
+from referee.hosting.drain import drain_tasks
 from referee.hosting.noshow import watch_first_moves
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
@@ -332,11 +333,4 @@ class Matchmaker:
 
     async def drain(self, grace: float) -> None:
         """Let running games finish for ``grace`` seconds, then stop the rest (aborted)."""
-        if not self.running:
-            return
-        _, pending = await asyncio.wait(set(self.running), timeout=grace)
-        for task in pending:
-            task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await drain_tasks(self.running, grace)
