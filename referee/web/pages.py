@@ -255,8 +255,13 @@ def load_game_view(
             detail = web.need_repo().get_game(game_id)
         except NotFoundError:
             raise HTTPException(404, f"no game {game_id}") from None
-        cached = (build_view(detail, snapshot(web).names), detail)
-        web.views.put(game_id, cached)
+        names = snapshot(web).names
+        cached = (build_view(detail, names), detail)
+        # The names come from the last finished table computation, which may not know a game
+        # stored a moment ago: such a view (no owners, so no one's own think records) is not
+        # kept, and the next request builds it again.
+        if all(seat.bot_version_id in names for seat in detail.summary.seats):
+            web.views.put(game_id, cached)
     view, detail = cached
     if detail.summary.kind is not GameKind.RATED and not _plays_in(web, request, view):
         raise HTTPException(404, f"no game {game_id}")
