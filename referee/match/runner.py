@@ -297,24 +297,27 @@ class MatchRunner(Generic[SeatT]):
         if self.away.is_away(turn.seat):
             # Its clock runs from now; the request goes out when it is back.
             return started
-        allowance = turn.allowance
-        deadline = allowance.deadline if allowance.backstop is None else allowance.backstop
         self.transcript.sent(turn.seat, request)
+        # A bot that stops reading its stream eventually blocks writes to it (flow control);
+        # the request then counts against its clock like its answer does. A wait that ends
+        # late (the referee itself was stopped) is only a wake-up: the clock decides.
+        send = asyncio.ensure_future(session.send_bytes(request))
         try:
-            # A bot that stops reading its stream eventually blocks writes to it (flow
-            # control); the request then counts against its clock like its answer does.
-            async with asyncio.timeout(deadline):
-                return await session.send_bytes(request)
-        except TimeoutError:
-            spent = self.timer.spent(turn.seat, started, time.monotonic())
-            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+            while True:
+                spent = self.timer.spent(turn.seat, started, time.monotonic())
+                if turn.allowance.blown(spent) is not None:
+                    await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+                done, _ = await asyncio.wait({send}, timeout=turn.allowance.wake_in(spent))
+                if done:
+                    return send.result()
         except SessionClosed as exc:
             sent = time.monotonic()
             if not session.resumable:
                 await self._decide(turn.seat, Disconnected(str(exc)))
             self._go_away(turn.seat, sent, str(exc))
             return sent
-        raise AssertionError("unreachable")
+        finally:
+            send.cancel()
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
         """The mover's answer; every other seat's event is dealt with on the way."""

@@ -69,18 +69,25 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
         "garbage": (att, ["--behaviour", "garbage", "--at", "3"], "illegal_move"),
         "malformed": (tetress, ["--behaviour", "malformed", "--at", "3"], "protocol_error"),
         "empty": (att, ["--behaviour", "empty", "--at", "1"], "protocol_error"),
-        "slow": (tetress, ["--behaviour", "sleep", "--sleep", "6", "--at", "3"], "time"),
+        "slow": (tetress, ["--behaviour", "sleep", "--sleep", "30", "--at", "3"], "time"),
         "crash": (att, ["--behaviour", "crash", "--at", "3"], "runtime_error"),
         "error": (tetress, ["--behaviour", "error", "--at", "5"], "runtime_error"),
     }
-    # Generous: a healthy bot on a loaded machine must never run out of time here.
-    # On wall clocks, so that a bot sleeping through its move limit runs out of time.
-    quick = TimeControl(game_time_s=60, move_time_s=2.0, grace_s=0.25, clock=ClockMode.WALL)
+    # Generous: a healthy bot on a loaded machine must never run out of time here. CPU clocks
+    # (a busy machine does not charge a bot), except for the sleeper: on a wall clock, so that
+    # sleeping through its move limit runs out of time, with a move limit no healthy move
+    # reaches however loaded the machine.
+    quick = TimeControl(game_time_s=60, move_time_s=2.0, grace_s=0.25)
+    wall = TimeControl(game_time_s=60, move_time_s=8.0, grace_s=0.25, clock=ClockMode.WALL)
 
     async def main() -> tuple[dict[str, GameReport], GameReport, GameReport]:
         async with local_referee() as ref:
             bad = {
-                name: ref.play(game, [rawbot(), rawbot(*flags)], time_control=quick)
+                name: ref.play(
+                    game,
+                    [rawbot(), rawbot(*flags)],
+                    time_control=wall if name == "slow" else quick,
+                )
                 for name, (game, flags, _) in cases.items()
             }
             normal = ref.play(tetress, [sdk_bot(), sdk_bot()], time_control=quick)
@@ -99,7 +106,7 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
         assert report.seat_names[1] in end.reason
     slow = faulty["slow"].end
     assert slow is not None and "exceeded its wall time: used" in slow.reason
-    assert "of 2.00 s for move 4" in slow.reason
+    assert "of 8.00 s for move 4" in slow.reason
     illegal = faulty["illegal"].end
     assert illegal is not None and "played an illegal move PLACE(" in illegal.reason
     error = faulty["error"].end

@@ -43,8 +43,9 @@ _LISTEN = ["--listen", "127.0.0.1:0", "--no-progress", "--remote-timeout", "60"]
 _SDK = [PYTHON, "-m", "client_sdk"]
 
 
-def _relay_folders() -> set[str]:
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "arena-game-sock-*")))
+def _relay_folders(pid: int) -> set[str]:
+    """The game-socket folders of process ``pid`` (other tests' games run beside this one)."""
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), f"arena-game-sock-{pid}.*")))
 
 
 def _cli(db: Path, *args: str) -> str:
@@ -67,7 +68,6 @@ def test_each_launched_bot_reaches_the_server_through_its_own_game_socket(
     server's own socket), and every game's socket and folder are gone afterwards."""
     require_sandbox()
     db = tmp_path / "arena.db"
-    before = _relay_folders()
     token = _cli(db, "player", "add", "ann").strip().splitlines()[-1]
     _cli(db, "bot", "add", "ann-bot", "--remote", "--owner", "ann")
     folder = tmp_path / "peer_bot"
@@ -110,10 +110,10 @@ def test_each_launched_bot_reaches_the_server_through_its_own_game_socket(
         texts = repo.get_game(game.id).stderr
         found = re.findall(r"PEER (\S+)", " ".join(t or "" for t in texts))
         assert len(found) == 1, texts
-        assert re.fullmatch(r".*/arena-game-sock-[^/]+/referee\.sock", found[0]), found
+        assert re.fullmatch(rf".*/arena-game-sock-{runner.pid}\.[^/]+/referee\.sock", found[0])
         peers.append(found[0])
     assert peers[0] != peers[1], peers
-    assert _relay_folders() - before == set()
+    assert _relay_folders(runner.pid) == set()
 
 
 @pytest.mark.asyncio
