@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "grade",
-        help="grade each student's bot against the reference levels (95% confidence)",
+        help="grade each student's bot against the reference levels (95%% confidence)",
         description=(
             "Each student's graded version plays pairs of games (one opening of the book, "
             "colours swapped) against reference Level1, then Level2, then Level3, until the "

@@ -1,0 +1,38 @@
+"""Every ``referee`` command's help renders: a stray ``%`` in a help text made ``referee
+--help`` crash with a TypeError."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+
+from referee.commands.main import build_parser, main
+
+
+def _parsers(
+    parser: argparse.ArgumentParser, path: str
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _parsers(child, f"{path} {name}")
+
+
+def test_every_command_and_subcommand_help_renders() -> None:
+    """The help of ``referee`` and of each (sub)command formats, naming its commands."""
+    rendered = {path: parser.format_help() for path, parser in _parsers(build_parser(), "referee")}
+    assert len(rendered) > 30
+    top = " ".join(rendered["referee"].split())
+    assert "grade" in top and "(95% confidence)" in top
+    assert all("usage:" in text for text in rendered.values())
+
+
+def test_top_level_help_exits_cleanly() -> None:
+    """``referee --help`` prints the command list and exits with status 0."""
+    try:
+        main(["--help"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    else:
+        raise AssertionError("--help did not exit")
