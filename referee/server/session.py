@@ -32,6 +32,7 @@ from grpc.aio import EOF
 from client_sdk.proto import referee_pb2 as pb
 from referee.match.seat import EventKind, SeatEvent, SessionClosed
 from referee.server import bounds
+from referee.server.flood import FloodGate
 from referee.server.identity import Identity as Identity
 from referee.telemetry.logs import get_logger
 
@@ -40,10 +41,10 @@ log = get_logger("referee.server.session")
 #: Non-fatal protocol mistakes (unknown game, wrong ply, ...) a session may make before it is
 #: closed for flooding.
 MAX_STRIKES = 100
-#: Flood control. Every message the referee sends earns the bot one reply (so a fast bot
-#: answering every request is never limited, however fast it plays); beyond those, a bot may
-#: send ``RATE_PER_GAME`` messages per second per game it may play at once (never fewer than
-#: ``MIN_RATE``), with a burst of twice that.
+#: Flood control (:mod:`.flood`). Every message the referee sends earns the bot one reply (so
+#: a fast bot answering every request is never limited, however fast it plays); beyond those, a
+#: bot may send ``RATE_PER_GAME`` messages per second per game it may play at once (never fewer
+#: than ``MIN_RATE``), with a burst of twice that.
 RATE_PER_GAME = 100.0
 MIN_RATE = 200.0
 
@@ -102,13 +103,7 @@ class BotSession:
         self.suspended = False
         self.suspend_reason = ""
         self.resumes = 0
-        rate = max(MIN_RATE, RATE_PER_GAME * self.max_games)
-        self._rate = rate
-        self._burst = 2 * rate
-        self._tokens = self._burst
-        self._refilled = time.monotonic()
-        #: Replies earned by messages the referee sent (see RATE_PER_GAME).
-        self._credits = 0
+        self._flood = FloodGate(max(MIN_RATE, RATE_PER_GAME * self.max_games), time.monotonic())
         #: Answers to challenge offers (read by :mod:`referee.hosting.challenges`).
         self.answers: asyncio.Queue[pb.ChallengeAnswer] = asyncio.Queue(maxsize=8)
 
@@ -191,7 +186,7 @@ class BotSession:
         context = self.context
         async with self._write_lock:
             sent = time.monotonic()
-            self._credits += 1
+            self._flood.sent()
             try:
                 await context.write(data)
             except Exception as exc:  # grpc raises several types once a stream is gone
@@ -320,17 +315,9 @@ class BotSession:
                 received = time.monotonic()
                 if link != self.link:
                     return
-                # Flood control: a reply earned by a message of ours, else a token bucket
-                # refilled by the time since the last message.
-                if self._credits > 0:
-                    self._credits -= 1
-                else:
-                    tokens = self._tokens + (received - self._refilled) * self._rate
-                    self._refilled = received
-                    if tokens < 1.0:
-                        await self._flooded()
-                        return
-                    self._tokens = tokens - 1.0 if tokens < self._burst else self._burst - 1.0
+                if not self._flood.admit(received):
+                    await self._flooded()
+                    return
                 # The hot path (a move for a running game) stays free of awaits.
                 if not isinstance(message, Malformed) and message.WhichOneof("kind") == "move":
                     route = self._routes.get(message.move.game_id)
@@ -355,12 +342,10 @@ class BotSession:
             self.link_lost(reason)
 
     async def _flooded(self) -> None:
-        what = (
-            f"flooded its stream: more than {self._burst:.0f} unrequested messages at once "
-            f"(at most {self._rate:.0f} per second are allowed)"
-        )
         log.warning("session_flood", session=self.session_id)
-        await self._violation(what, close=True, code=pb.ERROR_CODE_RESOURCE_EXHAUSTED)
+        await self._violation(
+            self._flood.sentence(), close=True, code=pb.ERROR_CODE_RESOURCE_EXHAUSTED
+        )
 
     async def _dispatch(self, message: pb.BotMessage | Malformed, received: float) -> None:
         if isinstance(message, Malformed):

@@ -114,6 +114,13 @@ async def _line_with(proc: subprocess.Popen[str], words: str, timeout: float = 6
                 return line
 
 
+async def _keep_failing(target: str) -> None:
+    """A failed login from this address every 0.2 s, until cancelled."""
+    for i in range(100, 10_000):
+        await login(target, f"arena_{i:016x}_" + "y" * 43)
+        await asyncio.sleep(0.2)
+
+
 async def test_sdk_backs_off_when_throttled_and_names_a_duplicate(tmp_path: Path) -> None:
     """An SDK bot from a throttled address says why and waits the time the referee asked,
     then gets in; a second copy with the same token and name exits at once with the
@@ -122,9 +129,13 @@ async def test_sdk_backs_off_when_throttled_and_names_a_duplicate(tmp_path: Path
         target = f"127.0.0.1:{site.port}"
         for i in range(31):  # fill the address's bucket
             await login(target, f"arena_{i:016x}_" + "y" * 43)
+        # Keep it full until the bot has been refused: on a busy machine its start-up can take
+        # longer than the bucket takes to drain.
+        keep = asyncio.create_task(_keep_failing(target))
         first = _bot(site.port, site.tokens["student"])
         try:
             line = await _line_with(first, "too many failed logins from 127.0.0.1")
+            keep.cancel()
             assert "retrying in" in line
             await _line_with(first, "connected to")
             second = _bot(site.port, site.tokens["student"])
@@ -135,5 +146,6 @@ async def test_sdk_backs_off_when_throttled_and_names_a_duplicate(tmp_path: Path
             assert second.returncode == 1
             assert "DUPLICATE_SESSION" in out and "already connected with this token" in out
         finally:
+            keep.cancel()
             first.kill()
             first.wait(timeout=30)

@@ -102,9 +102,12 @@ def test_wrong_name_told_at_once_and_absent_entry_forfeits(tmp_path: Path) -> No
                for x in lines), "".join(lines)  # fmt: skip
     repo = Repository.open(str(db))
     bob = repo.find_bot_version("bob-bot").id
-    games = repo.list_games()
+    # A game aborted through nobody's fault (a launched bot slow to start on a busy machine)
+    # is kept for its record and played again: the six slots are what must be filled.
+    every = repo.list_games()
+    games = [g for g in every if g.verdict is not Verdict.ABORTED]
     bobs = [g for g in games if any(s.bot_version_id == bob for s in g.seats)]
-    assert len(games) == 6 and len(bobs) == 4
+    assert len(games) == 6 and len(bobs) == 4, [(g.id, g.verdict, g.reason) for g in every]
     for g in bobs:
         assert g.verdict is Verdict.DISCONNECT
         assert g.seats[g.offender_seat or 0].bot_version_id == bob

@@ -53,8 +53,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, deadline: float) -> None:
+def _wait_http(url: str, proc: subprocess.Popen[bytes], deadline: float) -> None:
+    """Until ``url`` answers 200; fails at once if the server has exited (e.g. its port was
+    taken between ``_free_port`` and its bind)."""
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with status {proc.returncode}")
         try:
             with urllib.request.urlopen(url, timeout=1) as r:
                 if r.status == 200:
@@ -84,8 +88,9 @@ def arena(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> 
     command += ["--submissions", str(work / "store")]
     procs = [subprocess.Popen(command, env=env, cwd=work)]
     try:
-        deadline = time.monotonic() + 30
-        _wait_http(f"http://127.0.0.1:{port}/healthz", deadline)
+        # Generous: on a loaded two-core machine the server's start-up alone can take 30 s.
+        deadline = time.monotonic() + 120
+        _wait_http(f"http://127.0.0.1:{port}/healthz", procs[0], deadline)
         address = (work / "addr").read_text().split()[0]
         for token, bot in ((ids["token"], str(SLOW_BOT)), (bob_token, str(SLOW_BOT))):
             client = [sys.executable, "-m", "client_sdk", "--server", address, "--token", token]

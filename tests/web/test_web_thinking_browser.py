@@ -74,7 +74,7 @@ def played(tmp_path_factory: Any) -> Iterator[dict[str, Any]]:
     bots: list[subprocess.Popen[bytes]] = []
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait_http(f"{base}/healthz", time.monotonic() + 60)
+        _wait_http(f"{base}/healthz", server, time.monotonic() + 120)
         address = (work / "addr").read_text().split()[0]
         for who, level in (("alice", 1), ("bob", 2)):
             bot = f"client_sdk.examples.reference_bot:Level{level}"
