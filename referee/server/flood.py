@@ -16,7 +16,7 @@ __all__ = ["FloodGate"]
 class FloodGate:
     """The flood rule of one session; the caller passes the monotonic clock's readings."""
 
-    __slots__ = ("burst", "rate", "_credits", "_refilled", "_tokens", "_unrequested")
+    __slots__ = ("_credits", "_refilled", "_tokens", "_unrequested", "burst", "rate")
 
     def __init__(self, rate: float, now: float) -> None:
         self.rate = rate
