@@ -10,13 +10,17 @@ never read as markup. Lines printed with markup use :func:`esc` for every outsid
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from referee.text.names import display
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Column
 
 #: A table cell's cap: ``owner/name@version`` fits (64 + 1 + 64 + 1 + 64).
 MAX_CELL_CHARS = 200
@@ -41,7 +45,8 @@ class SafeTable(Table):
     """A rich table whose title, caption and string cells are outside text: each is cleaned
     and shown as plain text (rich renderables such as :class:`Text` pass as they are)."""
 
-    def __init__(self, *headers: Any, title: str | None = None, **kwargs: Any) -> None:
+    # ``kwargs``: rich's own Table options, passed on as they are.
+    def __init__(self, *headers: Column | str, title: str | None = None, **kwargs: Any) -> None:
         caption = kwargs.pop("caption", None)
         super().__init__(
             *headers,
@@ -51,5 +56,5 @@ class SafeTable(Table):
             **kwargs,
         )
 
-    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+    def add_row(self, *renderables: RenderableType | None, **kwargs: Any) -> None:
         super().add_row(*(cell(r) if isinstance(r, str) else r for r in renderables), **kwargs)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee.commands._common import (
+    Subparsers,
     add_game_options,
     add_limit_options,
     add_log_options,
@@ -24,13 +25,15 @@ from referee.commands._common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from engine.game import Game
-    from referee.match.report import GameReport
+    from engine.game import Game, State
+    from referee.match.clock import SeatClock, TimeControl
+    from referee.match.report import GameReport, MoveLog
     from referee.play.local import MatchResult
-    from referee.sandbox.launch import BotSpec
+    from referee.sandbox.isolation import Isolation
+    from referee.sandbox.launch import BotSpec, LaunchedBot, OutputView
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "match",
         help="play one game between two bots",
@@ -168,12 +171,12 @@ async def _play(
     args: argparse.Namespace,
     game: Game[Any],
     specs: Sequence[BotSpec],
-    control: Any,
+    control: TimeControl,
     observer: _Display | None,
     ready: tuple[tuple[str, ...], dict[str, str]],
-    isolation: Any,
+    isolation: Isolation,
     early: _EarlyTerm,
-) -> Any:
+) -> MatchResult:
     """Play the game. SIGTERM: the game may finish within the grace period, else it is recorded
     as aborted; every bot is stopped either way. Ctrl-C cancels at once (bots cleaned up)."""
     import asyncio
@@ -203,7 +206,7 @@ async def _play(
 
 
 def _ready(
-    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Any
+    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Isolation
 ) -> tuple[tuple[str, ...], dict[str, str]] | int:
     """The opening and its labels once both bots load; else the exit status of a game that
     could not start (said by :func:`_not_started`)."""
@@ -216,7 +219,7 @@ def _ready(
         return _not_started(args, str(exc), game, specs, sandbox=isolation.value)
 
 
-def _load_failure(specs: Sequence[BotSpec], isolation: Any) -> tuple[int, str] | None:
+def _load_failure(specs: Sequence[BotSpec], isolation: Isolation) -> tuple[int, str] | None:
     """The seat of the first bot that does not load (checked as it will be launched) and the
     line saying why, or ``None``."""
     import asyncio
@@ -304,7 +307,7 @@ def _check_record_path(record: str | None) -> None:
         raise ValueError(f"--record {problem or '-: give a file name'}")
 
 
-def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | None:
+def _write_record(record: str | None, report: GameReport, game: Game[Any]) -> str | None:
     """Write the record file; the line saying why when it could not be written after all."""
     if not record:
         return None
@@ -346,7 +349,7 @@ def _add_opening_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+def _opening(args: argparse.Namespace, game: Game[Any]) -> tuple[tuple[str, ...], dict[str, str]]:
     """The opening's moves and record labels (none without ``--openings``)."""
     if not args.openings:
         if args.opening:
@@ -362,7 +365,7 @@ def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict
     return chosen.moves, opening_labels(chosen, book)
 
 
-def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
+def _print_result(console: Console, summary: dict[str, Any], result: MatchResult) -> None:
     from rich.markup import escape
 
     from referee.commands._safe import esc
@@ -422,14 +425,14 @@ class _Display:
     """``-v``: the board and both clocks after every move, and what each bot printed (each
     line prefixed by its seat, as the course referee shows it)."""
 
-    def __init__(self, console: Any, seat_names: tuple[str, str], color: bool | None) -> None:
+    def __init__(self, console: Console, seat_names: tuple[str, str], color: bool | None) -> None:
         self.console = console
         self.seat_names = seat_names
         self.color = console.is_terminal if color is None else color
-        self._outputs: list[Any] = []
+        self._outputs: list[OutputView] = []
         self._seen: list[str] = []
 
-    def attach(self, bots: Any) -> None:
+    def attach(self, bots: Sequence[LaunchedBot]) -> None:
         self._outputs = [bot.output for bot in bots]
         self._seen = ["" for _ in bots]
 
@@ -450,7 +453,7 @@ class _Display:
             for line in complete.splitlines():
                 self.console.print(f"[dim]{self.seat_names[seat]}>[/dim] {esc(line, 1000)}")
 
-    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
+    def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None:
         from rich.text import Text
 
         self.flush_output()
@@ -466,7 +469,7 @@ class _Display:
         )
         self.console.print(Text.from_ansi(state.render(color=self.color)))
 
-    def on_end(self, state: Any, report: Any) -> None:
+    def on_end(self, state: State[Any], report: GameReport) -> None:
         self.flush_output()
 
 
