@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from engine.game import Game, State
     from referee.match.clock import SeatClock, TimeControl
-    from referee.match.report import GameReport, MoveLog
+    from referee.match.report import GameReport, GameSummaryJson, MoveLog
     from referee.play.local import MatchResult
     from referee.sandbox.isolation import Isolation
     from referee.sandbox.launch import BotSpec, LaunchedBot, OutputView
@@ -322,7 +322,7 @@ def _write_record(record: str | None, report: GameReport, game: Game[Any]) -> st
 
 
 def _write_pack(
-    record: str, report: GameReport, summary: dict[str, Any], specs: Sequence[BotSpec]
+    record: str, report: GameReport, summary: GameSummaryJson, specs: Sequence[BotSpec]
 ) -> None:
     """A faulted seat's failure pack, beside the record; its path goes in the summary."""
     from referee.match.packs import build_pack, code_digest, faulted_seat, pack_path, write_pack
@@ -365,7 +365,7 @@ def _opening(args: argparse.Namespace, game: Game[Any]) -> tuple[tuple[str, ...]
     return chosen.moves, opening_labels(chosen, book)
 
 
-def _print_result(console: Console, summary: dict[str, Any], result: MatchResult) -> None:
+def _print_result(console: Console, summary: GameSummaryJson, result: MatchResult) -> None:
     from rich.markup import escape
 
     from referee.commands._safe import esc
