@@ -99,7 +99,7 @@ class Web:
         self.fragments: Lru[Any] = Lru(32)
         self.env = _environment()
 
-    def _store_analysis(self, game_id: int, data: dict[str, Any]) -> None:
+    def _store_analysis(self, game_id: int, data: Mapping[str, object]) -> None:
         """Keep a finished analysis in the game's stored JSON record (computed once)."""
         repo = self.need_repo()
         detail = repo.get_game(game_id)
