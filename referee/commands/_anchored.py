@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.storage import Repository, TournamentInfo
 
 
-def print_anchored(repo: Any, tournament: Any, game: str) -> int:
+def print_anchored(repo: Repository, tournament: TournamentInfo | None, game: str) -> int:
     from referee.analysis.anchors import anchored_fit, anchored_versions, load_anchors
     from referee.commands._arena import console, fail
     from referee.commands._safe import SafeTable as Table

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from referee.match.clock import DEFAULT_GAME_TIME_S, DEFAULT_GRACE_S
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from referee.match.clock import TimeControl
+    from referee.sandbox.isolation import Isolation
+    from referee.sandbox.launch import BotSpec
+
+#: What ``parser.add_subparsers()`` returns; each command module's ``register`` adds to it.
+#: (Quoted: argparse's class takes no type arguments at run time.)
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 #: The course's memory limit per bot, in MB.
 DEFAULT_MEMORY_MB = 250.0
@@ -71,7 +81,7 @@ _CLOCK_OPTIONS = {
 }
 
 
-def time_control(args: argparse.Namespace) -> Any:
+def time_control(args: argparse.Namespace) -> TimeControl:
     """The clocks the options ask for; ``ValueError`` names the option that is wrong."""
     import math
 
@@ -127,7 +137,7 @@ def game_params(args: argparse.Namespace) -> dict[str, int]:
     return params
 
 
-def load_game_option(name: str, params: dict[str, int]) -> Any:
+def load_game_option(name: str, params: dict[str, int]) -> Game[Any]:
     """The game ``--game NAME`` with ``--param`` values; errors speak in those options."""
     import inspect
 
@@ -166,7 +176,7 @@ def verdict_label(verdict: str, termination: str) -> str:
     return f"{verdict}: {termination}"
 
 
-def refuse_unloadable(specs: Sequence[Any], isolation: Any = None) -> None:
+def refuse_unloadable(specs: Sequence[BotSpec | None], isolation: Isolation | None = None) -> None:
     """Load-check each local bot (``None``: nothing to check) through the launch path, under
     ``isolation`` (default: the sandbox where it runs); ``ValueError`` with one line for the
     first that does not load."""
@@ -191,7 +201,7 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def announce_isolation(args: argparse.Namespace, command: str) -> Any:
+def announce_isolation(args: argparse.Namespace, command: str) -> Isolation:
     """The isolation launched bots get; says so on stderr when they run uncontained."""
     import sys
 

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from referee.storage import Repository, TournamentInfo
 
 
-def register_start(sub: Any) -> None:
+def register_start(sub: Subparsers) -> None:
     start = sub.add_parser(
         "start",
         help="have referee serve (on this --db) run the tournament",
@@ -33,7 +37,7 @@ def add_start_flag(create: argparse.ArgumentParser) -> None:
     )
 
 
-def hand_to_server(repo: Any, t: Any) -> str:
+def hand_to_server(repo: Repository, t: TournamentInfo) -> str:
     """Mark ``t`` as run by the server; the sentence saying so. ``ValueError`` when it is over."""
     from referee.hosting.host import RUN_BY, SERVER
     from referee.storage import TournamentStatus

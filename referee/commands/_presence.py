@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import fail
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from client_sdk.proto import arena_pb2
 
 
-def register_presence(sub: Any) -> None:
+def register_presence(sub: Subparsers) -> None:
     presence = sub.add_parser(
         "presence",
         help="which remote entries are connected, waiting or missing (asks the server)",
@@ -29,7 +33,7 @@ def register_presence(sub: Any) -> None:
     presence.set_defaults(func=_presence)
 
 
-def describe(entry: Any, wait_s: float, running: bool) -> str:
+def describe(entry: arena_pb2.EntryPresence, wait_s: float, running: bool) -> str:
     """One entry's line, e.g. ``alice-bot@1  alice  --name alice-bot  connected``."""
     state = entry.state
     if state == "waiting":

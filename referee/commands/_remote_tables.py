@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import fail
+
+if TYPE_CHECKING:
+    from client_sdk.proto import arena_pb2
 
 
 def remote_leaderboard(args: argparse.Namespace) -> int:
@@ -26,7 +29,7 @@ def remote_leaderboard(args: argparse.Namespace) -> int:
     try:
         with grpc.insecure_channel(args.server) as channel:
             arena = arena_pb2_grpc.ArenaStub(channel)
-            reply: Any
+            reply: arena_pb2.Ladder | arena_pb2.Leaderboard
             if args.ladder:
                 reply = arena.GetLadder(
                     apb.GetLadderRequest(ladder=args.ladder, game=args.game or ""), timeout=30
@@ -47,7 +50,7 @@ def remote_leaderboard(args: argparse.Namespace) -> int:
         write_out(args.json, MessageToJson(reply) + "\n")
         return 0
     out = console()
-    if args.ladder:
+    if isinstance(reply, apb.Ladder):
         rows = [SimpleNamespace(**_fields(r), player=r.bot) for r in reply.rows]
         title = f"Ladder {reply.ladder}, {reply.game} ({reply.games} games)"
         out.print(ladder_table(rows, title))  # type: ignore[arg-type]
@@ -60,11 +63,11 @@ def remote_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fields(row: Any) -> dict[str, Any]:
+def _fields(row: arena_pb2.LeaderboardRow | arena_pb2.LadderRow) -> dict[str, object]:
     return {f.name: getattr(row, f.name) for f in row.DESCRIPTOR.fields if f.name != "bot"}
 
 
-def _elo_row(r: Any) -> SimpleNamespace:
+def _elo_row(r: arena_pb2.LeaderboardRow) -> SimpleNamespace:
     """A LeaderboardRow shaped like the local table's rows."""
     return SimpleNamespace(
         **{

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
@@ -68,7 +68,7 @@ def report_run(
     repo: Repository,
     t: TournamentInfo,
     args: argparse.Namespace,
-    print_table: Callable[[Any, Any], None],
+    print_table: Callable[[Repository, TournamentInfo], None],
 ) -> int:
     """Say what the run did, print the table and the closing line; the exit status is 1
     unless the tournament is complete."""

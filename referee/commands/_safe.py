@@ -10,13 +10,18 @@ never read as markup. Lines printed with markup use :func:`esc` for every outsid
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from referee.text.names import display
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.style import StyleType
+    from rich.table import Column
 
 #: A table cell's cap: ``owner/name@version`` fits (64 + 1 + 64 + 1 + 64).
 MAX_CELL_CHARS = 200
@@ -41,15 +46,29 @@ class SafeTable(Table):
     """A rich table whose title, caption and string cells are outside text: each is cleaned
     and shown as plain text (rich renderables such as :class:`Text` pass as they are)."""
 
-    def __init__(self, *headers: Any, title: str | None = None, **kwargs: Any) -> None:
-        caption = kwargs.pop("caption", None)
+    def __init__(
+        self,
+        *headers: Column | str,
+        title: str | None = None,
+        caption: str | Text | None = None,
+        show_lines: bool = False,
+    ) -> None:
         super().__init__(
             *headers,
             title=cell(title) if title is not None else None,
             # A caption of several lines comes as :func:`lines` (already clean), kept as it is.
             caption=caption if isinstance(caption, Text | None) else cell(caption),
-            **kwargs,
+            show_lines=show_lines,
         )
 
-    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
-        super().add_row(*(cell(r) if isinstance(r, str) else r for r in renderables), **kwargs)
+    def add_row(
+        self,
+        *renderables: RenderableType | None,
+        style: StyleType | None = None,
+        end_section: bool = False,
+    ) -> None:
+        super().add_row(
+            *(cell(r) if isinstance(r, str) else r for r in renderables),
+            style=style,
+            end_section=end_section,
+        )

@@ -4,7 +4,7 @@ challenges, TLS, tournaments, uploads, the web front, operations); ``serve.py`` 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands import _common
 from referee.commands._access import add_access_options
@@ -15,6 +15,9 @@ from referee.commands._uploads import add_upload_options
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.admission import DEFAULT_MAX_SESSIONS
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
+
+if TYPE_CHECKING:
+    from referee.server.app import TlsFiles
 
 
 def add_challenge_options(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +74,7 @@ def add_tls_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def tls_files(args: argparse.Namespace) -> Any:
+def tls_files(args: argparse.Namespace) -> TlsFiles | None:
     """The listener's TLS files, read once now so a bad file stops ``serve`` before it
     listens (``None``: plain text)."""
     from referee.server.app import TlsFiles

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Mapping
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
 
 
 def add_openings_option(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +18,9 @@ def add_openings_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def store_openings(args: argparse.Namespace, options: dict[str, Any], params: Any) -> None:
+def store_openings(
+    args: argparse.Namespace, options: dict[str, object], params: Mapping[str, int]
+) -> None:
     """Put the book named by ``--openings`` into the tournament's options (checked against
     its game): the book itself is stored, so resuming never depends on the file."""
     if not getattr(args, "openings", None):
@@ -30,7 +33,7 @@ def store_openings(args: argparse.Namespace, options: dict[str, Any], params: An
     options["openings"] = book.to_json() | {"source": book.source}
 
 
-def register_export(sub: Any) -> None:
+def register_export(sub: Subparsers) -> None:
     export = sub.add_parser(
         "export", help="every game of a tournament in one file (PGN-like, cutechess -pgnout)"
     )

@@ -74,7 +74,7 @@ def add_upload_options(parser: argparse.ArgumentParser) -> None:
     _add_game_options(group)
 
 
-def _add_game_options(group: Any) -> None:
+def _add_game_options(group: argparse._ArgumentGroup) -> None:
     """How many validation games run at once, and how often the server's ladder plays
     submitted bots against each other."""
     group.add_argument(
@@ -101,7 +101,7 @@ def _add_game_options(group: Any) -> None:
     )
 
 
-def _add_no_sandbox(parser: argparse.ArgumentParser, group: Any) -> None:
+def _add_no_sandbox(parser: argparse.ArgumentParser, group: argparse._ArgumentGroup) -> None:
     if not any(action.dest == "no_sandbox" for action in parser._actions):
         group.add_argument(
             "--no-sandbox",

@@ -6,12 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from engine.records import GameRecord
+    from referee.analysis.annotate import Judgement
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "annotate",
         help="mark inaccuracies, mistakes, blunders and only moves in a game record",
@@ -71,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 2
 
-    def show(j: Any) -> None:
+    def show(j: Judgement) -> None:
         if not args.quiet and j.glyph:
             print(f"ply {j.ply}: {j.glyph} drop {j.drop:.1f} (best {j.best_move})", file=sys.stderr)
 
@@ -90,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return _write(args.output, annotated, as_json)
 
 
-def _write(output: str, annotated: Any, as_json: bool) -> int:
+def _write(output: str, annotated: GameRecord, as_json: bool) -> int:
     """Write the annotated record in its own syntax; one line if the file cannot be written."""
     from engine.records import record_to_json, write_record
     from referee.commands._arena import write_out

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "bot",
         help="register bots and list them",

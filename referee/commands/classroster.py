@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
 from referee.errors import RefereeError
 
 if TYPE_CHECKING:
@@ -36,7 +38,7 @@ class RosterError(RefereeError, ValueError):
     """A malformed roster; the message names the line (and column) at fault."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "class", help="a class at once: import a roster of players, teams and tokens"
     )
@@ -65,7 +67,6 @@ class _Header:
 
 def parse_roster(data: bytes) -> list[RosterEntry]:
     """The entries of a roster file (:class:`RosterError` naming line and column)."""
-    from referee.storage.roster import RosterEntry
 
     if len(data) > MAX_ROSTER_BYTES:
         raise RosterError(f"the roster is larger than {MAX_ROSTER_BYTES >> 20} MB")
@@ -93,7 +94,7 @@ def parse_roster(data: bytes) -> list[RosterEntry]:
                     f"{entry.login!r} is already on line {seen[entry.login]}"
                 )
             seen[entry.login] = line
-            entries.append(RosterEntry(**{**_as_kwargs(entry), "line": line}))
+            entries.append(dataclasses.replace(entry, line=line))
     except csv.Error as exc:
         raise RosterError(f"line {reader.line_num}: {exc}") from None
     if header is None:
@@ -102,10 +103,6 @@ def parse_roster(data: bytes) -> list[RosterEntry]:
     if clash:
         raise RosterError(f"line {seen[clash[0]]}: {clash[0]!r} is both a login and a team")
     return entries
-
-
-def _as_kwargs(entry: RosterEntry) -> dict[str, Any]:
-    return {f: getattr(entry, f) for f in ("login", "display_name", "team", "role")}
 
 
 def _header(fields: Sequence[str], line: int) -> _Header:

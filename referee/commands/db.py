@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Any
+
+from referee.commands._common import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "db",
         help="migrate the database schema (deployments run this once before the servers)",

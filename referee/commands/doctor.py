@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from referee.doctor import Check
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check this host for everything the referee uses",
@@ -44,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if broken else 0
 
 
-def _table(checks: list[Any]) -> None:
+def _table(checks: list[Check]) -> None:
     from rich.console import Console
     from rich.text import Text
 

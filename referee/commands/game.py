@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from referee.storage import GameDetail
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser("game", help="export a stored game's record")
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     export = sub.add_parser(
@@ -96,7 +100,7 @@ def _export(args: argparse.Namespace) -> int:
         return fail("game export", exc)
 
 
-def _write_export(args: argparse.Namespace, detail: Any) -> int:
+def _write_export(args: argparse.Namespace, detail: GameDetail) -> int:
     from referee.commands._arena import write_out
 
     if args.form == "json":

@@ -5,16 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
 
 if TYPE_CHECKING:
     from referee.commands._fit import FitTable
     from referee.storage import GameSummary
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "games",
         help="list stored games",
@@ -70,7 +71,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def game_json(g: GameSummary, labels: Mapping[int, str]) -> dict[str, Any]:
+class GameJson(TypedDict):
+    """One game as ``games --json`` prints it; ``game show`` adds each seat's ``output`` and,
+    with ``--json``, the ``moves``."""
+
+    id: int
+    uid: str
+    tournament_id: int | None
+    game: str
+    seats: list[str | None]
+    result: str
+    verdict: str
+    termination: str | None
+    reason: str
+    voided: bool
+    counted: bool
+    plies: int
+    sandbox: str | None
+    kind: str
+    finished_at: str
+    output: NotRequired[list[str]]
+    # Passed through to JSON as the web's move rows are.
+    moves: NotRequired[list[dict[str, object]]]
+
+
+def game_json(g: GameSummary, labels: Mapping[int, str]) -> GameJson:
     """One game as ``games --json`` and ``game show --json`` print it."""
     return {
         "id": g.id,

@@ -9,10 +9,11 @@ import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from referee.commands._arena import add_db_option, fail, open_repo
 from referee.commands._common import (
+    Subparsers,
     add_game_options,
     add_limit_options,
     add_log_options,
@@ -21,11 +22,13 @@ from referee.commands._common import (
 from referee.commands._queued import add_queue_option
 
 if TYPE_CHECKING:
-    from referee.analysis.grading import GradeRun, StudentGrade
+    from referee.analysis.grading import GradeRun, GradeSettings, StudentGrade
+    from referee.hosting.grade_play import GameSettings
+    from referee.sandbox.isolation import Isolation
     from referee.storage import BotVersionInfo, Repository
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "grade",
         help="grade each student's bot against the reference levels (95%% confidence)",
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(args: argparse.Namespace) -> tuple[Any, Any]:
+def _settings(args: argparse.Namespace) -> tuple[GradeSettings, GameSettings]:
     import math
 
     from engine.registry import load_game
@@ -188,8 +191,8 @@ async def _grade(
     args: argparse.Namespace,
     repo: Repository,
     students: list[tuple[BotVersionInfo, str]],
-    settings: Any,
-    game_settings: Any,
+    settings: GradeSettings,
+    game_settings: GameSettings,
 ) -> tuple[list[StudentGrade], GradeRun]:
     from referee.analysis.grading import LEVELS, grade_all
     from referee.commands._common import announce_isolation
@@ -233,7 +236,7 @@ async def _grade(
 
 
 def refuse_uncontained(
-    repo: Repository, versions: Sequence[BotVersionInfo], isolation: Any, allow_none: bool
+    repo: Repository, versions: Sequence[BotVersionInfo], isolation: Isolation, allow_none: bool
 ) -> None:
     """Uploads are never launched without the sandbox unless ``--no-sandbox`` says so."""
     from referee.sandbox.isolation import require_trusted
@@ -250,9 +253,22 @@ def level_names() -> list[str]:
     return [name for name, _ in LEVELS]
 
 
+class GradesReport(TypedDict):
+    """The grades as stored for the instructor's page and printed by ``--json``."""
+
+    game: str
+    method: str
+    levels: list[str]
+    played: int
+    reused: int
+    failed: list[str]
+    # Each student's grade as the grading module writes it (``StudentGrade.as_dict``).
+    students: list[dict[str, object]]
+
+
 def report_body(
     grades: Sequence[StudentGrade], method: str, game: str, done: GradeRun
-) -> dict[str, Any]:
+) -> GradesReport:
     """The report as stored for the instructor's page and printed by ``--json``."""
     return {
         "game": game,

@@ -4,12 +4,16 @@ cross table, the likelihood-of-superiority matrix, the live ladder; CSV and JSON
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from referee.storage import Repository
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "leaderboard",
         help="the Elo table of a tournament or of every game",
@@ -125,7 +129,7 @@ def _local(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ladder(repo: Any, args: argparse.Namespace) -> int:
+def _ladder(repo: Repository, args: argparse.Namespace) -> int:
     """``--ladder``: the live ladder of one game."""
     from referee.commands._arena import console, ladder_table
     from referee.tournament.ladder import compute_ladder

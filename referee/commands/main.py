@@ -14,7 +14,6 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import referee.commands
 
@@ -40,7 +39,9 @@ def subcommand_names(parser: argparse.ArgumentParser) -> frozenset[str]:
     return frozenset(actions[0].choices) if actions else frozenset()
 
 
-def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+def _subparser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
     """The (sub)subcommand's own parser, for its usage line and option names."""
     current = parser
     for dest in ("command", "action"):

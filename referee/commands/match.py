@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from referee.commands._common import (
+    Subparsers,
     add_game_options,
     add_limit_options,
     add_log_options,
@@ -20,17 +21,20 @@ from referee.commands._common import (
     time_control,
     verdict_label,
 )
+from referee.commands._display import MoveDisplay
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from engine.game import Game
-    from referee.match.report import GameReport
+    from referee.match.clock import TimeControl
+    from referee.match.report import GameReport, GameSummaryJson
     from referee.play.local import MatchResult
+    from referee.sandbox.isolation import Isolation
     from referee.sandbox.launch import BotSpec
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "match",
         help="play one game between two bots",
@@ -141,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     ready = _ready(args, game, specs, isolation)
     if isinstance(ready, int):
         return ready
-    observer = _Display(display, game.seat_names, args.color) if args.verbose else None
+    observer = MoveDisplay(display, game.seat_names, args.color) if args.verbose else None
 
     try:
         result = asyncio.run(_play(args, game, specs, control, observer, ready, isolation, early))
@@ -168,12 +172,12 @@ async def _play(
     args: argparse.Namespace,
     game: Game[Any],
     specs: Sequence[BotSpec],
-    control: Any,
-    observer: _Display | None,
+    control: TimeControl,
+    observer: MoveDisplay | None,
     ready: tuple[tuple[str, ...], dict[str, str]],
-    isolation: Any,
+    isolation: Isolation,
     early: _EarlyTerm,
-) -> Any:
+) -> MatchResult:
     """Play the game. SIGTERM: the game may finish within the grace period, else it is recorded
     as aborted; every bot is stopped either way. Ctrl-C cancels at once (bots cleaned up)."""
     import asyncio
@@ -203,7 +207,7 @@ async def _play(
 
 
 def _ready(
-    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Any
+    args: argparse.Namespace, game: Game[Any], specs: Sequence[BotSpec], isolation: Isolation
 ) -> tuple[tuple[str, ...], dict[str, str]] | int:
     """The opening and its labels once both bots load; else the exit status of a game that
     could not start (said by :func:`_not_started`)."""
@@ -216,7 +220,7 @@ def _ready(
         return _not_started(args, str(exc), game, specs, sandbox=isolation.value)
 
 
-def _load_failure(specs: Sequence[BotSpec], isolation: Any) -> tuple[int, str] | None:
+def _load_failure(specs: Sequence[BotSpec], isolation: Isolation) -> tuple[int, str] | None:
     """The seat of the first bot that does not load (checked as it will be launched) and the
     line saying why, or ``None``."""
     import asyncio
@@ -304,7 +308,7 @@ def _check_record_path(record: str | None) -> None:
         raise ValueError(f"--record {problem or '-: give a file name'}")
 
 
-def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | None:
+def _write_record(record: str | None, report: GameReport, game: Game[Any]) -> str | None:
     """Write the record file; the line saying why when it could not be written after all."""
     if not record:
         return None
@@ -319,7 +323,7 @@ def _write_record(record: str | None, report: Any, game: Game[Any]) -> str | Non
 
 
 def _write_pack(
-    record: str, report: GameReport, summary: dict[str, Any], specs: Sequence[BotSpec]
+    record: str, report: GameReport, summary: GameSummaryJson, specs: Sequence[BotSpec]
 ) -> None:
     """A faulted seat's failure pack, beside the record; its path goes in the summary."""
     from referee.match.packs import build_pack, code_digest, faulted_seat, pack_path, write_pack
@@ -346,7 +350,7 @@ def _add_opening_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict[str, str]]:
+def _opening(args: argparse.Namespace, game: Game[Any]) -> tuple[tuple[str, ...], dict[str, str]]:
     """The opening's moves and record labels (none without ``--openings``)."""
     if not args.openings:
         if args.opening:
@@ -362,7 +366,7 @@ def _opening(args: argparse.Namespace, game: Any) -> tuple[tuple[str, ...], dict
     return chosen.moves, opening_labels(chosen, book)
 
 
-def _print_result(console: Any, summary: dict[str, Any], result: Any) -> None:
+def _print_result(console: Console, summary: GameSummaryJson, result: MatchResult) -> None:
     from rich.markup import escape
 
     from referee.commands._safe import esc
@@ -416,59 +420,3 @@ def last_output(text: str) -> list[str]:
         # A traceback longer than we show: its first line, a mark, and its end.
         return [lines[starts[-1]], "  [...]", *lines[-(MAX_TRACEBACK_LINES - 2) :]]
     return lines[-LAST_LINES:]
-
-
-class _Display:
-    """``-v``: the board and both clocks after every move, and what each bot printed (each
-    line prefixed by its seat, as the course referee shows it)."""
-
-    def __init__(self, console: Any, seat_names: tuple[str, str], color: bool | None) -> None:
-        self.console = console
-        self.seat_names = seat_names
-        self.color = console.is_terminal if color is None else color
-        self._outputs: list[Any] = []
-        self._seen: list[str] = []
-
-    def attach(self, bots: Any) -> None:
-        self._outputs = [bot.output for bot in bots]
-        self._seen = ["" for _ in bots]
-
-    def flush_output(self) -> None:
-        """Print the complete lines each bot wrote since the last call."""
-        from referee.commands._safe import esc
-
-        for seat, output in enumerate(self._outputs):
-            text = output.text()
-            seen = self._seen[seat]
-            if not text.startswith(seen):
-                # The capture dropped its middle (a bot printing a lot): restart from here.
-                seen = text[: text.rfind("\n") + 1]
-                self.console.print(f"[dim]{self.seat_names[seat]}> [... output cut ...][/dim]")
-            fresh = text[len(seen) :]
-            complete = fresh[: fresh.rfind("\n") + 1]
-            self._seen[seat] = seen + complete
-            for line in complete.splitlines():
-                self.console.print(f"[dim]{self.seat_names[seat]}>[/dim] {esc(line, 1000)}")
-
-    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
-        from rich.text import Text
-
-        self.flush_output()
-        name = self.seat_names[move.seat]
-        times = "   ".join(
-            f"{seat} {_clock(clock.remaining, clock.used)}"
-            for seat, clock in zip(self.seat_names, clocks, strict=True)
-        )
-        cpu = "" if move.cpu_s is None else f", CPU {move.cpu_s:.3f} s"
-        self.console.print(
-            f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
-            f"[dim]{move.time_s:.3f} s (wall {move.wall:.3f} s{cpu})[/dim]   {times}"
-        )
-        self.console.print(Text.from_ansi(state.render(color=self.color)))
-
-    def on_end(self, state: Any, report: Any) -> None:
-        self.flush_output()
-
-
-def _clock(remaining: float | None, used: float) -> str:
-    return f"{remaining:.2f} s left" if remaining is not None else f"{used:.2f} s used"

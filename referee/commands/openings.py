@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-from referee.commands._common import add_game_options, game_params
+from referee.commands._common import Subparsers, add_game_options, game_params
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "openings",
         help="generate, check and list openings books",
@@ -34,7 +33,13 @@ def register(subparsers: Any) -> None:
     show = sub.add_parser("show", help="check a book and list its openings")
     show.add_argument("book", metavar="FILE", help="book file, or a game name (shipped book)")
     show.set_defaults(func=_show)
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    """``referee openings`` with no action: its help, and exit status 2."""
+    parser.print_help()
+    return 2
 
 
 def _generate(args: argparse.Namespace) -> int:

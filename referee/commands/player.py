@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
+
+if TYPE_CHECKING:
+    from referee.storage.enums import Role
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "player",
         help="register players or teams and issue their tokens",
@@ -80,7 +84,7 @@ def _add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _roles() -> list[Any]:
+def _roles() -> list[Role]:
     from referee.storage.enums import Role
 
     return list(Role)

@@ -8,10 +8,11 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+
+from referee.commands._common import Subparsers
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "sdk",
         help="the bot authors' SDK: its wheel of this version",

@@ -6,10 +6,11 @@ import argparse
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.commands import _common
 from referee.commands._access import server_doorway
+from referee.commands._common import Subparsers
 from referee.commands._ops import start_ops
 from referee.commands._queued import queue_for
 from referee.commands._serve_options import add_serve_options
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from referee.server.app import RefereeServer
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "serve",
         help="run a referee server for remote bots",
@@ -166,7 +167,7 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
     return 0
 
 
-def _link_sdk(server: RefereeServer, web: Any) -> None:
+def _link_sdk(server: RefereeServer, web: WebServer) -> None:
     """The referee names the web front's ``/sdk`` page in a protocol refusal, and the page's
     quick start names the referee's port."""
     import socket

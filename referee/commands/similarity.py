@@ -15,16 +15,53 @@ import itertools
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import add_log_options, add_sandbox_option
+from referee.commands._common import Subparsers, add_log_options, add_sandbox_option
 
 if TYPE_CHECKING:
     from referee.storage import BotVersionInfo, Repository
 
 
-def register(subparsers: Any) -> None:
+class FragmentJson(TypedDict):
+    """Matching lines of two bots (``a_lines``: first and last line)."""
+
+    a_file: str
+    a_lines: list[int]
+    b_file: str
+    b_lines: list[int]
+    a_text: str
+    b_text: str
+
+
+class PairJson(TypedDict):
+    """Two bots compared: the code share, and the behaviour share once asked."""
+
+    a: str
+    b: str
+    code: float
+    shared: int
+    behaviour: float | None
+    positions: int
+    fragments: list[FragmentJson]
+
+
+class SimilarityReport(TypedDict):
+    """The report as stored and printed by ``--json``; :func:`run` adds the keys after
+    ``method`` as it goes."""
+
+    bots: list[str]
+    threshold: float
+    pairs: list[PairJson]
+    method: str
+    skipped: NotRequired[list[str]]
+    behaviour_threshold: NotRequired[float]
+    asked_positions: NotRequired[int]
+    flagged: NotRequired[list[PairJson]]
+
+
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "similarity",
         help="code and behaviour similarity of submitted bots (flags pairs to look at)",
@@ -154,12 +191,12 @@ def _label(version: BotVersionInfo, owner: str) -> str:
 
 def _code_report(
     bots: Sequence[tuple[BotVersionInfo, str, Path]], threshold: float
-) -> dict[str, Any]:
+) -> SimilarityReport:
     from referee.analysis.similarity import common_hashes, compare, fingerprint, shipped_roots
 
     common = common_hashes(shipped_roots())
     prints = [fingerprint(_label(v, o), path, common) for v, o, path in bots]
-    pairs = []
+    pairs: list[PairJson] = []
     for a, b in itertools.combinations(prints, 2):
         match = compare(a, b)
         pairs.append(
@@ -198,7 +235,7 @@ async def _behaviour(
     args: argparse.Namespace,
     repo: Repository,
     bots: Sequence[tuple[BotVersionInfo, str, Path]],
-    body: dict[str, Any],
+    body: SimilarityReport,
 ) -> None:
     from referee.analysis.behaviour import agreement, answers_of, probe_positions
     from referee.commands._common import announce_isolation
@@ -231,7 +268,7 @@ async def _behaviour(
     body["asked_positions"] = len(positions)
 
 
-def _flagged(pair: dict[str, Any], args: argparse.Namespace) -> bool:
+def _flagged(pair: PairJson, args: argparse.Namespace) -> bool:
     behaviour = pair.get("behaviour")
     return bool(
         pair["code"] >= args.threshold
@@ -239,7 +276,7 @@ def _flagged(pair: dict[str, Any], args: argparse.Namespace) -> bool:
     )
 
 
-def print_report(body: dict[str, Any]) -> None:
+def print_report(body: SimilarityReport) -> None:
     """The pairs table, then each flagged pair's fragments side by side."""
     from referee.commands._arena import console
     from referee.commands._safe import SafeTable as Table

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 from referee.commands._arena import add_db_option, fail
 from referee.commands._common import (
+    Subparsers,
     add_game_options,
     add_limit_options,
     add_log_options,
@@ -36,7 +37,7 @@ class RemoteAbsent(RefereeError):
     """A remote bot was not connected (or never free) within ``--remote-timeout``."""
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "sprt",
         help="test whether NEW is stronger than BASE (sequential probability ratio test)",

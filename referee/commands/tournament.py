@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._common import Subparsers
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
 from referee.commands._queued import queue_for
@@ -34,7 +35,7 @@ EXAMPLE_BOTS = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "tournament",
         help="create, run, resume and show tournaments",

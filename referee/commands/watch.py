@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from referee.commands._arena import fail
-from referee.commands._common import verdict_label
+from referee.commands._common import Subparsers, verdict_label
 from referee.commands._safe import esc
 from referee.text.names import display
 
+if TYPE_CHECKING:
+    import grpc
+    from rich.console import Console
 
-def register(subparsers: Any) -> None:
+    from client_sdk.proto import arena_pb2
+    from engine.game import Game
+
+
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "watch",
         help="follow a live game move by move (Arena service)",
@@ -39,7 +47,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _channel(args: argparse.Namespace) -> Any:
+def _channel(args: argparse.Namespace) -> grpc.Channel:
     """A channel to the server: TLS (verified, optionally with a client certificate) with
     ``--tls``; a file that cannot be read is a ``TlsSetupError`` naming it."""
     import grpc
@@ -92,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _follow(out: Any, events: Any, board: bool) -> None:
+def _follow(out: Console, events: Iterable[arena_pb2.GameEvent], board: bool) -> None:
     """Print a watched game's events as they come: its start, each move, its end."""
-    game: Any = None
+    game: Game[Any] | None = None
     seat_names: list[str] = []
     for event in events:
         kind = event.WhichOneof("kind")
@@ -126,7 +134,7 @@ def _follow(out: Any, events: Any, board: bool) -> None:
             out.print(f"[bold]{esc(e.result)}[/bold] ({esc(label)}) {reason}")
 
 
-def _list(out: Any, live: Any) -> int:
+def _list(out: Console, live: arena_pb2.ListLiveGamesResponse) -> int:
     """One line per live game: its id, game, mode, players and moves so far."""
     if not live.games:
         out.print("no live games")

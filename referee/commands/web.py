@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option
-from referee.commands._common import add_log_options
+from referee.commands._common import Subparsers, add_log_options
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from referee.asgi.server import WebServer
+    from referee.server.app import RefereeServer
+    from referee.server.live import LiveHub
+    from referee.storage import Repository
+    from referee.web.context import WebSettings
 
 DEFAULT_WEB = "127.0.0.1:8080"
 
@@ -34,7 +43,7 @@ def add_web_security_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "web",
         help="serve the web front (leaderboards, games, replays) over a database",
@@ -60,7 +69,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def web_settings(args: argparse.Namespace) -> Any:
+def web_settings(args: argparse.Namespace) -> WebSettings:
     from referee.web.context import WebSettings
     from referee.web.thinking import PublishThinking
 
@@ -86,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_serve(args, repo, settings))
 
 
-async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
+async def _serve(args: argparse.Namespace, repo: Repository, settings: WebSettings) -> int:
     import asyncio
     import signal
 
@@ -124,7 +133,7 @@ async def _serve(args: argparse.Namespace, repo: Any, settings: Any) -> int:
     return 0
 
 
-def _follow_workers(repo: Any, hub: Any) -> Any:
+def _follow_workers(repo: Repository, hub: LiveHub) -> asyncio.Task[None] | None:
     """On PostgreSQL: a task feeding ``hub`` with the workers' live games; else ``None``."""
     import asyncio
 
@@ -137,7 +146,7 @@ def _follow_workers(repo: Any, hub: Any) -> Any:
     return asyncio.create_task(LiveListener(repo.db.url, hub).run())
 
 
-async def maybe_web(address: str | None, repo: Any, hub: Any) -> Any:
+async def maybe_web(address: str | None, repo: Repository, hub: LiveHub) -> WebServer | None:
     """For ``referee tournament run --web``: the web front on the run's loop, showing its games
     live (``None`` without an address; ``ValueError`` when it cannot listen)."""
     if not address:
@@ -154,7 +163,7 @@ async def maybe_web(address: str | None, repo: Any, hub: Any) -> Any:
     return web
 
 
-async def stop_serving(server: Any, web: Any) -> None:
+async def stop_serving(server: RefereeServer | None, web: WebServer | None) -> None:
     """Stop the web front, then the referee server (either may be ``None``)."""
     if web is not None:
         await web.stop()

@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from referee.commands.services import WorkerServices
 
 from referee.commands import _common
-from referee.commands._common import add_log_options
+from referee.commands._common import Subparsers, add_log_options
 from referee.commands._ops import add_ops_options
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     from referee.workers import HEARTBEAT_S, STALL_TIMEOUT_S
 
     parser = subparsers.add_parser(

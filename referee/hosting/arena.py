@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, overload
 
 import grpc
 
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 def _time(value: datetime | None) -> str:
@@ -82,14 +85,14 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
     # ----------------------------------------------------------------- helpers
 
     async def _allow(
-        self, context: grpc.aio.ServicerContext[Any, Any], rpc: str
+        self, context: grpc.aio.ServicerContext[_Req, _Resp], rpc: str
     ) -> access.Caller | None:
         """The caller of ``rpc`` if its token (if any) and role pass, else the call ends."""
         return await self.gate.caller(context, ARENA_ACCESS[rpc])
 
     async def _call(
         self,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: grpc.aio.ServicerContext[_Req, _Resp],
         fn: Callable[_P, _T],
         *args: _P.args,
         **kwargs: _P.kwargs,
@@ -397,7 +400,17 @@ def _elo_row(r: Row, game: str) -> apb.LeaderboardRow:
     )
 
 
-def _game_of(asked: str, t: TournamentInfo | None, default: str | None = DEFAULT_GAME) -> Any:
+@overload
+def _game_of(asked: str, t: TournamentInfo | None) -> str: ...
+
+
+@overload
+def _game_of(asked: str, t: TournamentInfo | None, default: None) -> str | None: ...
+
+
+def _game_of(
+    asked: str, t: TournamentInfo | None, default: str | None = DEFAULT_GAME
+) -> str | None:
     """The game a table is for: ``asked`` (a registered game; with a tournament, its own),
     else the tournament's, else ``default``; ``ValueError`` (INVALID_ARGUMENT) otherwise."""
     game = asked.strip().lower()

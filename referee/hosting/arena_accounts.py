@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 import grpc
 
@@ -17,7 +17,11 @@ from client_sdk.proto import arena_pb2 as apb
 from referee.server import access
 from referee.storage import Repository
 
+_P = ParamSpec("_P")
 _T = TypeVar("_T")
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 def _time(value: datetime | None) -> str:
@@ -30,12 +34,16 @@ class AccountViews:
     repo: Repository
 
     async def _allow(
-        self, context: grpc.aio.ServicerContext[Any, Any], rpc: str
+        self, context: grpc.aio.ServicerContext[_Req, _Resp], rpc: str
     ) -> access.Caller | None:
         raise NotImplementedError
 
     async def _call(
-        self, context: grpc.aio.ServicerContext[Any, Any], fn: Callable[..., _T], *args: Any
+        self,
+        context: grpc.aio.ServicerContext[_Req, _Resp],
+        fn: Callable[_P, _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
     ) -> _T:
         raise NotImplementedError
 

@@ -10,13 +10,19 @@ token table's (:meth:`Repository.resolve_token <referee.storage.players>`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeVar
+
+import grpc
 
 from referee.server.access import Gate
 from referee.storage.enums import GameKind, Role
 from referee.storage.games import GameSummary
 from referee.storage.players import PlayerInfo
 from referee.storage.repository import Repository
+
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +47,7 @@ class Callers:
         self.repo = repo
         self.gate = gate or Gate(repo)
 
-    async def of(self, context: Any) -> Caller | None:
+    async def of(self, context: grpc.aio.ServicerContext[_Req, _Resp]) -> Caller | None:
         caller = await self.gate.caller(context)
         return Caller(caller.info, caller.role) if caller is not None else None
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from typing import NoReturn, TypeVar
 
 import grpc
 
@@ -14,6 +14,10 @@ from referee.hosting.arena import SERVICE_NAME
 from referee.hosting.game_events import live_events, live_game
 from referee.server import bounds
 from referee.server.live import LiveHub
+
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 class LiveArenaService(arena_pb2_grpc.ArenaServicer):
@@ -28,23 +32,31 @@ class LiveArenaService(arena_pb2_grpc.ArenaServicer):
     def add_to(self, server: grpc.aio.Server) -> None:
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
 
-    async def _no_db(self, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+    async def _no_db(self, context: grpc.aio.ServicerContext[_Req, _Resp]) -> NoReturn:
         await context.abort(
             grpc.StatusCode.UNIMPLEMENTED,
             "this server keeps no database (referee serve --db URL): only live games are served",
         )
 
     # No database, no stored tokens: the calls that need a token are not served either.
-    async def WhoAmI(self, request: apb.WhoAmIRequest, context: Any) -> apb.WhoAmIResponse:
+    async def WhoAmI(
+        self,
+        request: apb.WhoAmIRequest,
+        context: grpc.aio.ServicerContext[apb.WhoAmIRequest, apb.WhoAmIResponse],
+    ) -> apb.WhoAmIResponse:
         return await self._no_db(context)
 
     async def ListPlayers(
-        self, request: apb.ListPlayersRequest, context: Any
+        self,
+        request: apb.ListPlayersRequest,
+        context: grpc.aio.ServicerContext[apb.ListPlayersRequest, apb.ListPlayersResponse],
     ) -> apb.ListPlayersResponse:
         return await self._no_db(context)
 
     async def ListTokens(
-        self, request: apb.ListTokensRequest, context: Any
+        self,
+        request: apb.ListTokensRequest,
+        context: grpc.aio.ServicerContext[apb.ListTokensRequest, apb.ListTokensResponse],
     ) -> apb.ListTokensResponse:
         return await self._no_db(context)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import grpc
 
@@ -34,6 +34,9 @@ UPLOAD_TIMEOUT_S = 120.0
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
@@ -64,7 +67,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
     def add_to(self, server: grpc.aio.Server) -> None:
         submissions_pb2_grpc.add_SubmissionsServicer_to_server(self, server)
 
-    async def _caller(self, context: Any) -> Caller:
+    async def _caller(self, context: grpc.aio.ServicerContext[_Req, _Resp]) -> Caller:
         caller = await self.callers.of(context)
         if caller is None:
             await context.abort(
@@ -75,7 +78,9 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         return caller
 
     async def Submit(
-        self, request_iterator: AsyncIterator[spb.SubmitRequest], context: Any
+        self,
+        request_iterator: AsyncIterator[spb.SubmitRequest],
+        context: grpc.aio.ServicerContext[spb.SubmitRequest, spb.SubmitEvent],
     ) -> AsyncIterator[spb.SubmitEvent]:
         player = (await self._caller(context)).player
         if player.name in self._uploading:
@@ -131,7 +136,9 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         )
 
     async def _receive(
-        self, request_iterator: AsyncIterator[spb.SubmitRequest], context: Any
+        self,
+        request_iterator: AsyncIterator[spb.SubmitRequest],
+        context: grpc.aio.ServicerContext[spb.SubmitRequest, spb.SubmitEvent],
     ) -> tuple[spb.SubmitStart, bytes]:
         limit = self.submissions.limits.max_archive_bytes
         start: spb.SubmitStart | None = None
@@ -163,15 +170,27 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         assert start is not None
         return start, b"".join(parts)
 
-    async def ListMine(self, request: spb.ListMineRequest, context: Any) -> spb.ListMineResponse:
+    async def ListMine(
+        self,
+        request: spb.ListMineRequest,
+        context: grpc.aio.ServicerContext[spb.ListMineRequest, spb.ListMineResponse],
+    ) -> spb.ListMineResponse:
         caller = await self._caller(context)
         return await self._view(context, myviews.list_mine, self.repo, caller, request.player)
 
-    async def GetMyGame(self, request: spb.GetMyGameRequest, context: Any) -> spb.MyGameRecord:
+    async def GetMyGame(
+        self,
+        request: spb.GetMyGameRequest,
+        context: grpc.aio.ServicerContext[spb.GetMyGameRequest, spb.MyGameRecord],
+    ) -> spb.MyGameRecord:
         caller = await self._caller(context)
         return await self._view(context, myviews.my_game, self.repo, caller, request.game_id)
 
-    async def GetMyOutput(self, request: spb.GetMyOutputRequest, context: Any) -> spb.MyOutput:
+    async def GetMyOutput(
+        self,
+        request: spb.GetMyOutputRequest,
+        context: grpc.aio.ServicerContext[spb.GetMyOutputRequest, spb.MyOutput],
+    ) -> spb.MyOutput:
         caller = await self._caller(context)
         seat = request.seat if request.HasField("seat") else None
         return await self._view(
@@ -179,7 +198,9 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         )
 
     async def GetMyFailurePack(
-        self, request: spb.GetMyOutputRequest, context: Any
+        self,
+        request: spb.GetMyOutputRequest,
+        context: grpc.aio.ServicerContext[spb.GetMyOutputRequest, spb.MyFailurePack],
     ) -> spb.MyFailurePack:
         caller = await self._caller(context)
         seat = request.seat if request.HasField("seat") else None
@@ -188,7 +209,11 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         )
 
     async def _view(
-        self, context: Any, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+        self,
+        context: grpc.aio.ServicerContext[_Req, _Resp],
+        fn: Callable[_P, _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
     ) -> _T:
         """``fn`` in a worker thread; an expected error ends the call with its status."""
         return await call_in_thread(context, fn, *args, **kwargs)

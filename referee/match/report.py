@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, NotRequired, Protocol, TypedDict
 
 from engine.game import Game, State
 from engine.records.search import SearchInfo
@@ -104,6 +104,63 @@ class SeatReport:
         return "rss_poll" if self.sampled_rss_bytes else "self-reported"
 
 
+class SeatSummaryJson(TypedDict):
+    """One seat in :meth:`GameReport.summary`; ``referee match`` adds the bot's ``spec`` and
+    the path of a faulted seat's ``failure_pack``."""
+
+    bot: str
+    version: str
+    time_used_s: float
+    wall_used_s: float
+    cpu_used_s: float | None
+    cpu_measured_by: str | None
+    time_remaining_s: float | None
+    moves: int
+    peak_memory_mb: float
+    peak_memory_reported_mb: float
+    peak_memory_sampled_mb: float
+    memory_measured_by: str
+    memory_layers: str | None
+    exit: str | None
+    reconnects: int
+    spec: NotRequired[str]
+    failure_pack: NotRequired[str]
+
+
+class TimeControlJson(TypedDict):
+    game_time_s: float
+    move_time_s: float
+    increment_s: float
+    grace_s: float
+    clock: str
+
+
+class GameSummaryJson(TypedDict):
+    """:meth:`GameReport.summary`, what ``referee match --json`` prints; ``referee match``
+    adds the ``sandbox`` and the ``record`` written."""
+
+    game_id: str
+    game: str
+    params: dict[str, int]
+    winner: str
+    winner_seat: int | None
+    result: str
+    verdict: str
+    termination: str
+    reason: str
+    offender: str | None
+    plies: int
+    seats: dict[str, SeatSummaryJson]
+    time_control: TimeControlJson
+    clock: str
+    referee_stalled_s: float
+    memory_limit_mb: float
+    started_at: str
+    finished_at: str
+    sandbox: NotRequired[str]
+    record: NotRequired[str]
+
+
 @dataclass(slots=True)
 class GameReport:
     """Everything about one finished game: what the record and the result line are made of."""
@@ -157,7 +214,7 @@ class GameReport:
             seat_report.remaining_s = clock.remaining
             seat_report.moves = sum(1 for m in self.moves if m.seat == seat and not m.book)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> GameSummaryJson:
         """The JSON-ready result (what ``referee match --json`` prints)."""
         end = self.end
         assert end is not None

@@ -27,7 +27,7 @@ import os
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import NoReturn, TypeVar
 
 import grpc
 
@@ -37,6 +37,10 @@ from referee.storage.enums import Role
 from referee.storage.players import PlayerInfo, TokenOwner, TokenRejected
 from referee.storage.repository import Repository
 from referee.storage.tokens import public_key_id
+
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 #: What each Arena call needs: ``None`` is public (no token), else the least role. Every RPC
 #: of the service is listed (a test checks), and docs/protocol.md shows this table.
@@ -84,7 +88,7 @@ class Refusal(Refused):
         self.throttled = throttled
 
 
-def bearer_token(context: Any) -> str:
+def bearer_token(context: grpc.aio.ServicerContext[_Req, _Resp]) -> str:
     """The token of ``authorization: Bearer <token>`` in a call's metadata (``""``: none)."""
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
@@ -148,7 +152,9 @@ class Gate:
             self._verified.popitem(last=False)
         return owner
 
-    async def caller(self, context: Any, needed: Role | None = None) -> Caller | None:
+    async def caller(
+        self, context: grpc.aio.ServicerContext[_Req, _Resp], needed: Role | None = None
+    ) -> Caller | None:
         """The caller of a unary or streaming call from its ``authorization`` metadata.
 
         ``needed=None``: a public call; no token gives ``None``, a token must still be valid
@@ -194,6 +200,8 @@ def _a(role: Role) -> str:
     return f"an {role}" if role[0] in "aeiou" else f"a {role}"
 
 
-async def _abort(context: Any, code: grpc.StatusCode, message: str) -> NoReturn:
+async def _abort(
+    context: grpc.aio.ServicerContext[_Req, _Resp], code: grpc.StatusCode, message: str
+) -> NoReturn:
     await context.abort(code, message)
     raise AssertionError("context.abort() returned")  # it always raises

@@ -25,7 +25,7 @@ import resource
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from client_sdk.proto import referee_pb2 as pb
 from referee import errors
@@ -98,6 +98,16 @@ class Refused(errors.Refused):
         self.retry_after_s = retry_after_s
 
 
+class HandshakeSnapshot(TypedDict):
+    """:meth:`HandshakeCounts.snapshot`: the counters, ``refused`` by reason."""
+
+    admitted: int
+    resumed: int
+    in_progress: int
+    timed_out: int
+    refused: dict[str, int]
+
+
 @dataclass
 class HandshakeCounts:
     """Counters of handshake outcomes since the server started (monotonic, never reset)."""
@@ -125,7 +135,7 @@ class HandshakeCounts:
     def timed_out(self) -> int:
         return self.refused[Refusal.HELLO_TIMEOUT] + self.refused[Refusal.AUTH_TIMEOUT]
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> HandshakeSnapshot:
         """Plain numbers for a metrics endpoint or a log line: ``refused`` by reason (every
         reason present, zeros included, so a scraper sees a stable set of series)."""
         return {

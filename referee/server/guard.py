@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeAlias
+from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
 from grpc.aio import AbortError
@@ -22,10 +22,23 @@ from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.server.guard")
 
-#: What an interceptor is handed: the next step towards the method's handler.
+#: A method's request and response messages: the guard wraps every method of every service.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
+
+#: What an interceptor is handed: the next step towards the method's handler. ``Any``: the
+#: guard hands back a handler whose requests may also be :class:`Undecodable`, which the
+#: stubs' interceptor signature (the same message types in and out) cannot say.
 Continuation: TypeAlias = (
     "Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]]"
 )
+
+#: A method's behaviour as gRPC holds it. ``Any``: grpc's stubs type behaviours as plain
+#: callables, while grpc.aio's are coroutine or async-generator functions.
+Behaviour: TypeAlias = Callable[..., Any]
+
+#: The context of a call of whichever method.
+Context: TypeAlias = "grpc.aio.ServicerContext[_Req, _Resp]"
 
 
 class Undecodable:
@@ -35,11 +48,13 @@ class Undecodable:
         self.size = size
 
 
-def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+def _tolerant(
+    deserializer: Callable[[bytes], _Req] | None,
+) -> Callable[[bytes], _Req | Undecodable] | None:
     if deserializer is None:
         return None
 
-    def decode(data: bytes) -> Any:
+    def decode(data: bytes) -> _Req | Undecodable:
         try:
             return deserializer(data)
         except Exception:
@@ -48,14 +63,14 @@ def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], 
     return decode
 
 
-async def _undecodable(context: Any, request: Undecodable) -> None:
+async def _undecodable(context: Context[_Req, _Resp], request: Undecodable) -> NoReturn:
     await context.abort(
         grpc.StatusCode.INVALID_ARGUMENT,
         f"the request ({request.size} bytes) is not a valid message for this method",
     )
 
 
-async def _internal(context: Any, method: str, exc: Exception) -> None:
+async def _internal(context: Context[_Req, _Resp], method: str, exc: Exception) -> NoReturn:
     incident = secrets.token_hex(4)
     log.error("rpc_failed", method=method, incident=incident, exc_info=exc)
     await context.abort(
@@ -65,18 +80,20 @@ async def _internal(context: Any, method: str, exc: Exception) -> None:
 
 
 async def _checked(
-    requests: AsyncIterator[Any], context: Any
-) -> AsyncIterator[Any]:  # a client stream whose undecodable messages end the call
+    requests: AsyncIterator[_Req | Undecodable], context: Context[_Req, _Resp]
+) -> AsyncIterator[_Req | Undecodable]:  # a client stream whose undecodable messages end the call
     async for request in requests:
         if isinstance(request, Undecodable):
             await _undecodable(context, request)
         yield request
 
 
-def _guard_unary_request(method: str, behaviour: Callable[..., Any]) -> Callable[..., Any]:
+def _guard_unary_request(method: str, behaviour: Behaviour) -> Behaviour:
     if inspect.isasyncgenfunction(behaviour):
 
-        async def stream_out(request: Any, context: Any) -> AsyncIterator[Any]:
+        async def stream_out(
+            request: object, context: Context[_Req, _Resp]
+        ) -> AsyncIterator[object]:
             if isinstance(request, Undecodable):
                 await _undecodable(context, request)
             try:
@@ -89,7 +106,7 @@ def _guard_unary_request(method: str, behaviour: Callable[..., Any]) -> Callable
 
         return stream_out
 
-    async def single(request: Any, context: Any) -> Any:
+    async def single(request: object, context: Context[_Req, _Resp]) -> object:
         if isinstance(request, Undecodable):
             await _undecodable(context, request)
         try:
@@ -102,10 +119,12 @@ def _guard_unary_request(method: str, behaviour: Callable[..., Any]) -> Callable
     return single
 
 
-def _guard_stream_request(method: str, behaviour: Callable[..., Any]) -> Callable[..., Any]:
+def _guard_stream_request(method: str, behaviour: Behaviour) -> Behaviour:
     if inspect.isasyncgenfunction(behaviour):
 
-        async def stream_out(requests: Any, context: Any) -> AsyncIterator[Any]:
+        async def stream_out(
+            requests: AsyncIterator[_Req | Undecodable], context: Context[_Req, _Resp]
+        ) -> AsyncIterator[object]:
             try:
                 async for reply in behaviour(_checked(requests, context), context):
                     yield reply
@@ -116,7 +135,9 @@ def _guard_stream_request(method: str, behaviour: Callable[..., Any]) -> Callabl
 
         return stream_out
 
-    async def single(requests: Any, context: Any) -> Any:
+    async def single(
+        requests: AsyncIterator[_Req | Undecodable], context: Context[_Req, _Resp]
+    ) -> object:
         try:
             return await behaviour(_checked(requests, context), context)
         except AbortError:
@@ -128,8 +149,8 @@ def _guard_stream_request(method: str, behaviour: Callable[..., Any]) -> Callabl
 
 
 def guarded(
-    method: str, handler: grpc.RpcMethodHandler[Any, Any]
-) -> grpc.RpcMethodHandler[Any, Any]:
+    method: str, handler: grpc.RpcMethodHandler[_Req, _Resp]
+) -> grpc.RpcMethodHandler[_Req | Undecodable, _Resp]:
     """``handler`` with every behaviour wrapped (see the module's text)."""
     decode = _tolerant(handler.request_deserializer)
     encode = handler.response_serializer

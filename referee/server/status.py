@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import grpc
 
@@ -19,6 +19,9 @@ from referee.storage.errors import NotFoundError
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
+#: The request and response types of whichever call a helper serves.
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 #: Each expected error and its status, the first match wins.
 STATUS_OF: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
@@ -34,7 +37,7 @@ def status_of(exc: BaseException) -> grpc.StatusCode | None:
 
 
 async def call_in_thread(
-    context: grpc.aio.ServicerContext[Any, Any],
+    context: grpc.aio.ServicerContext[_Req, _Resp],
     fn: Callable[_P, _T],
     *args: _P.args,
     **kwargs: _P.kwargs,

@@ -3,6 +3,7 @@ instructor's web pages. A report is a JSON body; the newest of each kind is the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,12 +24,12 @@ class Report:
     body: dict[str, Any]
 
 
-def save_report(db: Database, kind: str, body: dict[str, Any]) -> Report:
+def save_report(db: Database, kind: str, body: Mapping[str, object]) -> Report:
     """Store a report of ``kind`` (one of :data:`KINDS`)."""
     if kind not in KINDS:
         raise ValueError(f"report kind {kind!r} is not one of {', '.join(KINDS)}")
     with db.write() as s:
-        row = InstructorReport(kind=kind, body=body)
+        row = InstructorReport(kind=kind, body=dict(body))
         s.add(row)
         s.flush()
         return Report(row.id, row.kind, row.created_at, dict(row.body))

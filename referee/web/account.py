@@ -9,12 +9,19 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import TypedDict
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.storage.browse import bot_ids_owned_by, recent_games, version_names
+from referee.storage.browse import (
+    GameLine,
+    VersionName,
+    bot_ids_owned_by,
+    recent_games,
+    version_names,
+)
 from referee.web.context import CSRF_COOKIE, SESSION_COOKIE, Web, web_of
 from referee.web.security import Session, csrf_ok, new_csrf_token
 
@@ -120,7 +127,15 @@ def require_session(request: Request) -> Session:
     return session
 
 
-def my_bots(web: Web, session: Session) -> dict[str, object]:
+class MyBots(TypedDict):
+    """A student's bot versions, their recent games, and every version's names."""
+
+    versions: list[VersionName]
+    recent: list[GameLine]
+    names: dict[int, VersionName]
+
+
+def my_bots(web: Web, session: Session) -> MyBots:
     repo = web.need_repo()
     # Read now, not from the tables' snapshot: a version uploaded a moment ago is listed.
     names = version_names(repo)

@@ -18,7 +18,6 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from referee.telemetry.logs import get_logger
 
@@ -81,7 +80,7 @@ def analysis_of(data: object) -> Analysis | None:
         return None
 
 
-def analyse(record_text: str, nodes: int = ANALYSIS_NODES) -> dict[str, Any]:
+def analyse(record_text: str, nodes: int = ANALYSIS_NODES) -> dict[str, object]:
     """The analysis of a text record, in its stored JSON form (runs in the child process)."""
     from engine.records import read_record
     from referee.analysis.annotate import annotate
@@ -101,7 +100,7 @@ def analyse(record_text: str, nodes: int = ANALYSIS_NODES) -> dict[str, Any]:
     return {"engine": "reference", "nodes": nodes, "moves": moves}
 
 
-def _run_child(record_text: str, nodes: int) -> dict[str, Any]:
+def _run_child(record_text: str, nodes: int) -> dict[str, object]:
     """:func:`analyse` in a child process at low priority; raises on failure."""
     done = subprocess.run(
         [sys.executable, "-m", "referee.web.analysis", str(nodes)],
@@ -114,7 +113,8 @@ def _run_child(record_text: str, nodes: int) -> dict[str, Any]:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"analysis failed: {last}")
-    data: dict[str, Any] = json.loads(done.stdout)
+    # Checked by :func:`analysis_of` before it is shown or stored.
+    data: dict[str, object] = json.loads(done.stdout)
     return data
 
 
@@ -129,7 +129,7 @@ class Analyst:
 
     def __init__(
         self,
-        store: Callable[[int, dict[str, Any]], None] | None = None,
+        store: Callable[[int, Mapping[str, object]], None] | None = None,
         nodes: int = ANALYSIS_NODES,
         mode: str = "process",
     ) -> None:
@@ -138,7 +138,7 @@ class Analyst:
         self.nodes = nodes
         self.mode = mode
         self._store = store
-        self._run: Callable[[str, int], dict[str, Any]] = (
+        self._run: Callable[[str, int], Mapping[str, object]] = (
             _run_child if mode == "process" else analyse
         )
         self._done: dict[int, Analysis] = {}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -29,7 +29,7 @@ def _time(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value is not None else None
 
 
-def _name(names: Any, version_id: int) -> dict[str, Any]:
+def _name(names: Mapping[int, VersionName], version_id: int) -> dict[str, object]:
     v: VersionName | None = names.get(version_id)
     if v is None:
         return {"bot_version_id": version_id}
@@ -42,7 +42,7 @@ def _name(names: Any, version_id: int) -> dict[str, Any]:
     }
 
 
-def _line(line: GameLine, names: Any) -> dict[str, Any]:
+def _line(line: GameLine, names: Mapping[int, VersionName]) -> dict[str, object]:
     return {
         "id": line.id,
         "uid": line.uid,
@@ -97,7 +97,7 @@ def tournament(request: Request) -> Response:
     t, board, progress = data["t"], data["board"], data["progress"]
     names = data["names"]
 
-    def who(label: str) -> dict[str, Any]:
+    def who(label: str) -> dict[str, object]:
         v = names.get(label)
         return _name({v.id: v}, v.id) if v is not None else {"label": label}
 
@@ -164,7 +164,7 @@ def bot(request: Request) -> Response:
     )
 
 
-def _matchup(m: Matchup) -> dict[str, Any]:
+def _matchup(m: Matchup) -> dict[str, object]:
     return {
         "opponent_bot_id": m.opponent.bot_id,
         "opponent": m.opponent.display,
@@ -179,7 +179,7 @@ def _matchup(m: Matchup) -> dict[str, Any]:
     }
 
 
-def _profile(p: TimeProfile) -> dict[str, Any]:
+def _profile(p: TimeProfile) -> dict[str, object]:
     return {
         "bot_version_id": p.version.id,
         "version": p.version.version,
@@ -293,7 +293,7 @@ def me(request: Request) -> Response:
     return JSONResponse(
         {
             "player": session.player,
-            "versions": [_name(names, v.id) for v in data["versions"]],  # type: ignore[attr-defined]
-            "recent": [_line(g, names) for g in data["recent"]],  # type: ignore[attr-defined]
+            "versions": [_name(names, v.id) for v in data["versions"]],
+            "recent": [_line(g, names) for g in data["recent"]],
         }
     )

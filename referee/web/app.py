@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from referee.server.live import LiveHub
@@ -18,8 +18,11 @@ from referee.web import account, api, explorer, instructor, live, packs, pages, 
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
+if TYPE_CHECKING:
+    from referee.submissions.service import Submissions
 
-def routes() -> list[Any]:
+
+def routes() -> list[BaseRoute]:
     return [
         Route("/", pages.home),
         Route("/healthz", healthz),
@@ -94,7 +97,7 @@ def create_app(
     hub: LiveHub | None = None,
     settings: WebSettings | None = None,
     *,
-    submissions: Any = None,
+    submissions: Submissions | None = None,
 ) -> Starlette:
     """The web front over ``repo`` (``None``: live games only), following ``hub``.
 

@@ -6,7 +6,7 @@ import os
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -99,7 +99,7 @@ class Web:
         self.fragments: Lru[Any] = Lru(32)
         self.env = _environment()
 
-    def _store_analysis(self, game_id: int, data: dict[str, Any]) -> None:
+    def _store_analysis(self, game_id: int, data: Mapping[str, object]) -> None:
         """Keep a finished analysis in the game's stored JSON record (computed once)."""
         repo = self.need_repo()
         detail = repo.get_game(game_id)
@@ -125,7 +125,7 @@ class Web:
         return flag if flag is not None else request.url.scheme == "https"
 
     def render(
-        self, request: Request, template: str, context: dict[str, Any], status: int = 200
+        self, request: Request, template: str, context: Mapping[str, object], status: int = 200
     ) -> HTMLResponse:
         """A page (or an htmx fragment) with the signed-in student and the CSRF token."""
         csrf = request.cookies.get(CSRF_COOKIE) or ""

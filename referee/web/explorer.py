@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import select
 
@@ -19,6 +19,10 @@ from referee.storage import Repository
 from referee.storage.browse import VersionName
 from referee.storage.enums import GameKind
 from referee.storage.models import GameRow, GameSeat
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse, JSONResponse
 
 MAX_GAMES = 5000
 DEPTH = 4
@@ -146,7 +150,16 @@ def as_json(node: Line, names: Mapping[int, VersionName]) -> list[dict[str, obje
 # ----------------------------------------------------------------------------- the pages
 
 
-def _filters(request: Any) -> dict[str, Any]:
+class Filters(TypedDict):
+    """The explorer's filters: the game, a bot's id, and a date range."""
+
+    game: str
+    bot: int | None
+    since: datetime | None
+    until: datetime | None
+
+
+def _filters(request: Request) -> Filters:
     """``game``, ``bot`` (a bot id), ``since``/``until`` (dates) from the request; a bad value
     is a 400 naming it."""
     from starlette.exceptions import HTTPException
@@ -154,7 +167,7 @@ def _filters(request: Any) -> dict[str, Any]:
     from referee.web.pages import known_game
 
     game = known_game(request.path_params["game"])
-    out: dict[str, Any] = {"game": game, "bot": None, "since": None, "until": None}
+    out: Filters = {"game": game, "bot": None, "since": None, "until": None}
     bot = request.query_params.get("bot", "")
     if bot:
         if not bot.isascii() or not bot.isdigit() or len(bot) > 18:
@@ -170,7 +183,7 @@ def _filters(request: Any) -> dict[str, Any]:
     return out
 
 
-def _explore(request: Any) -> tuple[dict[str, Any], Line, Mapping[int, VersionName]]:
+def _explore(request: Request) -> tuple[Filters, Line, Mapping[int, VersionName]]:
     from referee.web.context import web_of
     from referee.web.pages import snapshot
 
@@ -186,7 +199,7 @@ def _explore(request: Any) -> tuple[dict[str, Any], Line, Mapping[int, VersionNa
     return f, tree(games), names
 
 
-def explorer_page(request: Any) -> Any:
+def explorer_page(request: Request) -> HTMLResponse:
     from referee.web.context import web_of
 
     f, root, names = _explore(request)
@@ -195,7 +208,7 @@ def explorer_page(request: Any) -> Any:
     return web_of(request).render(request, "explorer.html", context)
 
 
-def explorer_api(request: Any) -> Any:
+def explorer_api(request: Request) -> JSONResponse:
     from starlette.responses import JSONResponse
 
     f, root, names = _explore(request)

@@ -9,9 +9,9 @@ drawn once; a ply only moves the chart's marker and redraws the board.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 from starlette.requests import Request
@@ -24,6 +24,11 @@ from referee.web.analysis import Analysis
 from referee.web.replay import GameView
 from referee.web.story import Story, move_sentence, score_words, symlog, tell
 from referee.web.thinking import tournament_status, visible_seats
+
+if TYPE_CHECKING:
+    from referee.web.context import Web
+    from referee.web.replay import MoveLine
+    from referee.web.security import Session
 
 #: Lines of a fault's last output shown in the summary.
 OUTPUT_LINES = 20
@@ -59,7 +64,7 @@ class Extras:
         return score_words(value)
 
 
-def extras(web: Any, request: Request, view: GameView, detail: GameDetail) -> Extras:
+def extras(web: Web, request: Request, view: GameView, detail: GameDetail) -> Extras:
     s = view.summary
     me = web.session(request)
     repo = web.need_repo()
@@ -123,7 +128,7 @@ def _notes(view: GameView, seats: frozenset[int], analysis: Analysis | None) -> 
 
 
 def _fault_output(
-    web: Any, me: Any, view: GameView, detail: GameDetail, seats: frozenset[int]
+    web: Web, me: Session | None, view: GameView, detail: GameDetail, seats: frozenset[int]
 ) -> str | None:
     """The offender's last output if the viewer owns it or is an instructor (else ``None``)."""
     seat = view.summary.offender_seat
@@ -149,7 +154,7 @@ def _chart(
     names = view.seat_names
     movers = [m.seat for m in view.moves]
 
-    def by_seat(pick: Any) -> list[list[float | None]]:
+    def by_seat(pick: Callable[[int, MoveLine], float | None]) -> list[list[float | None]]:
         columns: list[list[float | None]] = [[None] * (n + 1) for _ in names]
         for ply, line in enumerate(view.moves, start=1):
             value = pick(ply, line)
@@ -174,7 +179,7 @@ def _chart(
             )
         )
     if any(s is not None and s.depth is not None for s in visible):
-        depths = by_seat(lambda p, _: visible[p - 1].depth if visible[p - 1] else None)
+        depths = by_seat(lambda p, _: _depth(visible[p - 1]))
         panels.append(gc.Panel("Search depth (bot-reported)", gc.per_seat(names, depths)))
     legal = [
         [float(c) if c is not None else None for c in col] for col in zip(*view.legal, strict=True)
@@ -195,7 +200,7 @@ def _chart(
     return gc.draw(panels, n, lambda p: f"/games/{game_id}?ply={p}", _labeller(view, evaluation))
 
 
-def _labeller(view: GameView, evaluation: Sequence[float | None]) -> Any:
+def _labeller(view: GameView, evaluation: Sequence[float | None]) -> Callable[[int], str]:
     """Each chart column's tooltip: the ply, its move and the reference evaluation."""
 
     def label(ply: int) -> str:
@@ -212,6 +217,10 @@ def _labeller(view: GameView, evaluation: Sequence[float | None]) -> Any:
 
 def _score(search: SearchInfo | None) -> float | None:
     return None if search is None or search.score is None else symlog(search.score)
+
+
+def _depth(search: SearchInfo | None) -> int | None:
+    return None if search is None else search.depth
 
 
 def pv_of(extras: Extras, view: GameView, ply: int) -> Sequence[str]:

@@ -22,13 +22,14 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from engine.game import State
 from engine.registry import load_game
 from engine.render import board_style, render_svg, status_line
 from engine.render.style import fill_for
@@ -61,7 +62,7 @@ class EventCache:
         return found
 
 
-def encode(event: str, data: dict[str, Any], event_id: int | None = None) -> bytes:
+def encode(event: str, data: Mapping[str, object], event_id: int | None = None) -> bytes:
     head = f"event: {event}\n" + (f"id: {event_id}\n" if event_id is not None else "")
     return (head + f"data: {json.dumps(data, separators=(',', ':'))}\n\n").encode()
 
@@ -75,7 +76,7 @@ def board_svg(live: LiveGame, position: str) -> str:
     return render_svg(state, cell=30, title=f"{game.title} (live)")
 
 
-def _state(live: LiveGame, position: str) -> Any:
+def _state(live: LiveGame, position: str) -> State[Any]:
     game = load_game(live.game)
     try:
         return game.state_from_string(position)
@@ -83,7 +84,7 @@ def _state(live: LiveGame, position: str) -> Any:
         return game.new_state()
 
 
-def board_update(live: LiveGame, index: int, move: LiveMove) -> dict[str, Any]:
+def board_update(live: LiveGame, index: int, move: LiveMove) -> dict[str, object]:
     """The board after ``move`` as data: each row's cell characters, the cells the move
     filled, the colour of each character, and the status line under the board."""
     state = _state(live, move.position)
@@ -107,7 +108,7 @@ def _to_move(live: LiveGame, plies: int) -> str:
     return live.seat_names[plies % 2]
 
 
-def move_payload(live: LiveGame, index: int, move: LiveMove) -> dict[str, Any]:
+def move_payload(live: LiveGame, index: int, move: LiveMove) -> dict[str, object]:
     return {
         "ply": index + 1,
         "seat": move.seat,
@@ -119,7 +120,7 @@ def move_payload(live: LiveGame, index: int, move: LiveMove) -> dict[str, Any]:
     }
 
 
-def end_payload(live: LiveGame, end: LiveEnd) -> dict[str, Any]:
+def end_payload(live: LiveGame, end: LiveEnd) -> dict[str, object]:
     if end.verdict is Verdict.ABORTED:
         head = "Aborted"
     elif end.winner_seat is None:
@@ -136,9 +137,9 @@ def end_payload(live: LiveGame, end: LiveEnd) -> dict[str, Any]:
     }
 
 
-def start_payload(live: LiveGame, moves: list[LiveMove]) -> dict[str, Any]:
+def start_payload(live: LiveGame, moves: list[LiveMove]) -> dict[str, object]:
     position = moves[-1].position if moves else live.initial_position
-    clocks: list[Any] = list(moves[-1].clocks) if moves else []
+    clocks: list[float | None] = list(moves[-1].clocks) if moves else []
     return {
         "uid": live.uid,
         "game": live.game,
@@ -162,7 +163,7 @@ class Broadcast:
     once, however many watch, and each event is encoded once.
     """
 
-    def __init__(self, live: LiveGame, cache: EventCache, done: Any) -> None:
+    def __init__(self, live: LiveGame, cache: EventCache, done: Callable[[str], object]) -> None:
         self.live = live
         self.cache = cache
         self.subscribers: set[asyncio.Queue[Item]] = set()

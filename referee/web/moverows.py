@@ -11,7 +11,6 @@ wall time), ``memory_mb``, ``clock_s`` (left after the move), ``annotation``, ``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from referee.web.analysis import Analysis
 from referee.web.replay import GameView
@@ -20,13 +19,13 @@ from referee.web.story import move_sentence
 
 def move_rows(
     view: GameView, analysis: Analysis | None, hidden: frozenset[int] = frozenset()
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     """Every ply of ``view`` as one JSON-ready row; think records of ``hidden`` seats left out."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for index, line in enumerate(view.moves):
         search = view.searches[index] if index < len(view.searches) else None
         judged = analysis.evals.get(line.ply) if analysis is not None else None
-        reference: Mapping[str, Any] | None = None
+        reference: Mapping[str, object] | None = None
         if judged is not None:
             reference = {
                 "eval": judged.played,

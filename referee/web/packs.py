@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,7 +19,9 @@ def _owns(web: Web, request: Request, view: GameView, seat: int) -> bool:
     return me is not None and player is not None and player.owner_id == me.player_id
 
 
-def own_packs(web: Web, request: Request, view: GameView, detail: GameDetail) -> list[Any]:
+def own_packs(
+    web: Web, request: Request, view: GameView, detail: GameDetail
+) -> list[tuple[str, str]]:
     """(seat name, download path) of each faulted seat of the signed-in student's bots."""
     return [
         (view.seat_names[seat], f"/games/{view.summary.id}/pack/{seat}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 from starlette.exceptions import HTTPException
@@ -25,12 +25,16 @@ from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, pv_of
+from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
 from referee.web.plots import versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
 
-SORTS: dict[str, Callable[[BoardRow], Any]] = {
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
+
+SORTS: dict[str, Callable[[BoardRow], SupportsRichComparison]] = {
     # Ranks count within a connected group: the groups stay apart, group 1 first.
     "rank": lambda r: (r.group, r.rank),
     "bot": lambda r: r.version.display.lower(),
@@ -85,7 +89,7 @@ def leaderboard(request: Request) -> Response:
     )
     if fragment:
         return HTMLResponse(board_html, headers={"cache-control": "no-store"})
-    page: dict[str, Any] = {"game": game, "table": table, "board_html": board_html}
+    page: dict[str, object] = {"game": game, "table": table, "board_html": board_html}
     page["snap"] = snap
     return web.render(request, "leaderboard.html", page)
 
@@ -131,7 +135,7 @@ def find_tournament(web: Web, key: int) -> TournamentInfo:
         raise HTTPException(404, f"no tournament {key}") from None
 
 
-def tournament_data(web: Web, key: int) -> dict[str, Any]:
+def tournament_data(web: Web, key: int) -> TournamentData:
     t = find_tournament(web, key)
     st = standings(web.need_repo(), t.id)
     names = snapshot(web).names
@@ -156,7 +160,7 @@ def tournament(request: Request) -> Response:
 # ------------------------------------------------------------------------------- bots
 
 
-def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
+def bot_data(web: Web, bot_id: int) -> BotData:
     repo = web.need_repo()
     snap = snapshot(web)
     versions = sorted(
@@ -168,7 +172,7 @@ def bot_data(web: Web, bot_id: int) -> dict[str, Any]:
     full = {v.id: v for v in repo.list_bot_versions(versions[0].bot)}
     uploads = [(v.version, full[v.id].created_at) for v in versions if v.id in full]
     played = bot_games(repo, sorted(ids))
-    per_game = []
+    per_game: list[BotGameData] = []
     for game in snap.ordered_games():
         table = snap.tables[game]
         rows = [r for r in (table.row_of(v.id) for v in versions) if r is not None]
@@ -201,7 +205,7 @@ def bot(request: Request) -> Response:
     return web.render(request, "bot.html", bot_data(web, request.path_params["bot_id"]))
 
 
-def versus_data(web: Web, bot_id: int, other_id: int) -> dict[str, Any]:
+def versus_data(web: Web, bot_id: int, other_id: int) -> VersusData:
     """Every game between two bots, from the first bot's side."""
     names = snapshot(web).names
     mine = sorted((v for v in names.values() if v.bot_id == bot_id), key=lambda v: v.id)
@@ -276,7 +280,9 @@ def _plays_in(web: Web, request: Request | None, view: GameView) -> bool:
     return any(p is not None and p.owner_id == me.player_id for p in view.players)
 
 
-def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -> list[Any]:
+def own_output(
+    web: Web, request: Request, view: GameView, detail: GameDetail
+) -> list[tuple[str, VersionName, str]]:
     """The signed-in student's own bots' standard error in this game (nobody else's)."""
     me = web.session(request)
     if me is None:
@@ -288,7 +294,7 @@ def own_output(web: Web, request: Request, view: GameView, detail: GameDetail) -
     return out
 
 
-def replay_context(view: GameView, ply: int, more: Extras | None = None) -> dict[str, Any]:
+def replay_context(view: GameView, ply: int, more: Extras | None = None) -> dict[str, object]:
     return {
         "view": view,
         "ply": ply,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
 from xml.sax.saxutils import escape
 
 from markupsafe import Markup
@@ -142,7 +141,7 @@ def versions_plot(
     return Markup("".join(out))
 
 
-def _grid(low: float, high: float, left: int, right: int, y: Any) -> list[str]:
+def _grid(low: float, high: float, left: int, right: int, y: Callable[[float], float]) -> list[str]:
     """Five horizontal grid lines with their ratings."""
     out = []
     for k in range(5):

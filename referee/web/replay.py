@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from engine.game import State
 from engine.records import GameRecord, RecordedMove, SearchInfo, read_record, record_from_json
 from engine.registry import load_game
 from engine.render import render_svg
@@ -120,7 +121,7 @@ def new_cells(before: Sequence[str], after: Sequence[str]) -> set[tuple[int, int
     }
 
 
-def legal_counts(state: Any) -> tuple[int | None, int | None]:
+def legal_counts(state: State[Any]) -> tuple[int | None, int | None]:
     """Each seat's legal-move count in ``state``: both seats where the game can count the
     side not to move (Tetress: ``mobility``), else the side to move's only."""
     mobility = getattr(state, "mobility", None)
@@ -132,7 +133,7 @@ def legal_counts(state: Any) -> tuple[int | None, int | None]:
     return counts[0], counts[1]
 
 
-def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[str, int]]:
+def ghost_cells(state: State[Any], line: Sequence[str]) -> dict[tuple[int, int], tuple[str, int]]:
     """The cells each move of ``line`` would fill, played out from ``state`` (a copy), with the
     filling seat's grid character and the move's number in the line; stops at a move that
     cannot be played (a PV is the bot's claim, not a checked line)."""
@@ -159,7 +160,7 @@ def ghost_cells(state: Any, line: Sequence[str]) -> dict[tuple[int, int], tuple[
     return ghosts
 
 
-def _seat_char(after: Sequence[str], filled: set[tuple[int, int]], state: Any) -> str | None:
+def _seat_char(after: Sequence[str], filled: set[tuple[int, int]], state: State[Any]) -> str | None:
     """The grid character of the seat that just moved: from a cell it filled, else (every
     cell cleared at once) its token's character in a game of tokens."""
     for r, c in filled:
@@ -325,7 +326,7 @@ class ViewCache:
                 self._views.popitem(last=False)
 
 
-def format_clock(seconds: Any) -> str:
+def format_clock(seconds: float | None) -> str:
     """``m:ss.s`` for a clock (``—`` for none); a negative remainder shows as 0."""
     if seconds is None:
         return "—"

@@ -6,7 +6,6 @@ as JSON."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -28,7 +27,7 @@ async def _wheel() -> Wheel:
         raise HTTPException(503, f"the SDK is not available here: {exc}") from None
 
 
-def _facts(request: Request, wheel: Wheel) -> dict[str, Any]:
+def _facts(request: Request, wheel: Wheel) -> dict[str, object]:
     url = str(request.url_for("sdk_file", name=wheel.name))
     host = request.url.hostname or "HOST"
     port = getattr(request.app.state, "referee_port", None) or _DEFAULT_REFEREE_PORT

@@ -15,12 +15,15 @@ import enum
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from referee.storage import NotFoundError
 from referee.storage.browse import VersionName
 from referee.storage.enums import Role, TournamentStatus
 from referee.web.security import Session
+
+if TYPE_CHECKING:
+    from referee.storage import Repository
 
 
 class PublishThinking(enum.StrEnum):
@@ -52,7 +55,7 @@ def visible_seats(
     )
 
 
-def tournament_status(repo: Any, tournament_id: int | None) -> TournamentStatus | None:
+def tournament_status(repo: Repository, tournament_id: int | None) -> TournamentStatus | None:
     """The game's tournament's status (``None``: no tournament, or it is gone)."""
     if tournament_id is None:
         return None

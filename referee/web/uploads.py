@@ -13,7 +13,7 @@ The body limit (archive limit plus room for the form) is enforced by
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
@@ -25,18 +25,24 @@ from referee.web.account import my_bots, require_session
 from referee.web.context import CSRF_COOKIE, Web, web_of
 from referee.web.security import Session, csrf_ok
 
+if TYPE_CHECKING:
+    from referee.storage.submissions import SubmissionInfo
+    from referee.submissions.service import Submissions
+
 #: Room for the multipart framing and the other fields around the archive itself.
 FORM_OVERHEAD_BYTES = 64 * 1024
 
 
-def upload_limit(submissions: Any) -> int | None:
+def upload_limit(submissions: Submissions | None) -> int | None:
     """The request body limit for uploads to ``submissions`` (``None``: no service)."""
     if submissions is None:
         return None
     return int(submissions.limits.max_archive_bytes) + FORM_OVERHEAD_BYTES
 
 
-def view(web: Web, session: Session, submissions: Any) -> list[Any] | None:
+def view(
+    web: Web, session: Session, submissions: Submissions | None
+) -> list[SubmissionInfo] | None:
     """The student's own submissions, newest first (``None``: uploads are off here)."""
     if submissions is None:
         return None
@@ -72,7 +78,7 @@ async def upload(request: Request) -> Response:
         return await _page(request, web, session, str(exc))
     if str(info.status) == "validating":
         task = asyncio.create_task(submissions.validate(info))
-        tasks: set[asyncio.Task[Any]] = request.app.state.validations
+        tasks: set[asyncio.Task[SubmissionInfo]] = request.app.state.validations
         tasks.add(task)
         task.add_done_callback(tasks.discard)
     return RedirectResponse("/me", status_code=303)
@@ -84,8 +90,9 @@ async def _page(request: Request, web: Web, session: Session, error: str) -> Res
     return web.render(request, "me.html", context, 422)
 
 
-def me_context(request: Request, web: Web, session: Session) -> dict[str, Any]:
-    context = my_bots(web, session)
+def me_context(request: Request, web: Web, session: Session) -> dict[str, object]:
+    """The ``me`` page's template values."""
+    context: dict[str, object] = dict(my_bots(web, session))
     context["submissions"] = view(web, session, request.app.state.submissions)
     context["upload_limit"] = upload_limit(request.app.state.submissions)
     context["upload_error"] = None

@@ -1,0 +1,60 @@
+"""What the tournament, bot and versus pages are made of: one shape for their HTML templates
+and their JSON (:mod:`referee.web.api`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypedDict
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+    from referee.ratings import Leaderboard
+    from referee.storage import BotVersionInfo, TournamentInfo
+    from referee.storage.browse import GameLine, VersionName
+    from referee.web.botstory import HeadToHead, Matchup, TimeProfile
+    from referee.web.pages import Progress
+    from referee.web.tables import BoardRow, OpponentLine
+
+
+class TournamentData(TypedDict):
+    """A tournament: its standings, each entrant's names (by label) and its progress."""
+
+    t: TournamentInfo
+    board: Leaderboard
+    players: list[str]
+    names: dict[str, VersionName | None]
+    progress: Progress
+
+
+class BotGameData(TypedDict):
+    """One game a bot plays: its rows in the table, its rating plot, how it fared."""
+
+    game: str
+    rows: list[BoardRow]
+    plot: Markup
+    opponents: list[OpponentLine]
+    matchups: list[Matchup]
+    profiles: list[TimeProfile]
+
+
+class BotData(TypedDict):
+    """A bot: its versions (newest first, with their stored facts), its games."""
+
+    bot: VersionName
+    versions: list[tuple[VersionName, BotVersionInfo | None]]
+    per_game: list[BotGameData]
+    recent: list[GameLine]
+    names: Mapping[int, VersionName]
+
+
+class VersusData(TypedDict):
+    """Every game between two bots, from the first bot's side."""
+
+    a: VersionName
+    b: VersionName
+    a_versions: list[VersionName]
+    b_versions: list[VersionName]
+    h2h: HeadToHead
+    names: Mapping[int, VersionName]
+    seat_names: list[tuple[int, str]]
