@@ -23,14 +23,6 @@ MODULE_ALLOW: dict[str, str] = {
 }
 FUNCTION_ALLOW: dict[str, str] = {
     "engine/tetress/bitboard.py::legal_masks": "engine",
-    # bench/ came under this test with these (each a benchmark's whole run in one function).
-    "bench/engine.py::measure": "bench",
-    "bench/ratings.py::main": "bench",
-    "bench/refbot.py::main": "bench",
-    "bench/referee.py::main": "bench",
-    "bench/submit.py::measure": "bench",
-    "bench/tournament.py::main": "bench",
-    "bench/web.py::main": "bench",
 }
 
 
