@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from referee.match.seat import SessionClosed
+from referee.match.seat import Seat, SessionClosed
 from referee.telemetry.logs import get_logger
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class AwayWindows:
         return None
 
 
-def seat_away(runner: MatchRunner[Any], seat: int, when: float, why: str) -> None:
+def seat_away(runner: MatchRunner[Seat], seat: int, when: float, why: str) -> None:
     """``seat``'s session dropped at ``when``: its reconnect window opens (its clock runs on)."""
     window = runner.sessions[seat].resume_window
     runner.away.leave(seat, when, window, why)
@@ -70,7 +70,7 @@ def seat_away(runner: MatchRunner[Any], seat: int, when: float, why: str) -> Non
     log.info("seat_away", reason=why, window_s=window)
 
 
-async def seat_back(runner: MatchRunner[Any], seat: int) -> None:
+async def seat_back(runner: MatchRunner[Seat], seat: int) -> None:
     """The seat's session is back: give it the game again, and the pending request."""
     session = runner.sessions[seat]
     if not runner.away.back(seat) and not session.resumes:

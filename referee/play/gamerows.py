@@ -66,7 +66,7 @@ def finished_game(
     )
 
 
-def _stored_moves(report: GameReport) -> list[dict[str, Any]]:
+def _stored_moves(report: GameReport) -> list[dict[str, object]]:
     """Each move as the games table keeps it: who played what, and what it cost."""
     return [
         {
