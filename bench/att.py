@@ -24,7 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.att import AsymmetricTetrisTactics, AttState, Choice
 from engine.att.pieces import PIECES, SHAPES, Shape
-from engine.att.search import first_filled_row, geometry, middle_columns, rest_masks
+from engine.att.search import (
+    Geometry,
+    first_filled_row,
+    geometry,
+    middle_columns,
+    rest_masks,
+)
 
 
 def positions(count: int, seed: int = 1) -> list[AttState]:
@@ -97,37 +103,8 @@ def main() -> None:
     height = 20 - sorted(tops)[len(tops) // 2]
     print(f"{len(sample)} positions, median stack height {height}")
     count = len(sample)
-    # The two searches must agree before either is timed.
-    for state in sample[::10]:
-        assert state.pending is not None
-        for s in SHAPES[state.pending]:
-            fast = {
-                (r, c)
-                for r, cols in rest_masks(geo, state.rows, s)
-                for c in range(10)
-                if cols >> c & 1
-            }
-            assert fast == baseline_rests(state.rows, s, 10), (state, s)
-
-    def baseline() -> None:
-        for state in sample:
-            assert state.pending is not None
-            for s in SHAPES[state.pending]:
-                baseline_rests(state.rows, s, 10)
-
-    def search_only() -> None:
-        for state in sample:
-            piece = state.pending
-            assert piece is not None
-            top = first_filled_row(state.rows)
-            for s in SHAPES[piece]:
-                rest_masks(geo, state.rows, s, top)
-
-    def legal_drops() -> None:
-        for state in sample:
-            state._rests = None  # measure the search, not the cache
-            list(state.legal_moves)
-
+    _check_agreement(sample, geo)
+    baseline, search_only, legal_drops = _workloads(sample, geo)
     search_s = _best_of(3, search_only)
     print(
         f"search only:        {count / search_s:8.0f} generations/s "
@@ -156,6 +133,48 @@ def main() -> None:
             "resting_positions_mean": round(moves, 1),
         }
         print(json.dumps(figures))
+
+
+def _check_agreement(sample: list[AttState], geo: Geometry) -> None:
+    """The two searches must agree (on every tenth position) before either is timed."""
+    for state in sample[::10]:
+        assert state.pending is not None
+        for s in SHAPES[state.pending]:
+            fast = {
+                (r, c)
+                for r, cols in rest_masks(geo, state.rows, s)
+                for c in range(10)
+                if cols >> c & 1
+            }
+            assert fast == baseline_rests(state.rows, s, 10), (state, s)
+
+
+def _workloads(
+    sample: list[AttState], geo: Geometry
+) -> tuple[Callable[[], None], Callable[[], None], Callable[[], None]]:
+    """The timed work over ``sample``: the baseline search, the search alone, and listing the
+    legal drops as a state does."""
+
+    def baseline() -> None:
+        for state in sample:
+            assert state.pending is not None
+            for s in SHAPES[state.pending]:
+                baseline_rests(state.rows, s, 10)
+
+    def search_only() -> None:
+        for state in sample:
+            piece = state.pending
+            assert piece is not None
+            top = first_filled_row(state.rows)
+            for s in SHAPES[piece]:
+                rest_masks(geo, state.rows, s, top)
+
+    def legal_drops() -> None:
+        for state in sample:
+            state._rests = None  # measure the search, not the cache
+            list(state.legal_moves)
+
+    return baseline, search_only, legal_drops
 
 
 if __name__ == "__main__":

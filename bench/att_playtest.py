@@ -216,17 +216,7 @@ def _job(args: tuple[str, str, int, int]) -> tuple[str, str, Trace]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=40, help="games per pairing")
-    parser.add_argument("--cap", type=int, default=400, help="placer turns per game at most")
-    parser.add_argument("--turns", default="25,50,100,200,400", help="N values")
-    parser.add_argument("--rows", default="10,25,50,100,200", help="M values")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--choosers", default=",".join(CHOOSERS), help="chooser bots")
-    parser.add_argument("--placers", default=",".join(PLACERS), help="placer bots")
-    parser.add_argument(
-        "--json", action="store_true", help="end with one JSON object of the win rates"
-    )
+    parser = _parser()
     args = parser.parse_args(argv)
     ns = [int(x) for x in args.turns.split(",")]
     ms = [int(x) for x in args.rows.split(",")]
@@ -248,27 +238,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(jobs)} games, cap {args.cap} placer turns, {elapsed:.0f} s\n")
     rates: dict[str, dict[str, float]] = {}
     for (c, p), group in traces.items():
-        lengths = sorted(len(t.rows_after) for t in group)
-        endings: dict[str, int] = {}
-        for t in group:
-            key = t.ending.value if t.ending else f"cap_{args.cap}"
-            endings[key] = endings.get(key, 0) + 1
-        rows = sorted(t.rows_after[-1] if t.rows_after else 0 for t in group)
         print(f"### chooser {c} vs placer {p} ({len(group)} games)\n")
-        print(
-            f"Unlimited game: median {lengths[len(lengths) // 2]} placer turns, median "
-            f"{rows[len(rows) // 2]} rows cleared; endings "
-            + ", ".join(f"{k} {v}" for k, v in sorted(endings.items()))
-            + "\n"
-        )
-        print("Chooser win rate | " + " | ".join(f"M={m}" for m in ms))
-        print("---|" + "---|" * len(ms))
-        for n in ns:
-            cells = [sum(t.chooser_wins(n, m) for t in group) / len(group) for m in ms]
-            print(f"N={n} | " + " | ".join(f"{x:.0%}" for x in cells))
-            for m, x in zip(ms, cells, strict=True):
-                rates.setdefault(f"{c} vs {p}", {})[f"N={n},M={m}"] = round(x, 3)
-        print()
+        pairing = _report_pairing(group, args.cap, ns, ms)
+        if pairing:
+            rates[f"{c} vs {p}"] = pairing
     if args.json:
         figures = {
             "games": len(jobs),
@@ -277,6 +250,48 @@ def main(argv: list[str] | None = None) -> None:
             "chooser_win_rate": rates,
         }
         print(json.dumps(figures))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=40, help="games per pairing")
+    parser.add_argument("--cap", type=int, default=400, help="placer turns per game at most")
+    parser.add_argument("--turns", default="25,50,100,200,400", help="N values")
+    parser.add_argument("--rows", default="10,25,50,100,200", help="M values")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--choosers", default=",".join(CHOOSERS), help="chooser bots")
+    parser.add_argument("--placers", default=",".join(PLACERS), help="placer bots")
+    parser.add_argument(
+        "--json", action="store_true", help="end with one JSON object of the win rates"
+    )
+    return parser
+
+
+def _report_pairing(group: list[Trace], cap: int, ns: list[int], ms: list[int]) -> dict[str, float]:
+    """Print one pairing's unlimited games and its table of chooser win rates under each
+    ``(N, M)``; returns the rates by ``"N=n,M=m"``."""
+    lengths = sorted(len(t.rows_after) for t in group)
+    endings: dict[str, int] = {}
+    for t in group:
+        key = t.ending.value if t.ending else f"cap_{cap}"
+        endings[key] = endings.get(key, 0) + 1
+    rows = sorted(t.rows_after[-1] if t.rows_after else 0 for t in group)
+    print(
+        f"Unlimited game: median {lengths[len(lengths) // 2]} placer turns, median "
+        f"{rows[len(rows) // 2]} rows cleared; endings "
+        + ", ".join(f"{k} {v}" for k, v in sorted(endings.items()))
+        + "\n"
+    )
+    print("Chooser win rate | " + " | ".join(f"M={m}" for m in ms))
+    print("---|" + "---|" * len(ms))
+    rates: dict[str, float] = {}
+    for n in ns:
+        cells = [sum(t.chooser_wins(n, m) for t in group) / len(group) for m in ms]
+        print(f"N={n} | " + " | ".join(f"{x:.0%}" for x in cells))
+        for m, x in zip(ms, cells, strict=True):
+            rates[f"N={n},M={m}"] = round(x, 3)
+    print()
+    return rates
 
 
 if __name__ == "__main__":

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
-import contextlib
 import gc
 import json
 import os
@@ -48,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +58,8 @@ sys.path.insert(0, str(ROOT))
 
 #: The client processes' program (the bench bots).
 BOTS = str(ROOT / "bench" / "concurrency_bots.py")
+
+from bench.concurrency_meters import BASE_NICENESS, GcPauses, Meter, raise_priority  # noqa: E402
 
 
 def _scripts(count: int, seed: int) -> list[list[str]]:
@@ -78,69 +79,6 @@ def _scripts(count: int, seed: int) -> list[list[str]]:
     return out
 
 
-class Meter:
-    """This process's resident memory and CPU time (the server runs in it)."""
-
-    def __init__(self) -> None:
-        import psutil
-
-        self._proc = psutil.Process()
-        self.peak_rss = 0
-
-    def rss(self) -> int:
-        rss = int(self._proc.memory_info().rss)
-        self.peak_rss = max(self.peak_rss, rss)
-        return rss
-
-    def cpu_s(self) -> float:
-        times = self._proc.cpu_times()
-        return float(times.user + times.system)
-
-    def loop_cpu_s(self) -> float:
-        """The event loop's thread alone (gRPC polls on threads of its own): the part that
-        cannot use a second core."""
-        import threading
-
-        main = threading.main_thread().native_id
-        return sum(t.user_time + t.system_time for t in self._proc.threads() if t.id == main)
-
-    async def sample(self, every: float = 0.5) -> None:
-        while True:
-            self.rss()
-            await asyncio.sleep(every)
-
-
-class GcPauses:
-    """The garbage collector's pauses in this process (they stall the event loop), with the
-    generation each one collected."""
-
-    def __init__(self) -> None:
-        self.pauses: list[float] = []
-        self.by_generation: list[list[float]] = [[], [], []]
-        self._started = 0.0
-        gc.callbacks.append(self._note)
-
-    def _note(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            pause = time.perf_counter() - self._started
-            self.pauses.append(pause)
-            self.by_generation[info["generation"]].append(pause)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "gc_pauses": len(self.pauses),
-            "gc_max_pause_ms": round(max(self.pauses, default=0.0) * 1e3, 2),
-            "gc_total_ms": round(sum(self.pauses) * 1e3, 1),
-            "gc_full_collections": len(self.by_generation[2]),
-            "gc_full_max_ms": round(max(self.by_generation[2], default=0.0) * 1e3, 2),
-        }
-
-    def close(self) -> None:
-        gc.callbacks.remove(self._note)
-
-
 async def _probe(seconds: float) -> None:
     """The machine's own scheduling noise, for comparison: an idle event loop in a process
     of its own wakes from 5 ms sleeps; prints how late (ms) as one JSON list."""
@@ -151,34 +89,6 @@ async def _probe(seconds: float) -> None:
         await asyncio.sleep(0.005)
         late.append((time.monotonic() - before - 0.005) * 1e3)
     print(json.dumps(late), flush=True)
-
-
-#: The niceness the bench was started with: its children (bots, probe) run at it, whatever
-#: ``--server-priority`` gives the server.
-BASE_NICENESS = os.getpriority(os.PRIO_PROCESS, 0)
-
-
-def _raise_priority(levels: int, pid: int = 0) -> None:
-    """Run process ``pid`` (0: this one) ``levels`` nice levels up. Call it before gRPC starts
-    its threads: on Linux a thread's niceness is its own, inherited by the threads it starts.
-    Where the kernel groups processes by session (autogroup), niceness only ranks a session's
-    own processes, so the session's group is raised too: each bench bot process leads a
-    session of its own; this process is in its caller's, whose group is put back on exit."""
-    os.setpriority(os.PRIO_PROCESS, pid, BASE_NICENESS - levels)
-    path = f"/proc/{pid or 'self'}/autogroup"
-    try:
-        with open(path) as group:
-            before = group.read().split()[-1]  # "/autogroup-N nice K"
-        _write_group(path, str(BASE_NICENESS - levels))
-    except OSError:
-        return  # no autogroup: plain niceness is enough
-    if not pid:
-        atexit.register(_write_group, path, before)
-
-
-def _write_group(path: str, nice: str) -> None:
-    with contextlib.suppress(OSError), open(path, "w") as group:
-        group.write(nice)
 
 
 def _spawn(
@@ -197,7 +107,7 @@ def _spawn(
         if (n := min(per, sessions_wanted - i * per)) > 0
     ]
     for proc in procs:  # before they start threads of their own
-        _raise_priority(priority, proc.pid)
+        raise_priority(priority, proc.pid)
     return procs
 
 
@@ -267,6 +177,27 @@ async def _play(server: Any, games: int, scripts: list[list[str]]) -> tuple[list
     return list(reports), overheads
 
 
+@dataclass
+class _Measures:
+    """What one run measured in the server's process, as raw numbers: the baseline before the
+    bots start, then the marks at "all connected" and "all played"."""
+
+    rss_base: int
+    cpu_start: float
+    connect_s: float = 0.0
+    connected: int = 0
+    rss_idle: int = 0
+    cpu_connected: float = 0.0
+    loop_connected: float = 0.0
+    elapsed: float = 0.0
+    cpu_played: float = 0.0
+    loop_played: float = 0.0
+    reports: list[Any] = field(default_factory=list)
+    overheads: list[float] = field(default_factory=list)
+    machine_lag: list[float] = field(default_factory=list)
+    gc_pauses: dict[str, Any] = field(default_factory=dict)
+
+
 async def _run(
     games: int,
     clients: int,
@@ -285,34 +216,11 @@ async def _run(
     address = await server.start("127.0.0.1:0")
     if tune_gc:
         tune_for_serving()  # as ``referee serve`` does once started
-    rss_base = meter.rss()
+    m = _Measures(rss_base=meter.rss(), cpu_start=meter.cpu_s())
     sampler = asyncio.create_task(meter.sample())
-    cpu_start = meter.cpu_s()
     procs = _spawn(address, games, clients, path, think, streams, bots_priority)
     try:
-        connect_s = await _wait_connected(server, 2 * games, 180)
-        connected = len(server.lobby)
-        await asyncio.sleep(1.0)  # let the last handshakes settle before measuring idle memory
-        rss_idle = meter.rss()
-        cpu_connected, loop_connected = meter.cpu_s(), meter.loop_cpu_s()
-        started = time.perf_counter()
-        pauses = GcPauses()
-        probe = await asyncio.create_subprocess_exec(
-            sys.executable,
-            __file__,
-            "--probe",
-            "20",
-            stdout=asyncio.subprocess.PIPE,
-            start_new_session=True,  # a session (and scheduling group) of its own
-        )
-        os.setpriority(os.PRIO_PROCESS, probe.pid, BASE_NICENESS)
-        reports, overheads = await _play(server, games, scripts)
-        elapsed = time.perf_counter() - started
-        pauses.close()
-        machine_lag = json.loads((await probe.communicate())[0] or b"[0, 0]")
-        cpu_played, loop_played = meter.cpu_s(), meter.loop_cpu_s()
-        for session in server.lobby.sessions():
-            await session.goodbye("done")
+        await _measure(server, meter, m, games, scripts)
     finally:
         for proc in procs:
             try:
@@ -323,43 +231,14 @@ async def _run(
         await server.stop(0)
     from bench.concurrency_bots import client_reports
 
-    clients = client_reports(path)
-    verdicts = Counter(str(r.end.verdict) for r in reports if r.end is not None)
-    moves = sum(r.plies for r in reports)
-    cuts = statistics.quantiles(overheads, n=100) if len(overheads) > 1 else [0.0] * 99
-    lag_p99 = statistics.quantiles(machine_lag, n=100)[98]
+    bots = client_reports(path)
+    moves = sum(r.plies for r in m.reports)
     return {
-        "concurrent_games": InPlay.peak,
-        "games": games,
-        "games_played": len(reports),
-        "overhead_p50_ms": round(statistics.median(overheads) * 1e3, 3) if overheads else 0,
-        "overhead_p99_ms": round(cuts[98] * 1e3, 3),
-        "overhead_max_ms": round(max(overheads, default=0.0) * 1e3, 3),
-        "timeouts": verdicts.get("time", 0),
-        "verdicts": dict(verdicts),
-        "moves": moves,
-        "moves_per_s": round(moves / elapsed, 1) if elapsed else 0.0,
-        "elapsed_s": round(elapsed, 2),
-        "sessions_wanted": 2 * games,
-        "connected": connected,
-        "connect_s": round(connect_s, 2),
-        **clients,
+        **_play_figures(m, games, moves),
+        **bots,
         "server_refused": {k: v for k, v in server.handshakes.snapshot()["refused"].items() if v},
-        "machine_lag_p99_ms": round(lag_p99, 2),
-        # The baseline of the same run: how far above the machine's own noise the referee is.
-        "overhead_p99_to_machine_lag": round(cuts[98] * 1e3 / lag_p99, 2) if lag_p99 else None,
-        **pauses.summary(),
-        "gc_threshold": list(gc.get_threshold()),
-        "gc_frozen": gc.get_freeze_count(),
-        "server_rss_mb": round(meter.peak_rss / 2**20, 1),
-        "idle_session_bytes": round((rss_idle - rss_base) / max(1, connected)),
-        "server_cpu_connect_s": round(cpu_connected - cpu_start, 2),
-        "server_cpu_play_s": round(cpu_played - cpu_connected, 2),
-        "server_cpu_ms_per_move": round((cpu_played - cpu_connected) * 1e3 / max(1, moves), 4),
-        "server_loop_cpu_ms_per_move": round(
-            (loop_played - loop_connected) * 1e3 / max(1, moves), 4
-        ),
-        "client_cpu_ms_per_move": round(clients["client_cpu_s"] * 1e3 / max(1, moves), 4),
+        **_noise_figures(m),
+        **_cost_figures(m, meter.peak_rss, bots["client_cpu_s"], moves),
         "think_ms": think,
         "streams_per_connection": streams,
         "server_niceness": os.getpriority(os.PRIO_PROCESS, 0),
@@ -370,10 +249,136 @@ async def _run(
     }
 
 
+async def _measure(
+    server: Any, meter: Meter, m: _Measures, games: int, scripts: list[list[str]]
+) -> None:
+    """Wait for the bots, play the games beside the lag probe, and say goodbye to the bots,
+    noting into ``m`` what each stage cost."""
+    m.connect_s = await _wait_connected(server, 2 * games, 180)
+    m.connected = len(server.lobby)
+    await asyncio.sleep(1.0)  # let the last handshakes settle before measuring idle memory
+    m.rss_idle = meter.rss()
+    m.cpu_connected, m.loop_connected = meter.cpu_s(), meter.loop_cpu_s()
+    started = time.perf_counter()
+    pauses = GcPauses()
+    probe = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--probe",
+        "20",
+        stdout=asyncio.subprocess.PIPE,
+        start_new_session=True,  # a session (and scheduling group) of its own
+    )
+    os.setpriority(os.PRIO_PROCESS, probe.pid, BASE_NICENESS)
+    m.reports, m.overheads = await _play(server, games, scripts)
+    m.elapsed = time.perf_counter() - started
+    pauses.close()
+    m.gc_pauses = pauses.summary()
+    m.machine_lag = json.loads((await probe.communicate())[0] or b"[0, 0]")
+    m.cpu_played, m.loop_played = meter.cpu_s(), meter.loop_cpu_s()
+    for session in server.lobby.sessions():
+        await session.goodbye("done")
+
+
+def _overhead_p99(m: _Measures) -> float:
+    cuts = statistics.quantiles(m.overheads, n=100) if len(m.overheads) > 1 else [0.0] * 99
+    return cuts[98]
+
+
+def _play_figures(m: _Measures, games: int, moves: int) -> dict[str, Any]:
+    """The games: how many, at once, how they ended, how fast, and the referee's overhead."""
+    verdicts = Counter(str(r.end.verdict) for r in m.reports if r.end is not None)
+    overheads = m.overheads
+    return {
+        "concurrent_games": InPlay.peak,
+        "games": games,
+        "games_played": len(m.reports),
+        "overhead_p50_ms": round(statistics.median(overheads) * 1e3, 3) if overheads else 0,
+        "overhead_p99_ms": round(_overhead_p99(m) * 1e3, 3),
+        "overhead_max_ms": round(max(overheads, default=0.0) * 1e3, 3),
+        "timeouts": verdicts.get("time", 0),
+        "verdicts": dict(verdicts),
+        "moves": moves,
+        "moves_per_s": round(moves / m.elapsed, 1) if m.elapsed else 0.0,
+        "elapsed_s": round(m.elapsed, 2),
+        "sessions_wanted": 2 * games,
+        "connected": m.connected,
+        "connect_s": round(m.connect_s, 2),
+    }
+
+
+def _noise_figures(m: _Measures) -> dict[str, Any]:
+    """The baselines of the same run: the machine's own lag and the collector's pauses."""
+    lag_p99 = statistics.quantiles(m.machine_lag, n=100)[98]
+    overhead_p99_ms = _overhead_p99(m) * 1e3
+    return {
+        "machine_lag_p99_ms": round(lag_p99, 2),
+        # The baseline of the same run: how far above the machine's own noise the referee is.
+        "overhead_p99_to_machine_lag": round(overhead_p99_ms / lag_p99, 2) if lag_p99 else None,
+        **m.gc_pauses,
+        "gc_threshold": list(gc.get_threshold()),
+        "gc_frozen": gc.get_freeze_count(),
+    }
+
+
+def _cost_figures(m: _Measures, peak_rss: int, client_cpu_s: float, moves: int) -> dict[str, Any]:
+    """Memory, and CPU per move of the server, its event loop and the bench bots."""
+    per_move = max(1, moves)
+    return {
+        "server_rss_mb": round(peak_rss / 2**20, 1),
+        "idle_session_bytes": round((m.rss_idle - m.rss_base) / max(1, m.connected)),
+        "server_cpu_connect_s": round(m.cpu_connected - m.cpu_start, 2),
+        "server_cpu_play_s": round(m.cpu_played - m.cpu_connected, 2),
+        "server_cpu_ms_per_move": round((m.cpu_played - m.cpu_connected) * 1e3 / per_move, 4),
+        "server_loop_cpu_ms_per_move": round(
+            (m.loop_played - m.loop_connected) * 1e3 / per_move, 4
+        ),
+        "client_cpu_ms_per_move": round(client_cpu_s * 1e3 / per_move, 4),
+    }
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--probe":
         asyncio.run(_probe(float(sys.argv[2])))
         return 0
+    parser = _parser()
+    args = parser.parse_args()
+    if args.server_priority:
+        raise_priority(args.server_priority)
+    try:
+        low, high = (float(v) for v in args.think_ms.split("-"))
+    except ValueError:
+        parser.error("--think-ms takes MIN-MAX in milliseconds, e.g. 500-1500")
+    if not 0 <= low <= high:
+        parser.error("--think-ms: need 0 <= MIN <= MAX")
+    from referee.telemetry import logs as referee_logging
+
+    referee_logging.configure("console", "WARNING")
+    scripts = _scripts(20, args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "scripts.json")
+        Path(path).write_text(json.dumps(scripts))
+        result = asyncio.run(
+            _run(
+                args.games,
+                args.clients,
+                scripts,
+                path,
+                args.think_ms,
+                args.gc == "serve",
+                args.streams_per_connection,
+                args.bots_priority,
+            )
+        )
+    if args.json:
+        print(json.dumps(result), flush=True)
+    else:
+        for key, value in result.items():
+            print(f"{key:>18}  {value}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--games", type=int, default=500)
@@ -418,40 +423,7 @@ def main() -> int:
         help="the same for the bench bots' processes (with --server-priority, the bench runs "
         "as on a quiet machine; the lag probe stays at the bench's own priority)",
     )
-    args = parser.parse_args()
-    if args.server_priority:
-        _raise_priority(args.server_priority)
-    try:
-        low, high = (float(v) for v in args.think_ms.split("-"))
-    except ValueError:
-        parser.error("--think-ms takes MIN-MAX in milliseconds, e.g. 500-1500")
-    if not 0 <= low <= high:
-        parser.error("--think-ms: need 0 <= MIN <= MAX")
-    from referee.telemetry import logs as referee_logging
-
-    referee_logging.configure("console", "WARNING")
-    scripts = _scripts(20, args.seed)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "scripts.json")
-        Path(path).write_text(json.dumps(scripts))
-        result = asyncio.run(
-            _run(
-                args.games,
-                args.clients,
-                scripts,
-                path,
-                args.think_ms,
-                args.gc == "serve",
-                args.streams_per_connection,
-                args.bots_priority,
-            )
-        )
-    if args.json:
-        print(json.dumps(result), flush=True)
-    else:
-        for key, value in result.items():
-            print(f"{key:>18}  {value}")
-    return 0
+    return parser
 
 
 if __name__ == "__main__":

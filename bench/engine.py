@@ -42,6 +42,8 @@ from engine.tetress import (
 
 N = 11
 Cell = tuple[int, int]
+#: A position as the baseline sees it: red's cells, blue's cells, the ply.
+_Sets = tuple[set[Cell], set[Cell], int]
 _REPO = Path(__file__).resolve().parents[1]
 _DEFAULT_DIR = _REPO / "tests" / "data" / "conformance" / "tetress"
 
@@ -163,11 +165,6 @@ def pin(core: int | None) -> str:
 
 def measure(seconds: float, positions: int, seed: int) -> dict[str, Any]:
     states, source = sample_positions(positions, seed)
-    args = [
-        (s.blue_mask if s.to_move else s.red_mask, s.red_mask | s.blue_mask, s.ply < 2)
-        for s in states
-    ]
-    args = [(bitboard.replicate(own), bitboard.replicate(occ), first) for own, occ, first in args]
     sets = [
         (
             {divmod(i, N) for i in range(N * N) if s.red_mask >> i & 1},
@@ -179,7 +176,35 @@ def measure(seconds: float, positions: int, seed: int) -> dict[str, Any]:
     # The baseline must agree with the engine, or its figures mean nothing.
     for state, (red, blue, ply) in list(zip(states, sets, strict=True))[:50]:
         assert len(baseline_legal(red, blue, ply)) == len(state.legal_moves)
+    gen, state_gen, game_rate, mean_plies = _engine_rates(states, seconds, seed)
+    base_gen, base_games = _baseline_rates(sets, seconds, seed)
+    return {
+        "legal_generations_per_s": round(gen),
+        "legal_views_per_s": round(state_gen),
+        "random_games_per_s": round(game_rate, 1),
+        "baseline_legal_generations_per_s": round(base_gen, 1),
+        "baseline_random_games_per_s": round(base_games, 2),
+        "legal_generations_ratio": round(gen / base_gen, 1),
+        "random_games_ratio": round(game_rate / base_games, 1),
+        "random_game_mean_plies": mean_plies,
+        "positions": len(states),
+        "position_source": source,
+        "clock": "cpu" if clock is time.process_time else "wall",
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+    }
 
+
+def _engine_rates(
+    states: list[TetressState], seconds: float, seed: int
+) -> tuple[float, float, float, float]:
+    """The engine's rates: bare move generations, fresh legal-move views and random games per
+    second; and the random games' mean length in plies."""
+    masks = [
+        (s.blue_mask if s.to_move else s.red_mask, s.red_mask | s.blue_mask, s.ply < 2)
+        for s in states
+    ]
+    args = [(bitboard.replicate(own), bitboard.replicate(occ), first) for own, occ, first in masks]
     legal_masks = bitboard.legal_masks
 
     def generations() -> int:
@@ -204,6 +229,15 @@ def measure(seconds: float, positions: int, seed: int) -> dict[str, Any]:
         tally[0] += 20
         return 20
 
+    gen = rate(generations, seconds)
+    state_gen = rate(state_generations, seconds / 2)
+    game_rate = rate(games, seconds)
+    return gen, state_gen, game_rate, round(tally[1] / tally[0], 1)
+
+
+def _baseline_rates(sets: list[_Sets], seconds: float, seed: int) -> tuple[float, float]:
+    """The set-based baseline's move generations (on a twentieth of the positions) and random
+    games per second."""
     base_sets = sets[: max(1, len(sets) // 20)]
 
     def baseline_generations() -> int:
@@ -217,26 +251,7 @@ def measure(seconds: float, positions: int, seed: int) -> dict[str, Any]:
         baseline_random_game(base_rng)
         return 1
 
-    gen = rate(generations, seconds)
-    state_gen = rate(state_generations, seconds / 2)
-    game_rate = rate(games, seconds)
-    base_gen = rate(baseline_generations, seconds / 2)
-    base_games = rate(baseline_games, seconds)
-    return {
-        "legal_generations_per_s": round(gen),
-        "legal_views_per_s": round(state_gen),
-        "random_games_per_s": round(game_rate, 1),
-        "baseline_legal_generations_per_s": round(base_gen, 1),
-        "baseline_random_games_per_s": round(base_games, 2),
-        "legal_generations_ratio": round(gen / base_gen, 1),
-        "random_games_ratio": round(game_rate / base_games, 1),
-        "random_game_mean_plies": round(tally[1] / tally[0], 1),
-        "positions": len(states),
-        "position_source": source,
-        "clock": "cpu" if clock is time.process_time else "wall",
-        "python": platform.python_version(),
-        "implementation": platform.python_implementation(),
-    }
+    return rate(baseline_generations, seconds / 2), rate(baseline_games, seconds)
 
 
 def main(argv: Iterable[str] | None = None) -> int:

@@ -24,6 +24,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -43,7 +44,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from referee.ratings.mle import ELO_PER_NAT, fit_ratings  # noqa: E402
+from referee.ratings.mle import ELO_PER_NAT, Fit, fit_ratings  # noqa: E402
 from referee.ratings.results import GameResult  # noqa: E402
 from referee.ratings.table import build_leaderboard  # noqa: E402
 
@@ -177,6 +178,18 @@ def numpy_baseline_fit(
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    results, true = simulate(args.bots, args.games, args.seed, args.schedule)
+    run = _time_fits(results, args.repeat)
+    coverage = _coverage(run.fit, true)
+    figures = _figures(args, run, len(results), coverage)
+    _print_summary(args, run, figures, coverage)
+    if args.json:
+        print(json.dumps(figures))
+    return 0 if math.isfinite(run.fit_s) else 1
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bots", type=int, default=300)
     ap.add_argument("--games", type=int, default=45_000)
@@ -190,11 +203,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="best of N for the library fit")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--blas-threads", default="1", help="OPENBLAS_NUM_THREADS (default 1)")
-    args = ap.parse_args(argv)
+    return ap
 
-    results, true = simulate(args.bots, args.games, args.seed, args.schedule)
+
+@dataclass(frozen=True)
+class _Run:
+    """The library's fit, the two baselines' answers, and what each (and the leaderboard) took."""
+
+    fit: Fit
+    fit_s: float
+    base_elo: np.ndarray
+    base_iters: int
+    base_s: float
+    np_elo: np.ndarray
+    np_iters: int
+    np_s: float
+    board_s: float
+
+
+def _time_fits(results: list[GameResult], repeat: int) -> _Run:
+    """Time the library fit (best of ``repeat``), then each baseline, then the leaderboard."""
     times = []
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         t0 = time.perf_counter()
         fit = fit_ratings(results)
         times.append(time.perf_counter() - t0)
@@ -211,60 +241,71 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     build_leaderboard(results)
     board_s = time.perf_counter() - t0
+    return _Run(fit, fit_s, base_elo, base_iters, base_s, np_elo, np_iters, np_s, board_s)
 
+
+def _coverage(fit: Fit, true: np.ndarray) -> float:
+    """How often a bot's true strength (centred as the fit is) lies in its 95% interval."""
     order = [int(p[3:]) for p in fit.players]
     centred = true[order] - true[order].mean() + 1500.0
-    coverage = float(
+    return float(
         np.mean(
             [abs(fit.ratings[i] - centred[i]) <= fit.ci95(p) for i, p in enumerate(fit.players)]
         )
     )
-    figures = {
+
+
+def _figures(args: argparse.Namespace, run: _Run, games: int, coverage: float) -> dict[str, object]:
+    fit = run.fit
+    return {
         "bots": args.bots,
         "schedule": args.schedule,
-        "games": len(results),
-        "mle_fit_s": round(fit_s, 4),
+        "games": games,
+        "mle_fit_s": round(run.fit_s, 4),
         "mle_iterations": fit.iterations,
-        "mle_fit_baseline_s": round(base_s, 4),
-        "baseline_iterations": base_iters,
-        "ratio": round(base_s / fit_s, 1),
+        "mle_fit_baseline_s": round(run.base_s, 4),
+        "baseline_iterations": run.base_iters,
+        "ratio": round(run.base_s / run.fit_s, 1),
         "max_abs_diff_elo": round(
-            max(float(np.max(np.abs(e - fit.ratings))) for e in (base_elo, np_elo)), 4
+            max(float(np.max(np.abs(e - fit.ratings))) for e in (run.base_elo, run.np_elo)), 4
         ),
-        "gradient_numpy_s": round(np_s, 4),
-        "gradient_numpy_iterations": np_iters,
+        "gradient_numpy_s": round(run.np_s, 4),
+        "gradient_numpy_iterations": run.np_iters,
         "blas_threads": os.environ["OPENBLAS_NUM_THREADS"],
-        "leaderboard_s": round(board_s, 4),
+        "leaderboard_s": round(run.board_s, 4),
         "median_ci95_elo": round(float(np.median([fit.ci95(p) for p in fit.players])), 1),
         "true_in_ci95": round(coverage, 3),
         "target_s": 2.0,
     }
+
+
+def _print_summary(
+    args: argparse.Namespace, run: _Run, figures: dict[str, object], coverage: float
+) -> None:
+    fit_s, base_s, np_s = run.fit_s, run.base_s, run.np_s
     print(
         f"{figures['bots']} bots, {figures['games']} games, {args.schedule} schedule "
         f"(seed {args.seed})"
     )
     print(
         f"  MLE fit (tally + Newton + covariance): {fit_s:.3f} s "
-        f"({fit.iterations} Newton iterations, best of {args.repeat})"
+        f"({run.fit.iterations} Newton iterations, best of {args.repeat})"
     )
     print(
         f"  baseline per-game gradient ascent:     {base_s:.3f} s "
-        f"({base_iters} iterations to 0.01 Elo)"
+        f"({run.base_iters} iterations to 0.01 Elo)"
     )
     print(f"  ratio baseline / MLE fit:              {base_s / fit_s:.1f}x")
     print(
-        f"  same gradient ascent, numpy:           {np_s:.3f} s ({np_iters} iterations; "
+        f"  same gradient ascent, numpy:           {np_s:.3f} s ({run.np_iters} iterations; "
         "no intervals)"
     )
     print(f"  max |baselines - fit|:                 {figures['max_abs_diff_elo']} Elo")
-    print(f"  whole leaderboard (+cross table, LOS): {board_s:.3f} s")
+    print(f"  whole leaderboard (+cross table, LOS): {run.board_s:.3f} s")
     print(
         f"  median 95% CI: ±{figures['median_ci95_elo']} Elo; true strength inside: {coverage:.1%}"
     )
     print(f"  target < 2 s: {'met' if fit_s < 2.0 else 'MISSED'}")
-    if args.json:
-        print(json.dumps(figures))
-    return 0 if math.isfinite(fit_s) else 1
 
 
 if __name__ == "__main__":

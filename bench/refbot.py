@@ -34,8 +34,8 @@ from client_sdk.examples.random_bot import RandomBot  # noqa: E402
 from client_sdk.examples.reference_bot import Level1, Level2, Level3  # noqa: E402
 from client_sdk.reference import LEVELS, searcher_for  # noqa: E402
 from referee.analysis.anchors import RANDOM_ELO, calibrate, write_anchors  # noqa: E402
-from referee.analysis.local_pairs import play_pairs  # noqa: E402
-from referee.analysis.openings import default_book_path, load_book  # noqa: E402
+from referee.analysis.local_pairs import LocalGame, play_pairs  # noqa: E402
+from referee.analysis.openings import Book, default_book_path, load_book  # noqa: E402
 
 LEVEL_CLASSES = {1: Level1, 2: Level2, 3: Level3}
 
@@ -72,14 +72,7 @@ def speed(game_name: str, positions: int = 12) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--game", default="tetress", choices=("tetress", "att"))
-    parser.add_argument("--pairs", type=int, default=3, help="game pairs per meeting")
-    parser.add_argument("--levels", default="1,2,3")
-    parser.add_argument("--calibrate", action="store_true")
-    parser.add_argument("--write", action="store_true", help="with --calibrate: store the table")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     levels = [int(x) for x in args.levels.split(",")]
     book = load_book(default_book_path(args.game))
     nodes_per_s, evals_per_s = speed(args.game)
@@ -87,26 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.game}: search {nodes_per_s:,.0f} nodes/s; greedy scan {evals_per_s:,.0f} "
         f"evaluations/s (ratio {nodes_per_s / evals_per_s:.2f}; noisy: shared cores)"
     )
-    scores = {}
-    results = []
-    for level in levels:
-        games = play_pairs(
-            LEVEL_CLASSES[level],
-            GreedyBot,
-            book,
-            args.pairs,
-            args.game,
-            f"reference-L{level}",
-            "greedy",
-        )
-        results += games
-        score = sum(g.score for g in games) / len(games)
-        scores[f"L{level}"] = round(score, 3)
-        print(
-            f"level {level} ({LEVELS[args.game][level]} nodes) vs greedy: "
-            f"{score:.0%} of {len(games)} games",
-            flush=True,
-        )
+    scores, results = _versus_greedy(levels, book, args.pairs, args.game)
     out: dict[str, object] = {
         "game": args.game,
         "nodes_per_s": round(nodes_per_s),
@@ -114,27 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         "score_vs_greedy": scores,
     }
     if args.calibrate:
-        results += play_pairs(GreedyBot, RandomBot, book, args.pairs, args.game, "greedy", "random")
-        for level in levels:
-            results += play_pairs(
-                LEVEL_CLASSES[level],
-                RandomBot,
-                book,
-                max(1, args.pairs // 2),
-                args.game,
-                f"reference-L{level}",
-                "random",
-            )
-        for a, b in pairwise(levels):
-            results += play_pairs(
-                LEVEL_CLASSES[b],
-                LEVEL_CLASSES[a],
-                book,
-                args.pairs,
-                args.game,
-                f"reference-L{b}",
-                f"reference-L{a}",
-            )
+        results += _calibration_games(levels, book, args.pairs, args.game)
         table = calibrate(results)
         for name, elo in table.items():
             print(f"  {name:>14}  {elo:7.0f}  (random pinned at {RANDOM_ELO:g})")
@@ -144,6 +98,66 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
     return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--game", default="tetress", choices=("tetress", "att"))
+    parser.add_argument("--pairs", type=int, default=3, help="game pairs per meeting")
+    parser.add_argument("--levels", default="1,2,3")
+    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--write", action="store_true", help="with --calibrate: store the table")
+    parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def _versus_greedy(
+    levels: list[int], book: Book, pairs: int, game: str
+) -> tuple[dict[str, float], list[LocalGame]]:
+    """Each level against the greedy example: its score by level (printed as it comes), and
+    the games."""
+    scores = {}
+    results = []
+    for level in levels:
+        games = play_pairs(
+            LEVEL_CLASSES[level], GreedyBot, book, pairs, game, f"reference-L{level}", "greedy"
+        )
+        results += games
+        score = sum(g.score for g in games) / len(games)
+        scores[f"L{level}"] = round(score, 3)
+        print(
+            f"level {level} ({LEVELS[game][level]} nodes) vs greedy: "
+            f"{score:.0%} of {len(games)} games",
+            flush=True,
+        )
+    return scores, results
+
+
+def _calibration_games(levels: list[int], book: Book, pairs: int, game: str) -> list[LocalGame]:
+    """The games that tie the levels to the random example: greedy and every level against
+    random, and each level against the one below it."""
+    results = play_pairs(GreedyBot, RandomBot, book, pairs, game, "greedy", "random")
+    for level in levels:
+        results += play_pairs(
+            LEVEL_CLASSES[level],
+            RandomBot,
+            book,
+            max(1, pairs // 2),
+            game,
+            f"reference-L{level}",
+            "random",
+        )
+    for a, b in pairwise(levels):
+        results += play_pairs(
+            LEVEL_CLASSES[b],
+            LEVEL_CLASSES[a],
+            book,
+            pairs,
+            game,
+            f"reference-L{b}",
+            f"reference-L{a}",
+        )
+    return results
 
 
 if __name__ == "__main__":

@@ -32,71 +32,19 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-METHOD = "/tetromino.referee.v1.Referee/Play"
+#: The client processes' program (the echo client and the scripted bots).
+BOTS = str(ROOT / "bench" / "referee_bots.py")
 
 
 def _identity(data: bytes) -> bytes:
     return data
-
-
-# -- the client process (both for the ping-pong and the scripted referee bot) ----------------
-
-
-async def _client(address: str, mode: str, token: str, script_path: str) -> None:
-    import grpc
-
-    from client_sdk.proto import referee_pb2 as pb
-
-    channel = grpc.aio.insecure_channel(address)
-    call = channel.stream_stream(
-        METHOD, request_serializer=_identity, response_deserializer=_identity
-    )()
-    if mode == "echo":
-        reply = b"r" * int(token)
-        await call.write(b"hi")
-        while True:
-            data = await call.read()
-            if data is grpc.aio.EOF:
-                break
-            await call.write(reply)
-    else:
-        scripts: list[list[str]] = json.loads(Path(script_path).read_text())
-        hello = pb.Hello(
-            bot_name="scripted",
-            bot_version="1",
-            token=token,
-            sdk_version="bench",
-            protocol_version=pb.PROTOCOL_VERSION_CURRENT,
-        )
-        await call.write(pb.BotMessage(hello=hello).SerializeToString())
-        games: dict[str, list[str]] = {}
-        started = 0
-        while True:
-            data = await call.read()
-            if data is grpc.aio.EOF:
-                break
-            message = pb.RefereeMessage.FromString(data)
-            kind = message.WhichOneof("kind")
-            if kind == "move_request":
-                req = message.move_request
-                move = pb.Move(game_id=req.game_id, ply=req.ply, action=games[req.game_id][req.ply])
-                await call.write(pb.BotMessage(move=move).SerializeToString())
-            elif kind == "game_start":
-                start = message.game_start
-                if start.info.labels.get("script") == "longest":
-                    games[start.game_id] = max(scripts, key=len)
-                else:
-                    games[start.game_id] = scripts[started % len(scripts)]
-                    started += 1
-            elif kind == "goodbye":
-                break
-    await channel.close()
 
 
 # -- measurements ------------------------------------------------------------------------------
@@ -108,7 +56,7 @@ def _is_player(player: str) -> Any:
 
 def _spawn_client(address: str, mode: str, token: str, script: str = "") -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, __file__, "--client", address, mode, token, script],
+        [sys.executable, BOTS, address, mode, token, script],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -368,9 +316,6 @@ async def _cpu_reading_us(readings: int = 2000) -> dict[str, Any]:
 
 
 def main() -> int:
-    if len(sys.argv) > 1 and sys.argv[1] == "--client":
-        asyncio.run(_client(*sys.argv[2:6]))
-        return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cycle-games", type=int, default=20)
@@ -382,79 +327,18 @@ def main() -> int:
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
-    scripts = _scripts(args.cycle_games, args.seed)
-    # Cycle and ping-pong alternate, so that a noisy machine disturbs both alike; the ratio
-    # reported is the median of the per-round ratios.
-    cycles: list[dict[str, float]] = []
-    metered: list[dict[str, float]] = []
-    pings: list[float] = []
-    pairs: list[float] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "scripts.json")
-        Path(path).write_text(json.dumps(scripts))
-        for _ in range(args.rounds):
-            cycles.append(asyncio.run(_move_cycle(scripts, path)))
-            metered.append(asyncio.run(_move_cycle(scripts, path, metered=True)))
-            rounds = max(2000, int(cycles[-1]["cycles"]))
-            size = int(cycles[-1]["request_bytes"])
-            pings.append(asyncio.run(_ping_pong(size, 40, rounds)))
-            pairs.append(asyncio.run(_ping_pong(size, 40, rounds, clients=2)))
-    ratios = [c["cycle_median_us"] / p for c, p in zip(cycles, pings, strict=True)]
-    cycle = {
-        key: statistics.median(c[key] for c in cycles)
-        for key in (
-            "cycle_median_us",
-            "cycle_p90_us",
-            "own_median_us",
-            "cycles",
-            "request_bytes",
-            "request_bytes_ply_1",
-            "request_bytes_ply_100",
-        )
-    }
-    ping = statistics.median(pings)
+    rounds = _rounds(_scripts(args.cycle_games, args.seed), args.rounds)
     reading = asyncio.run(_cpu_reading_us())
-    metered_ratios = [
-        m["cycle_median_us"] / c["cycle_median_us"] for m, c in zip(metered, cycles, strict=True)
-    ]
     games = asyncio.run(_games_per_s(args.games, args.pairs))
     match_s = _match_cli()
     result = {
-        "move_cycle_ratio": round(statistics.median(ratios), 3),
-        "move_cycle_ratios": [round(r, 3) for r in ratios],
-        "move_cycle_median_us": round(cycle["cycle_median_us"], 1),
-        "move_cycle_p90_us": round(cycle["cycle_p90_us"], 1),
-        "referee_own_median_us": round(cycle["own_median_us"], 1),
-        "ping_pong_median_us": round(ping, 1),
-        # The same ping-pong with two clients taking turns, as the two bots of a game do:
-        # how much of the cycle is the alternation itself.
-        "ping_pong_two_clients_us": round(statistics.median(pairs), 1),
-        "move_cycle_ratio_two_clients": round(
-            statistics.median(c["cycle_median_us"] / p for c, p in zip(cycles, pairs, strict=True)),
-            3,
-        ),
-        "request_bytes": int(cycle["request_bytes"]),
-        # A request's size early and late in a game: the protocol keeps it flat.
-        "request_bytes_ply_1": int(cycle["request_bytes_ply_1"]),
-        "request_bytes_ply_100": int(cycle["request_bytes_ply_100"]),
-        "cycles_measured": int(cycle["cycles"]),
+        **_cycle_figures(rounds),
         "games_per_s": round(games["games_per_s"], 2),
         "games_played": games["games"],
         "bot_pairs": args.pairs,
         "plies_per_s": round(games["plies_per_s"], 1),
         "match_cli_s": round(match_s, 3),
-        # One reading per move (the answer's): its cost against the move cycle.
-        "cpu_measure_method": reading["method"],
-        "cpu_measure_us": round(reading["cpu_measure_us"], 2),
-        "cpu_measure_tree_us": round(reading["cpu_measure_tree_us"], 2),
-        "cpu_measure_share": round(reading["cpu_measure_us"] / cycle["cycle_median_us"], 4),
-        "cpu_measure_tree_share": round(
-            reading["cpu_measure_tree_us"] / cycle["cycle_median_us"], 4
-        ),
-        "cpu_metered_cycle_median_us": round(
-            statistics.median(m["cycle_median_us"] for m in metered), 1
-        ),
-        "cpu_metered_cycle_ratio": round(statistics.median(metered_ratios), 3),
+        **_cpu_figures(rounds, reading),
         "cpus": os.cpu_count(),
     }
     if args.json:
@@ -463,6 +347,85 @@ def main() -> int:
         for key, value in result.items():
             print(f"{key:>22}  {value}")
     return 0
+
+
+@dataclass
+class _Rounds:
+    """Each round's plain move cycle, metered move cycle, and one- and two-client ping-pong."""
+
+    cycles: list[dict[str, float]] = field(default_factory=list)
+    metered: list[dict[str, float]] = field(default_factory=list)
+    pings: list[float] = field(default_factory=list)
+    pairs: list[float] = field(default_factory=list)
+
+    def median(self, key: str) -> float:
+        """The median over the rounds of one figure of the plain move cycle."""
+        return statistics.median(c[key] for c in self.cycles)
+
+
+def _rounds(scripts: list[list[str]], count: int) -> _Rounds:
+    """Cycle and ping-pong alternate, so that a noisy machine disturbs both alike (the ratio
+    reported is the median of the per-round ratios)."""
+    rounds = _Rounds()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "scripts.json")
+        Path(path).write_text(json.dumps(scripts))
+        for _ in range(count):
+            rounds.cycles.append(asyncio.run(_move_cycle(scripts, path)))
+            rounds.metered.append(asyncio.run(_move_cycle(scripts, path, metered=True)))
+            ping_rounds = max(2000, int(rounds.cycles[-1]["cycles"]))
+            size = int(rounds.cycles[-1]["request_bytes"])
+            rounds.pings.append(asyncio.run(_ping_pong(size, 40, ping_rounds)))
+            rounds.pairs.append(asyncio.run(_ping_pong(size, 40, ping_rounds, clients=2)))
+    return rounds
+
+
+def _cycle_figures(rounds: _Rounds) -> dict[str, Any]:
+    """The move cycle against the bare ping-pong, and the size of a move request."""
+    cycles = rounds.cycles
+    ratios = [c["cycle_median_us"] / p for c, p in zip(cycles, rounds.pings, strict=True)]
+    return {
+        "move_cycle_ratio": round(statistics.median(ratios), 3),
+        "move_cycle_ratios": [round(r, 3) for r in ratios],
+        "move_cycle_median_us": round(rounds.median("cycle_median_us"), 1),
+        "move_cycle_p90_us": round(rounds.median("cycle_p90_us"), 1),
+        "referee_own_median_us": round(rounds.median("own_median_us"), 1),
+        "ping_pong_median_us": round(statistics.median(rounds.pings), 1),
+        # The same ping-pong with two clients taking turns, as the two bots of a game do:
+        # how much of the cycle is the alternation itself.
+        "ping_pong_two_clients_us": round(statistics.median(rounds.pairs), 1),
+        "move_cycle_ratio_two_clients": round(
+            statistics.median(
+                c["cycle_median_us"] / p for c, p in zip(cycles, rounds.pairs, strict=True)
+            ),
+            3,
+        ),
+        "request_bytes": int(rounds.median("request_bytes")),
+        # A request's size early and late in a game: the protocol keeps it flat.
+        "request_bytes_ply_1": int(rounds.median("request_bytes_ply_1")),
+        "request_bytes_ply_100": int(rounds.median("request_bytes_ply_100")),
+        "cycles_measured": int(rounds.median("cycles")),
+    }
+
+
+def _cpu_figures(rounds: _Rounds, reading: dict[str, Any]) -> dict[str, Any]:
+    """One reading per move (the answer's): its cost against the move cycle."""
+    cycle_us = rounds.median("cycle_median_us")
+    metered_ratios = [
+        m["cycle_median_us"] / c["cycle_median_us"]
+        for m, c in zip(rounds.metered, rounds.cycles, strict=True)
+    ]
+    return {
+        "cpu_measure_method": reading["method"],
+        "cpu_measure_us": round(reading["cpu_measure_us"], 2),
+        "cpu_measure_tree_us": round(reading["cpu_measure_tree_us"], 2),
+        "cpu_measure_share": round(reading["cpu_measure_us"] / cycle_us, 4),
+        "cpu_measure_tree_share": round(reading["cpu_measure_tree_us"] / cycle_us, 4),
+        "cpu_metered_cycle_median_us": round(
+            statistics.median(m["cycle_median_us"] for m in rounds.metered), 1
+        ),
+        "cpu_metered_cycle_ratio": round(statistics.median(metered_ratios), 3),
+    }
 
 
 if __name__ == "__main__":

@@ -120,17 +120,7 @@ async def measure(runs: int, uploads: int, workdir: Path) -> dict[str, Any]:
     server = RefereeServer(games=["tetress"], services=[service])
     address = await server.start("127.0.0.1:0")
     try:
-        active = []
-        for n in range(runs):
-            folder = workdir / f"course{n}" / "agent"
-            folder.mkdir(parents=True)
-            with zipfile.ZipFile(io.BytesIO(course_zip(n))) as archive:
-                for name in archive.namelist():
-                    (folder / Path(name).name).write_bytes(archive.read(name))
-            start = time.perf_counter()
-            status = await _submit_cli(address, token, folder)
-            active.append(time.perf_counter() - start)
-            assert status == "accepted", status
+        active = await _upload_to_active(address, token, workdir, runs)
         stored = store.ingest(course_zip(runs), LIMITS)
         games = []
         for _ in range(runs):
@@ -153,11 +143,7 @@ async def measure(runs: int, uploads: int, workdir: Path) -> dict[str, Any]:
     finally:
         await server.stop(0.5)
         repo.close()
-    bare = SubmissionStore(workdir / "bare")
-    start = time.perf_counter()
-    for n in range(uploads):
-        bare.ingest(small_zip(n + 10**6), LIMITS)
-    bare_s = time.perf_counter() - start
+    bare_s = _store_only_s(workdir / "bare", uploads)
     return {
         "upload_to_active_s": round(statistics.median(active), 3),
         "validation_game_only_s": round(statistics.median(games), 3),
@@ -170,6 +156,31 @@ async def measure(runs: int, uploads: int, workdir: Path) -> dict[str, Any]:
         "runs": runs,
         "uploads": uploads,
     }
+
+
+async def _upload_to_active(address: str, token: str, workdir: Path, runs: int) -> list[float]:
+    """Seconds of each ``referee submit`` of a course bot, from upload to accepted."""
+    active = []
+    for n in range(runs):
+        folder = workdir / f"course{n}" / "agent"
+        folder.mkdir(parents=True)
+        with zipfile.ZipFile(io.BytesIO(course_zip(n))) as archive:
+            for name in archive.namelist():
+                (folder / Path(name).name).write_bytes(archive.read(name))
+        start = time.perf_counter()
+        status = await _submit_cli(address, token, folder)
+        active.append(time.perf_counter() - start)
+        assert status == "accepted", status
+    return active
+
+
+def _store_only_s(folder: Path, uploads: int) -> float:
+    """Seconds for a bare store (no server) to take ``uploads`` small archives."""
+    bare = SubmissionStore(folder)
+    start = time.perf_counter()
+    for n in range(uploads):
+        bare.ingest(small_zip(n + 10**6), LIMITS)
+    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,14 +38,7 @@ from referee.tournament.runner import TournamentRunner  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bots", type=int, default=10)
-    parser.add_argument("--cycles", type=int, default=1)
-    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--turn-limit", type=int, default=150)
-    parser.add_argument("--db", help="SQLite file (default: a temporary one)")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
@@ -53,26 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         db = args.db or str(Path(tmp) / "bench.db")
         repo = Repository.open(db)
-        versions = [
-            register_source(repo, "client_sdk.examples.random_bot", name=f"random{i:02d}")
-            for i in range(args.bots)
-        ]
-        t = repo.create_tournament(
-            TournamentSettings(
-                name=f"bench-{time.time():.0f}",
-                format=TournamentFormat.ROUND_ROBIN,
-                game="tetress",
-                game_params={"turn_limit": args.turn_limit},
-                time_control={"per_game": 180.0, "grace": 0.25},
-                cycles=args.cycles,
-                concurrency=args.concurrency,
-            ),
-            [v.id for v in versions],
-        )
+        tournament_id = _round_robin(repo, args)
         start = time.perf_counter()
-        summary = asyncio.run(TournamentRunner(repo, t.id).run())
+        summary = asyncio.run(TournamentRunner(repo, tournament_id).run())
         wall = time.perf_counter() - start
-        games = repo.list_games(tournament_id=t.id, limit=None)
+        games = repo.list_games(tournament_id=tournament_id, limit=None)
         plies = sum(g.plies for g in games)
         verdicts: dict[str, int] = {}
         for g in games:
@@ -100,6 +78,38 @@ def main(argv: list[str] | None = None) -> int:
         )
     print(json.dumps(result))
     return 0 if summary.complete else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bots", type=int, default=10)
+    parser.add_argument("--cycles", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--turn-limit", type=int, default=150)
+    parser.add_argument("--db", help="SQLite file (default: a temporary one)")
+    parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def _round_robin(repo: Repository, args: argparse.Namespace) -> int:
+    """Register ``args.bots`` random bots and create their round robin; returns its id."""
+    versions = [
+        register_source(repo, "client_sdk.examples.random_bot", name=f"random{i:02d}")
+        for i in range(args.bots)
+    ]
+    tournament = repo.create_tournament(
+        TournamentSettings(
+            name=f"bench-{time.time():.0f}",
+            format=TournamentFormat.ROUND_ROBIN,
+            game="tetress",
+            game_params={"turn_limit": args.turn_limit},
+            time_control={"per_game": 180.0, "grace": 0.25},
+            cycles=args.cycles,
+            concurrency=args.concurrency,
+        ),
+        [v.id for v in versions],
+    )
+    return tournament.id
 
 
 if __name__ == "__main__":

@@ -31,11 +31,11 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,10 +45,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
 from sqlalchemy import insert
+from web_live import live_lag
 
 from engine.registry import load_game
 from referee.asgi.server import WebServer
-from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.server.live import LiveHub
 from referee.storage import Repository, SourceKind
 from referee.storage.models import GameRow, GameSeat
 from referee.web.app import create_app
@@ -186,106 +187,6 @@ def round_trips(client: httpx.Client, path: str, n: int) -> list[float]:
     return out
 
 
-# ------------------------------------------------------------------------- live lag
-
-
-async def _spectate(url: str, count: int, plies: int) -> list[list[float]]:
-    """``count`` SSE clients on raw sockets (a lean client, so that the figures measure the
-    server, not the client's parsing); each returns its receive times (epoch s) by ply."""
-    import re
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    request = (
-        f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: text/event-stream\r\n\r\n"
-    ).encode()
-    move = re.compile(rb'event: move\nid: \d+\ndata: \{"ply":(\d+)')
-    ready = asyncio.Semaphore(0)
-
-    async def one() -> list[float]:
-        got = [0.0] * (plies + 1)
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-        writer.write(request)
-        buffer = b""
-        started = False
-        while True:
-            data = await reader.read(1 << 16)
-            now = time.time()
-            if not data:
-                break
-            buffer += data
-            if not started and b"event: start" in buffer:
-                started = True
-                ready.release()
-            last = 0
-            for m in move.finditer(buffer):
-                got[int(m.group(1))] = now
-                last = m.end()
-            if b"event: end" in buffer:
-                break
-            buffer = buffer[max(last, len(buffer) - 200) :]
-        writer.close()
-        return got
-
-    tasks = [asyncio.create_task(one()) for _ in range(count)]
-    for _ in range(count):
-        await ready.acquire()
-    print("ready", flush=True)
-    return await asyncio.gather(*tasks)
-
-
-def spectator_process(url: str, count: int, plies: int) -> subprocess.Popen[str]:
-    here = str(Path(__file__).parent)
-    code = (
-        f"import asyncio, json, sys; sys.path.insert(0, {here!r}); import web; "
-        f"print(json.dumps(asyncio.run(web._spectate({url!r}, {count}, {plies}))))"
-    )
-    return subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-
-
-def live_lag(served: Served, hub: LiveHub, spectators: int, plies: int, gap: float) -> list[float]:
-    """Move-to-browser lag (ms) of every event received by every spectator."""
-    game = load_game("tetress")
-    uid = f"live{spectators}"
-    state = game.new_state()
-    served.call(
-        lambda: hub.start(uid, "tetress", ["a/x", "b/y"], game.seat_names, state.to_string())
-    )
-    time.sleep(0.2)
-    proc = spectator_process(f"{served.server.url}/live/{uid}/events", spectators, plies)
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    rng = random.Random(5)
-    sent: list[float] = [0.0] * (plies + 1)
-    for i in range(plies):
-        seat = state.to_move
-        if state.outcome() is not None:
-            state = game.new_state()
-        move = rng.choice(list(state.legal_moves))
-        state.apply(move)
-        live_move = LiveMove(
-            i, seat, game.move_to_text(move), 0.05, state.to_string(), (60.0, 60.0)
-        )
-
-        def publish(m: LiveMove = live_move, ply: int = i + 1) -> None:
-            sent[ply] = time.time()
-            hub.move(uid, m)
-
-        served.call(publish)
-        time.sleep(gap)
-    served.call(hub.finish, uid, LiveEnd("1-0", "normal", "no_legal_move", "done", 0))
-    out, _ = proc.communicate(timeout=300)
-    received = json.loads(out.strip().splitlines()[-1])
-    return [
-        (got[ply] - sent[ply]) * 1000
-        for got in received
-        for ply in range(1, plies + 1)
-        if got[ply] and sent[ply]
-    ]
-
-
 def game_page_figures(requests: int) -> dict[str, float]:
     """The 150-ply game page with think records, and its baseline (see the module doc)."""
     import web_game_page as gp
@@ -348,6 +249,37 @@ def game_page_main(requests: int, as_json: bool) -> int:
 
 
 def main() -> int:
+    args = _parser().parse_args()
+    if args.game_page_only:
+        return game_page_main(args.requests, args.json)
+    s = _measure(args)
+    page_figures = game_page_figures(min(args.requests, 100))
+    figures = {
+        "leaderboard_ms_p50": round(percentile(s.board, 50), 2),
+        "leaderboard_ms_p99": round(percentile(s.board, 99), 2),
+        "live_lag_ms_p50": round(percentile(s.many, 50), 2),
+        "live_lag_ms_p99": round(percentile(s.many, 99), 2),
+        "replay_page_ms": round(statistics.median(s.replay), 2),
+        "leaderboard_first_render_ms": round(statistics.median(s.cold), 2),
+        "leaderboard_http_ms_p50": round(percentile(s.http_board, 50), 2),
+        "leaderboard_http_ms_p99": round(percentile(s.http_board, 99), 2),
+        "healthz_ms_p50": round(percentile(s.base, 50), 2),
+        "live_lag_one_spectator_ms_p50": round(percentile(s.one, 50), 2),
+        "tables_build_s": round(s.build_s, 2),
+        "bots": s.rows,
+        "games": args.games,
+        "spectators": args.spectators,
+        "events_received": len(s.many),
+        "leaderboard_bytes": s.size,
+        **page_figures,
+    }
+    _print_summary(args, s, figures)
+    if args.json:
+        print(json.dumps(figures))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bots", type=int, default=500)
     parser.add_argument("--games", type=int, default=100_000)
@@ -360,10 +292,28 @@ def main() -> int:
     parser.add_argument(
         "--game-page-only", action="store_true", help="only the 150-ply game page figures"
     )
-    args = parser.parse_args()
-    if args.game_page_only:
-        return game_page_main(args.requests, args.json)
+    return parser
 
+
+@dataclass
+class _Samples:
+    """What one run timed (ms unless named ``_s``), and the leaderboard's rows and bytes."""
+
+    populate_s: float
+    build_s: float
+    rows: int
+    board: list[float]
+    cold: list[float]
+    http_board: list[float]
+    base: list[float]
+    size: int
+    replay: list[float]
+    one: list[float]
+    many: list[float]
+
+
+def _measure(args: argparse.Namespace) -> _Samples:
+    """Fill a database, build the tables, and time the pages and the live lag over HTTP."""
     with tempfile.TemporaryDirectory() as tmp:
         repo = Repository.open(str(Path(tmp) / "bench.db"))
         t = time.perf_counter()
@@ -394,32 +344,17 @@ def main() -> int:
         finally:
             served.stop()
             repo.close()
-    page_figures = game_page_figures(min(args.requests, 100))
-
     rows = len(snapshot.tables["tetress"].rows)
-    figures = {
-        "leaderboard_ms_p50": round(percentile(board, 50), 2),
-        "leaderboard_ms_p99": round(percentile(board, 99), 2),
-        "live_lag_ms_p50": round(percentile(many, 50), 2),
-        "live_lag_ms_p99": round(percentile(many, 99), 2),
-        "replay_page_ms": round(statistics.median(replay), 2),
-        "leaderboard_first_render_ms": round(statistics.median(cold), 2),
-        "leaderboard_http_ms_p50": round(percentile(http_board, 50), 2),
-        "leaderboard_http_ms_p99": round(percentile(http_board, 99), 2),
-        "healthz_ms_p50": round(percentile(base, 50), 2),
-        "live_lag_one_spectator_ms_p50": round(percentile(one, 50), 2),
-        "tables_build_s": round(build_s, 2),
-        "bots": rows,
-        "games": args.games,
-        "spectators": args.spectators,
-        "events_received": len(many),
-        "leaderboard_bytes": size,
-        **page_figures,
-    }
-    print(f"database: {args.bots} bots, {args.games} games (bulk insert {populate_s:.1f} s)")
-    print(f"tables build (fit, ladder, histories; once per stored game): {build_s:.2f} s")
+    return _Samples(
+        populate_s, build_s, rows, board, cold, http_board, base, size, replay, one, many
+    )
+
+
+def _print_summary(args: argparse.Namespace, s: _Samples, figures: dict[str, Any]) -> None:
+    print(f"database: {args.bots} bots, {args.games} games (bulk insert {s.populate_s:.1f} s)")
+    print(f"tables build (fit, ladder, histories; once per stored game): {s.build_s:.2f} s")
     print(
-        f"leaderboard page ({rows} rows, {size // 1024} KiB) rendered server-side: p50 "
+        f"leaderboard page ({s.rows} rows, {s.size // 1024} KiB) rendered server-side: p50 "
         f"{figures['leaderboard_ms_p50']} ms, p99 {figures['leaderboard_ms_p99']} ms"
     )
     print(
@@ -430,24 +365,21 @@ def main() -> int:
         f"  over HTTP: p50 {figures['leaderboard_http_ms_p50']} ms, p99 "
         f"{figures['leaderboard_http_ms_p99']} ms; /healthz baseline p50 "
         f"{figures['healthz_ms_p50']} ms (ratio "
-        f"{percentile(http_board, 50) / percentile(base, 50):.1f}x)"
+        f"{percentile(s.http_board, 50) / percentile(s.base, 50):.1f}x)"
     )
     print(
-        f"live lag, {args.spectators} spectators ({len(many)} events): p50 "
+        f"live lag, {args.spectators} spectators ({len(s.many)} events): p50 "
         f"{figures['live_lag_ms_p50']} ms, p99 {figures['live_lag_ms_p99']} ms; one spectator "
         f"p50 {figures['live_lag_one_spectator_ms_p50']} ms (ratio "
-        f"{percentile(many, 50) / max(percentile(one, 50), 1e-3):.1f}x)"
+        f"{percentile(s.many, 50) / max(percentile(s.one, 50), 1e-3):.1f}x)"
     )
-    print(f"replay page (first view, median of {len(replay)}): {figures['replay_page_ms']} ms")
+    print(f"replay page (first view, median of {len(s.replay)}): {figures['replay_page_ms']} ms")
     print(
         f"game page, 150 plies with think records (server time): first view "
         f"{figures['game_page_think_first_ms']} ms, warm p50 {figures['game_page_think_ms_p50']} "
         f"ms, ply step p50 {figures['game_ply_think_ms_p50']} ms (without think records: "
         f"{figures['game_page_plain_ms_p50']} ms)"
     )
-    if args.json:
-        print(json.dumps(figures))
-    return 0
 
 
 if __name__ == "__main__":

@@ -35,12 +35,31 @@ SEED_ENV = "TETROMINO_PLAY_SEED"
 
 
 def _parser() -> argparse.ArgumentParser:
-    shortcuts = ", ".join(BUILTIN_OPPONENTS)
     parser = argparse.ArgumentParser(
         prog="python -m client_sdk play",
         description="Play BOT against OPPONENT on this machine, judged as on the server "
         "(same adjudicator, limits, verdicts and records). " + NOT_SANDBOXED.removeprefix("note: "),
     )
+    _add_game_options(parser)
+    _add_limits(parser)
+    parser.add_argument(
+        "--openings",
+        metavar="BOOK",
+        help="start each pair of games from an opening of this book (a file, or a game name "
+        "for the shipped book)",
+    )
+    parser.add_argument(
+        "--seed", type=int, help="seed the choice of openings and each bot's random module"
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="board and clocks each move")
+    parser.add_argument("--record", metavar="FILE", help="write the records (.json: JSON)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    return parser
+
+
+def _add_game_options(parser: argparse.ArgumentParser) -> None:
+    """Who plays, which game, and how many games."""
+    shortcuts = ", ".join(BUILTIN_OPPONENTS)
     parser.add_argument("bot", metavar="BOT", help="package dir[:Class], module[:Name] or file.py")
     parser.add_argument(
         "opponent",
@@ -60,6 +79,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--games", type=int, default=1, metavar="N", help="play N games, colours alternating"
     )
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    """The clocks and the memory limit each bot plays under."""
     parser.add_argument(
         "-t",
         "--time",
@@ -80,19 +103,6 @@ def _parser() -> argparse.ArgumentParser:
         help="resident memory per bot, where this platform lets it be measured (0: none; "
         "default %(default)g)",
     )
-    parser.add_argument(
-        "--openings",
-        metavar="BOOK",
-        help="start each pair of games from an opening of this book (a file, or a game name "
-        "for the shipped book)",
-    )
-    parser.add_argument(
-        "--seed", type=int, help="seed the choice of openings and each bot's random module"
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="board and clocks each move")
-    parser.add_argument("--record", metavar="FILE", help="write the records (.json: JSON)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    return parser
 
 
 def play_main(argv: Sequence[str]) -> int:

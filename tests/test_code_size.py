@@ -19,28 +19,8 @@ MAX_MODULE_LINES = 500  # a module must be shorter
 MAX_FUNCTION_LINES = 60  # a function (its def line to its last line) must be shorter
 
 # Known offenders, by the area that owns them (the lead empties these lists).
-MODULE_ALLOW: dict[str, str] = {
-    "engine/att/state.py": "engine",
-}
-FUNCTION_ALLOW: dict[str, str] = {
-    "engine/att/notation.py::parse_triad": "engine",
-    "engine/records/build.py::build_record": "engine",
-    "engine/records/pgn.py::_Reader._parse_moves": "engine",
-    "engine/render/svg.py::render_svg": "engine",
-    "engine/tetress/bitboard.py::legal_masks": "engine",
-    # bench/ came under this test with these (each a benchmark's whole run in one function).
-    "bench/att.py::main": "bench",
-    "bench/att_playtest.py::main": "bench",
-    "bench/concurrency.py::_run": "bench",
-    "bench/concurrency.py::main": "bench",
-    "bench/engine.py::measure": "bench",
-    "bench/ratings.py::main": "bench",
-    "bench/refbot.py::main": "bench",
-    "bench/referee.py::main": "bench",
-    "bench/submit.py::measure": "bench",
-    "bench/tournament.py::main": "bench",
-    "bench/web.py::main": "bench",
-}
+MODULE_ALLOW: dict[str, str] = {}
+FUNCTION_ALLOW: dict[str, str] = {}
 
 
 def _modules() -> Iterator[Path]:

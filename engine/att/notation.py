@@ -89,94 +89,134 @@ def _fail(text: str, message: str, column: int | None) -> NotationError:
 def parse_triad(text: str, *, _offset: int = 0, _whole: str | None = None) -> Triad:
     """Parse one triad with its marks; accepts ``J1a``, ``J₁a``, ``L_{3c}``, ``L_3c``, ``Tc5``,
     ``Od (XX)``, ``Od(XX)!?``. Raises :class:`NotationError` saying where it went wrong."""
-    whole = text if _whole is None else _whole
-    s = text
-    n = len(s)
-    i = 0
+    scan = _TriadScan(text, _offset, text if _whole is None else _whole)
+    piece = scan.piece()
+    scan.take("_")
+    brace = scan.take("{")
+    orientation = scan.orientation()
+    if brace and scan.take("}"):
+        brace = False
+    column = scan.column()
+    row = scan.row()
+    if brace and not scan.take("}"):
+        raise scan.err("missing '}'", scan.i)
+    clearance, annotation = scan.marks()
+    return Triad(piece, orientation, column, row, clearance, annotation)
 
-    def err(message: str, at: int) -> NotationError:
-        return _fail(whole, message, _offset + at)
 
-    while i < n and s[i].isspace():
-        i += 1
-    if i >= n:
-        raise err("empty move; a triad starts with a piece letter I J L O S T Z", i)
-    if s[i] not in PIECES:
-        hint = " (pieces are capitals)" if s[i].upper() in PIECES else ""
-        raise err(f"{s[i]!r} is not a piece; pieces are I J L O S T Z{hint}", i)
-    piece = s[i]
-    i += 1
-    if i < n and s[i] == "_":
-        i += 1
-    brace = i < n and s[i] == "{"
-    if brace:
-        i += 1
-    orientation = 0
-    if i < n and (s[i].isdigit() or s[i] in _SUBSCRIPTS):
+class _TriadScan:
+    """A reading position in one triad's text; each step reads one part and moves past it."""
+
+    __slots__ = ("_offset", "_whole", "i", "n", "s")
+
+    def __init__(self, text: str, offset: int, whole: str) -> None:
+        self.s = text
+        self.n = len(text)
+        self.i = 0
+        self._offset = offset
+        self._whole = whole
+
+    def err(self, message: str, at: int) -> NotationError:
+        """The error for ``message`` at ``at`` in this text, placed in the whole input."""
+        return _fail(self._whole, message, self._offset + at)
+
+    def take(self, char: str) -> bool:
+        """Move past ``char`` if it comes next."""
+        if self.i < self.n and self.s[self.i] == char:
+            self.i += 1
+            return True
+        return False
+
+    def piece(self) -> str:
+        """The piece letter, after any leading blanks."""
+        s, n = self.s, self.n
+        while self.i < n and s[self.i].isspace():
+            self.i += 1
+        if self.i >= n:
+            raise self.err("empty move; a triad starts with a piece letter I J L O S T Z", self.i)
+        if s[self.i] not in PIECES:
+            hint = " (pieces are capitals)" if s[self.i].upper() in PIECES else ""
+            raise self.err(f"{s[self.i]!r} is not a piece; pieces are I J L O S T Z{hint}", self.i)
+        self.i += 1
+        return s[self.i - 1]
+
+    def orientation(self) -> int:
+        """The quarter turns, a digit or a subscript digit; 0 when not written."""
+        s, i = self.s, self.i
+        if not (i < self.n and (s[i].isdigit() or s[i] in _SUBSCRIPTS)):
+            return 0
         digit = _SUBSCRIPTS.get(s[i], s[i])
         if digit not in "0123":
-            raise err(f"orientation {digit} is not 0 to 3 quarter turns", i)
-        orientation = int(digit)
-        i += 1
-    if brace and i < n and s[i] == "}":
-        brace = False
-        i += 1
-    if i >= n:
-        raise err("missing column letter (a b c d e f g h k m)", i)
-    if s[i] not in COLUMNS:
-        why = "i, j and l are not columns" if s[i] in "ijl" else "columns are a b c d e f g h k m"
-        raise err(f"{s[i]!r} is not a column: {why}", i)
-    column = COLUMNS.index(s[i])
-    i += 1
-    row: int | None = None
-    start = i
-    while i < n and s[i].isdigit():
-        i += 1
-    if i > start:
+            raise self.err(f"orientation {digit} is not 0 to 3 quarter turns", i)
+        self.i += 1
+        return int(digit)
+
+    def column(self) -> int:
+        """The anchor's column letter."""
+        s, i = self.s, self.i
+        if i >= self.n:
+            raise self.err("missing column letter (a b c d e f g h k m)", i)
+        if s[i] not in COLUMNS:
+            why = "columns are a b c d e f g h k m"
+            if s[i] in "ijl":
+                why = "i, j and l are not columns"
+            raise self.err(f"{s[i]!r} is not a column: {why}", i)
+        self.i += 1
+        return COLUMNS.index(s[i])
+
+    def row(self) -> int | None:
+        """The anchor's row number, or ``None`` when not written."""
+        s, start = self.s, self.i
+        while self.i < self.n and s[self.i].isdigit():
+            self.i += 1
+        if self.i == start:
+            return None
         if s[start] == "0":
-            raise err("rows are numbered from 1 and written without leading zeros", start)
-        row = int(s[start:i])
-    if brace:
-        if i < n and s[i] == "}":
-            i += 1
-        else:
-            raise err("missing '}'", i)
-    clearance: int | None = None
-    annotation: str | None = None
-    while i < n:
-        if s[i].isspace():
-            i += 1
-            continue
-        at = i
-        if s[i] == "(":
-            close = s.find(")", i)
+            raise self.err("rows are numbered from 1 and written without leading zeros", start)
+        return int(s[start : self.i])
+
+    def marks(self) -> tuple[int | None, str | None]:
+        """The clearance mark and the annotation after the triad, each at most once."""
+        clearance: int | None = None
+        annotation: str | None = None
+        while self.i < self.n:
+            if self.s[self.i].isspace():
+                self.i += 1
+                continue
+            at = self.i
+            inner = self._mark()
+            if inner in _MARK_ROWS:
+                if clearance is not None:
+                    raise self.err("a second clearance mark", at)
+                clearance = _MARK_ROWS[inner]
+            elif inner in ANNOTATIONS:
+                if annotation is not None:
+                    raise self.err("a second annotation", at)
+                annotation = inner
+            elif inner and set(inner) == {"X"}:
+                raise self.err("four rows at once are marked (T), and at most four rows go", at)
+            else:
+                raise self.err(
+                    f"unknown mark {inner!r}: clearance is (X) (XX) (XXX) (T); "
+                    "annotations are ?? ? ?! !? ! !!",
+                    at,
+                )
+        return clearance, annotation
+
+    def _mark(self) -> str:
+        """One mark's text: what a pair of brackets holds, or a bare run of ``?`` and ``!``."""
+        s, at = self.s, self.i
+        if s[at] == "(":
+            close = s.find(")", at)
             if close < 0:
-                raise err("missing ')'", i)
-            inner = s[i + 1 : close].strip()
-            i = close + 1
-        else:
-            while i < n and s[i] in "?!":
-                i += 1
-            inner = s[at:i]
-            if not inner:
-                raise err(f"unexpected {s[at]!r} after the triad", at)
-        if inner in _MARK_ROWS:
-            if clearance is not None:
-                raise err("a second clearance mark", at)
-            clearance = _MARK_ROWS[inner]
-        elif inner in ANNOTATIONS:
-            if annotation is not None:
-                raise err("a second annotation", at)
-            annotation = inner
-        elif inner and set(inner) == {"X"}:
-            raise err("four rows at once are marked (T), and at most four rows go", at)
-        else:
-            raise err(
-                f"unknown mark {inner!r}: clearance is (X) (XX) (XXX) (T); "
-                "annotations are ?? ? ?! !? ! !!",
-                at,
-            )
-    return Triad(piece, orientation, column, row, clearance, annotation)
+                raise self.err("missing ')'", at)
+            self.i = close + 1
+            return s[at + 1 : close].strip()
+        while self.i < self.n and s[self.i] in "?!":
+            self.i += 1
+        if self.i == at:
+            raise self.err(f"unexpected {s[at]!r} after the triad", at)
+        return s[at : self.i]
 
 
 def parse_moves(text: str) -> list[Triad]:

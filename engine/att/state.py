@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Self
 
 from engine.att import notation
+from engine.att.boardtext import board_from_string, board_to_string
+from engine.att.legal import LegalMoveView, Rests
 from engine.att.moves import COLUMNS, AttMove, Choice, Drop
 from engine.att.pieces import PIECES, SHAPES, Shape, shape
 from engine.att.search import Path, Rows, first_filled_row, geometry, rest_masks, witness
@@ -59,75 +60,6 @@ class _Undo:
     cleared: int
     outcome: Outcome | None
     seen: Rows | None
-
-
-class Rests:
-    """The placer's resting positions in one position, as column masks per (orientation, row)."""
-
-    __slots__ = ("_height", "_piece", "count", "table")
-
-    def __init__(self, piece: str, height: int, table: dict[tuple[int, int], int]) -> None:
-        self._piece = piece
-        self._height = height
-        #: ``(orientation, top row of the box)`` -> mask of leftmost columns.
-        self.table = table
-        self.count = sum(mask.bit_count() for mask in table.values())
-
-    def key(self, move: Drop) -> tuple[int, int]:
-        """The table key of a drop of this piece."""
-        s = shape(move.piece, move.orientation)
-        return move.orientation, self._height - move.row - s.anchor_row
-
-    def __contains__(self, move: object) -> bool:
-        if not isinstance(move, Drop) or move.piece != self._piece:
-            return False
-        return bool((self.table.get(self.key(move), 0) >> move.column) & 1)
-
-    def __iter__(self) -> Iterator[Drop]:
-        drops = _DROPS
-        for (orientation, top), mask in self.table.items():
-            s = shape(self._piece, orientation)
-            row = self._height - top - s.anchor_row
-            column = 0
-            while mask:
-                if mask & 1:
-                    key = (self._piece, orientation, column, row)
-                    move = drops.get(key)
-                    if move is None:
-                        move = drops[key] = Drop(*key)
-                    yield move
-                mask >>= 1
-                column += 1
-
-
-# Drops are immutable and few (piece x orientation x column x row), so they are made once.
-_DROPS: dict[tuple[str, int, int, int], Drop] = {}
-
-
-class LegalMoveView:
-    """The legal moves of one position (see :class:`engine.game.LegalMoves`)."""
-
-    __slots__ = ("_choices", "_rests")
-
-    def __init__(self, choices: bool, rests: Rests | None) -> None:
-        self._choices = choices
-        self._rests = rests
-
-    def __len__(self) -> int:
-        if self._choices:
-            return len(PIECES)
-        return self._rests.count if self._rests is not None else 0
-
-    def __contains__(self, move: object) -> bool:
-        if self._choices:
-            return isinstance(move, Choice)
-        return self._rests is not None and move in self._rests
-
-    def __iter__(self) -> Iterator[AttMove]:
-        if self._choices:
-            yield from (Choice(p) for p in PIECES)
-        elif self._rests is not None:
-            yield from self._rests
 
 
 class AttState(State[AttMove]):
@@ -327,7 +259,7 @@ class AttState(State[AttMove]):
     def to_string(self) -> str:
         side = "C" if self._pending is None else f"P:{self._pending}"
         parts = [
-            _board_to_string(self._rows, self._width),
+            board_to_string(self._rows, self._width),
             side,
             str(self._turns),
             str(self._cleared),
@@ -430,55 +362,6 @@ class AttState(State[AttMove]):
         return f"{head}; placer turns {turns}, rows cleared {rows}"
 
 
-def _board_to_string(rows: Rows, width: int) -> str:
-    out = []
-    for row in rows:
-        text = ""
-        empty = 0
-        for c in range(width):
-            if (row >> c) & 1:
-                if empty:
-                    text += str(empty)
-                    empty = 0
-                text += "#"
-            else:
-                empty += 1
-        if empty:
-            text += str(empty)
-        out.append(text)
-    return "/".join(out)
-
-
-def _board_from_string(text: str, width: int, height: int) -> Rows:
-    parts = text.split("/")
-    if len(parts) != height:
-        raise PositionError(f"the board has {len(parts)} rows, not {height}")
-    rows = []
-    for number, part in enumerate(parts):
-        row = 0
-        c = 0
-        digits = ""
-        for ch in part + "\0":
-            if ch.isdigit():
-                digits += ch
-                continue
-            if digits:
-                if digits.startswith("0"):
-                    raise PositionError(f"row {number + 1}: bad run {digits!r}")
-                c += int(digits)
-                digits = ""
-            if ch == "#":
-                if c < width:
-                    row |= 1 << c
-                c += 1
-            elif ch != "\0":
-                raise PositionError(f"row {number + 1}: unexpected {ch!r} in {part!r}")
-        if c != width:
-            raise PositionError(f"row {number + 1} ({part!r}) is {c} cells wide, not {width}")
-        rows.append(row)
-    return tuple(rows)
-
-
 def state_from_string(game: AsymmetricTetrisTactics, text: str) -> AttState:
     """Read :meth:`AttState.to_string` back."""
     fields = text.split()
@@ -486,7 +369,7 @@ def state_from_string(game: AsymmetricTetrisTactics, text: str) -> AttState:
         raise PositionError(
             f"an ATT position has 4 or 5 fields (board side turns rows [ending]), got {text!r}"
         )
-    rows = _board_from_string(fields[0], game.width, game.height)
+    rows = board_from_string(fields[0], game.width, game.height)
     side = fields[1]
     pending: str | None
     if side == "C":

@@ -84,47 +84,15 @@ def build_record(
     ``verify``, every move is replayed and stored in canonical short notation.
     """
     first_issue = len(issues)
-    tags: dict[str, RawTag] = {}
-    for tag in raw.tags:
-        if tag.name in tags:
-            issues.append(tag.where.issue(f"tag {tag.name} given twice"))
-        else:
-            tags[tag.name] = tag
-
+    tags = _tags_once(raw, issues)
     game = _load(raw, tags, issues)
-    seats = game.seat_names if game is not None else None
-    player_tags = tuple(seat_tag(s) for s in seats) if seats else ()
-
-    result = "*"
-    if "Result" in tags:
-        tag = tags["Result"]
-        if tag.value in RESULTS:
-            result = tag.value
-        else:
-            issues.append(tag.value_where.issue(f"Result must be one of {', '.join(RESULTS)}"))
-    elif raw.result is not None:
-        result = raw.result[0]
-    if raw.result is not None and "Result" in tags and raw.result[0] != tags["Result"].value:
-        issues.append(
-            raw.result[1].issue(
-                f"result {raw.result[0]} after the moves disagrees with Result tag "
-                f"{tags['Result'].value}"
-            )
-        )
-
-    setup: str | None = None
-    if "Position" in tags:
-        setup = tags["Position"].value
-    elif "SetUp" in tags and tags["SetUp"].value == "1":
-        issues.append(tags["SetUp"].where.issue("SetUp is 1 but there is no Position tag"))
-    if "SetUp" in tags and tags["SetUp"].value not in ("0", "1"):
-        issues.append(tags["SetUp"].value_where.issue("SetUp must be 0 or 1"))
-
+    result = _result(raw, tags, issues)
+    setup = _setup(tags, issues)
     termination = tags["Termination"].value if "Termination" in tags else None
     moves = _replay(raw, game, tags, setup, result, termination, issues, verify)
-
     if len(issues) > first_issue or game is None:
         return None
+    player_tags = tuple(seat_tag(s) for s in game.seat_names) if game.seat_names else ()
     players = tuple(tags[name].value if name in tags else "?" for name in player_tags)
 
     def text(name: str, default: str) -> str:
@@ -151,6 +119,50 @@ def build_record(
         extra_tags=tuple((t.name, t.value) for t in raw.tags if t.name not in known),
         comment=raw.comment,
     )
+
+
+def _tags_once(raw: RawRecord, issues: list[RecordIssue]) -> dict[str, RawTag]:
+    """The record's tags by name; a tag given twice is an issue, and its first value counts."""
+    tags: dict[str, RawTag] = {}
+    for tag in raw.tags:
+        if tag.name in tags:
+            issues.append(tag.where.issue(f"tag {tag.name} given twice"))
+        else:
+            tags[tag.name] = tag
+    return tags
+
+
+def _result(raw: RawRecord, tags: dict[str, RawTag], issues: list[RecordIssue]) -> str:
+    """The result: the Result tag's, else the one written after the moves, else ``*``."""
+    result = "*"
+    if "Result" in tags:
+        tag = tags["Result"]
+        if tag.value in RESULTS:
+            result = tag.value
+        else:
+            issues.append(tag.value_where.issue(f"Result must be one of {', '.join(RESULTS)}"))
+    elif raw.result is not None:
+        result = raw.result[0]
+    if raw.result is not None and "Result" in tags and raw.result[0] != tags["Result"].value:
+        issues.append(
+            raw.result[1].issue(
+                f"result {raw.result[0]} after the moves disagrees with Result tag "
+                f"{tags['Result'].value}"
+            )
+        )
+    return result
+
+
+def _setup(tags: dict[str, RawTag], issues: list[RecordIssue]) -> str | None:
+    """The starting position of the Position tag, checked against SetUp."""
+    setup: str | None = None
+    if "Position" in tags:
+        setup = tags["Position"].value
+    elif "SetUp" in tags and tags["SetUp"].value == "1":
+        issues.append(tags["SetUp"].where.issue("SetUp is 1 but there is no Position tag"))
+    if "SetUp" in tags and tags["SetUp"].value not in ("0", "1"):
+        issues.append(tags["SetUp"].value_where.issue("SetUp must be 0 or 1"))
+    return setup
 
 
 def _params_as_written(tags: dict[str, RawTag]) -> dict[str, int]:

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from engine.errors import RecordError, RecordIssue
-from engine.records.build import RawMove, RawRecord, RawTag, Where, build_record
-from engine.records.comment import comment_details
-from engine.records.model import ANNOTATIONS, NAG_TO_ANNOTATION, GameRecord
+from engine.records.build import RawRecord, RawTag, Where, build_record
+from engine.records.model import GameRecord
+from engine.records.movetext import MoveText
 from engine.records.tags import (
     comment_body,
     escape_comment,
@@ -24,13 +24,8 @@ from engine.records.tags import (
     unescape,
 )
 
-_RESULT_TOKEN = re.compile(r"(1-0|0-1|1/2-1/2|\*)(?=[\s{]|\Z)")
-_NAG = re.compile(r"\$(\d+)")
-_MOVE_NUMBER = re.compile(r"(\d+)\.(\.\.)?")
 _TAG_LINE_START = re.compile(r"\s*\[\s*[A-Za-z][A-Za-z0-9_]*\s+\"")
 _TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-# Longest first, so that "!!" is not read as "!" twice.
-_SUFFIXES = sorted(ANNOTATIONS, key=len, reverse=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,7 +205,7 @@ class _Reader:
             if line.strip():
                 self._parse_tag_line(line_start, line, raw, issues)
         if moves_start < end:
-            self._parse_moves(moves_start, end, raw, issues)
+            MoveText(self.text, self.where, raw, issues).read(moves_start, end)
         return raw
 
     def _parse_tag_line(
@@ -266,162 +261,6 @@ class _Reader:
                 )
             )
             pos = skip_blanks(pos + 1)
-
-    def _parse_moves(self, start: int, end: int, raw: RawRecord, issues: list[RecordIssue]) -> None:
-        text = self.text
-        i = start
-        pending_number: tuple[int, bool, Where] | None = None
-        # The move that comments, annotations and clearance marks attach to, and whether
-        # a parenthesised group may still extend its text.
-        current: RawMove | None = None
-        extendable = False
-        while i < end:
-            char = text[i]
-            if char.isspace():
-                i += 1
-                continue
-            if raw.result is not None:
-                issues.append(self.where(i).issue("text after the result"))
-                return
-            if char == "{":
-                close = _find_comment_end(text, i + 1, end)
-                if close is None:
-                    issues.append(self.where(i).issue("comment has no closing }"))
-                    return
-                self._attach_comment(i, close, current, raw, issues)
-                extendable = False
-                i = close + 1
-                continue
-            if char == "}":
-                issues.append(self.where(i).issue("} without an opening {"))
-                i += 1
-                continue
-            if char == "$":
-                match = _NAG.match(text, i)
-                nag = int(match.group(1)) if match else None
-                if nag not in NAG_TO_ANNOTATION:
-                    issues.append(self.where(i).issue("annotation glyph must be $1 to $6"))
-                else:
-                    self._annotate(current, NAG_TO_ANNOTATION[nag], i, issues)  # type: ignore[index]
-                i = match.end() if match else i + 1
-                extendable = False
-                continue
-            result = _RESULT_TOKEN.match(text, i)
-            if result is not None and result.end() <= end:
-                raw.result = (result.group(1), self.where(i))
-                i = result.end()
-                continue
-            number = _MOVE_NUMBER.match(text, i)
-            if number is not None:
-                if pending_number is not None:
-                    issues.append(self.where(i).issue("two move numbers in a row"))
-                pending_number = (int(number.group(1)), bool(number.group(2)), self.where(i))
-                i = number.end()
-                extendable = False
-                continue
-            token_end, unclosed = _token_end(text, i, end)
-            token = re.sub(r"\s+", " ", text[i:token_end])
-            if unclosed:
-                issues.append(self.where(i).issue(f"unclosed bracket in {token!r}"))
-            body, annotation = _split_annotation(token)
-            if char == "(" and body.startswith("(") and body.endswith(")"):
-                inner = body[1:-1].strip()
-                if inner in ANNOTATIONS and annotation is None:
-                    self._annotate(current, inner, i, issues)
-                elif current is not None and extendable:
-                    # A clearance mark such as "(XX)" belongs to the move before it.
-                    current.text += " " + body
-                    if annotation is not None:
-                        self._annotate(current, annotation, i, issues)
-                else:
-                    issues.append(self.where(i).issue(f"unexpected {token!r}: not after a move"))
-                i = token_end
-                continue
-            if not body:
-                assert annotation is not None
-                self._annotate(current, annotation, i, issues)
-                extendable = False
-                i = token_end
-                continue
-            current = RawMove(body, self.where(i), number=pending_number)
-            pending_number = None
-            raw.moves.append(current)
-            extendable = annotation is None
-            if annotation is not None:
-                self._annotate(current, annotation, i, issues)
-            i = token_end
-        if pending_number is not None:
-            issues.append(pending_number[2].issue("move number without a move"))
-
-    def _annotate(
-        self, move: RawMove | None, annotation: str, offset: int, issues: list[RecordIssue]
-    ) -> None:
-        if move is None:
-            issues.append(self.where(offset).issue(f"annotation {annotation} before any move"))
-        elif move.annotation is not None:
-            issues.append(self.where(offset).issue(f"second annotation for {move.text}"))
-        else:
-            move.annotation = annotation
-
-    def _attach_comment(
-        self,
-        open_at: int,
-        close_at: int,
-        move: RawMove | None,
-        raw: RawRecord,
-        issues: list[RecordIssue],
-    ) -> None:
-        body_start = open_at + 1
-        body = self.text[body_start:close_at]
-        if move is None:
-            if raw.comment or raw.moves:
-                issues.append(self.where(open_at).issue("a second comment before the first move"))
-                return
-            tokens = list(re.finditer(r"\S+", body))
-            if tokens and tokens[0].group() == "|":
-                body = body[tokens[0].end() :]
-            raw.comment = unescape(body).strip()
-            return
-        if move.details:
-            issues.append(self.where(open_at).issue(f"a second comment for move {move.text}"))
-            return
-        move.details, problems = comment_details(body)
-        issues.extend(self.where(body_start + at).issue(message) for at, message in problems)
-        if not move.details:
-            move.details = {"comment": ""}
-
-
-def _split_annotation(token: str) -> tuple[str, str | None]:
-    for suffix in _SUFFIXES:
-        if token.endswith(suffix):
-            return token[: -len(suffix)].rstrip(), suffix
-    return token, None
-
-
-def _token_end(text: str, i: int, end: int) -> tuple[int, bool]:
-    """End of a move token: up to a blank or brace outside brackets; brackets may hold blanks."""
-    depth = 0
-    while i < end:
-        char = text[i]
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth = max(0, depth - 1)
-        elif char in "{}" or (char.isspace() and depth == 0):
-            break
-        i += 1
-    return i, depth > 0
-
-
-def _find_comment_end(text: str, i: int, end: int) -> int | None:
-    while i < end:
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == "}":
-            return i
-        i += 1
-    return None
 
 
 def _scan_braces(line: str, in_comment: bool) -> bool:

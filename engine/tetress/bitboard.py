@@ -86,6 +86,12 @@ def legal_masks(own: int, occupied: int, first: bool) -> tuple[int, ...]:
     The anchor mask is applied once to each unshifted run rather than to every shape.
     Equal to :func:`legal_masks_generic` (the tests check it).
     """
+    fits = _fits(occupied)
+    return fits if first else _touching(own, fits)
+
+
+def _fits(occupied: int) -> tuple[int, ...]:
+    """Per shape, the anchor bits where all four of its cells are empty."""
     a = ANCHORS
     e = ALL ^ occupied
     h2 = e & (e >> 1)
@@ -125,8 +131,11 @@ def legal_masks(own: int, occupied: int, first: bool) -> tuple[int, ...]:
         h2a & (h2 >> (W + 1)),  # Z-H
         (v2 >> 1) & (v2 >> W) & a,  # Z-V
     )
-    if first:
-        return fits
+    return fits
+
+
+def _touching(own: int, fits: tuple[int, ...]) -> tuple[int, ...]:
+    """Of ``fits``, per shape, the anchor bits where a cell of the shape touches own tokens."""
     d = own | (own << 1) | (own >> 1) | (own << W) | (own >> W)
     g2 = d | (d >> 1)
     g3 = g2 | (d >> 2)

@@ -34,7 +34,7 @@ from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.lastwords import last_words
 from referee.match.messages import GameMessages
-from referee.match.reconnect import AwayWindows
+from referee.match.reconnect import AwayWindows, seat_away, seat_back
 from referee.match.report import (
     GameReport,
     MoveLog,
@@ -136,7 +136,7 @@ class MatchRunner(Generic[SeatT]):
         self.inbox: asyncio.Queue[SeatEvent] = asyncio.Queue()
         self.away = AwayWindows()
         #: The request the mover is waiting on (re-sent when it comes back).
-        self._pending: tuple[int, bytes] | None = None
+        self.pending: tuple[int, bytes] | None = None
         self._abort_reason: str | None = None
         self.overheads: list[float] | None = None  # benchmarks: the referee's time per request
         self._task: asyncio.Task[GameEnd] | None = None
@@ -230,7 +230,7 @@ class MatchRunner(Generic[SeatT]):
                         await asyncio.shield(self._finish(end))
                         raise
                 except Exception:
-                    self._bind(self.state.to_move, self.state.ply)
+                    self.bind_log(self.state.to_move, self.state.ply)
                     log.exception("referee_failure")
                     end = verdicts.aborted("the referee failed (internal error)")
                 await self._finish(end)
@@ -263,7 +263,7 @@ class MatchRunner(Generic[SeatT]):
                 request = self.messages.move_request(
                     turn.ply, self._position, self.clocks, limit, last
                 )
-                self._pending = (turn.seat, request)
+                self.pending = (turn.seat, request)
                 sent = await self._send_request(turn, request)
                 overhead = None if received is None else sent - received
                 if self.overheads is not None and overhead is not None:
@@ -281,12 +281,12 @@ class MatchRunner(Generic[SeatT]):
         for seat, session in enumerate(self.sessions):
             try:
                 async with asyncio.timeout(SEND_TIMEOUT):
-                    await session.send_bytes(self.transcript.sent(seat, self._game_start(seat)))
+                    await session.send_bytes(self.transcript.sent(seat, self.game_start(seat)))
             except (SessionClosed, TimeoutError) as exc:
                 why = str(exc) or "it does not read its stream"
                 if session.resumable:
                     # It may come back within its window: GameStart is sent again then.
-                    self._go_away(seat, time.monotonic(), why)
+                    seat_away(self, seat, time.monotonic(), why)
                     continue
                 await self._decide(seat, Disconnected(why))
 
@@ -314,7 +314,7 @@ class MatchRunner(Generic[SeatT]):
             sent = time.monotonic()
             if not session.resumable:
                 await self._decide(turn.seat, Disconnected(str(exc)))
-            self._go_away(turn.seat, sent, str(exc))
+            seat_away(self, turn.seat, sent, str(exc))
             return sent
         finally:
             send.cancel()
@@ -376,10 +376,10 @@ class MatchRunner(Generic[SeatT]):
         if kind is EventKind.DISCONNECT and not self.sessions[seat].closed.is_set():
             # A drop the session may come back from (or already has: RESUMED follows).
             if self.sessions[seat].suspended and not self.away.is_away(seat):
-                self._go_away(seat, event.received, event.detail)
+                seat_away(self, seat, event.received, event.detail)
             return
         if kind is EventKind.RESUMED:
-            await self._come_back(seat)
+            await seat_back(self, seat)
             return
         answer = fault_answer(kind, event.detail)
         if answer is None and self.away.is_away(seat):
@@ -423,7 +423,7 @@ class MatchRunner(Generic[SeatT]):
         if entry.lag_s > LAG_WARN_S:
             self.report.slow_lag_moves += 1
         if referee_logging.debug_enabled():
-            self._bind(seat, turn.ply)
+            self.bind_log(seat, turn.ply)
             log.debug("move", action=accepted.text, time_s=round(accepted.elapsed, 6))
         if self.observer is not None:
             self.observer.on_move(self.state, entry, self.clocks)
@@ -441,40 +441,15 @@ class MatchRunner(Generic[SeatT]):
     async def _refined(self, end: GameEnd) -> GameEnd:
         return end if self.refine is None else await self.refine(end)
 
-    # -- drops and comebacks ------------------------------------------------------------------
+    # -- the seats' messages and log context ------------------------------------------------
 
-    def _go_away(self, seat: int, when: float, why: str) -> None:
-        window = self.sessions[seat].resume_window
-        self.away.leave(seat, when, window, why)
-        self._bind(seat, self.state.ply)
-        log.info("seat_away", reason=why, window_s=window)
-
-    async def _come_back(self, seat: int) -> None:
-        """The seat's session is back: give it the game again, and the pending request."""
-        session = self.sessions[seat]
-        if not self.away.back(seat) and not session.resumes:
-            return
-        self.report.seats[seat].reconnects += 1
-        self._bind(seat, self.state.ply)
-        log.info("seat_back")
-        messages = [self._game_start(seat)]
-        if self._pending is not None and self._pending[0] == seat:
-            messages.append(self._pending[1])
-        try:
-            async with asyncio.timeout(SEND_TIMEOUT):
-                for data in messages:
-                    await session.send_bytes(self.transcript.sent(seat, data))
-        except (SessionClosed, TimeoutError):
-            # Dropped again: its DISCONNECT event follows (or its window still runs).
-            if session.resumable and not self.away.is_away(seat):
-                self._go_away(seat, time.monotonic(), "it dropped again while resuming")
-
-    def _game_start(self, seat: int) -> bytes:
+    def game_start(self, seat: int) -> bytes:
         """GameStart for ``seat``, with the moves played so far (book moves, or a resume's)."""
         moves = self.adjudicator.moves
         return self.messages.game_start(seat, moves, self._position if moves else "")
 
-    def _bind(self, seat: int | None, ply: int | None) -> None:
+    def bind_log(self, seat: int | None, ply: int | None) -> None:
+        """Name the seat and ply in what is logged from here on."""
         structlog.contextvars.bind_contextvars(
             seat=None if seat is None else self.seat_names[seat], ply=ply
         )

@@ -55,19 +55,7 @@ def finished_game(
         offender_seat=end.offender,
         termination=end.termination,
         game_params=dict(game.params),
-        moves=[
-            {
-                "ply": m.ply,
-                "seat": m.seat,
-                "move": m.action,
-                "measured_s": round(m.time_s, 6),
-                "wall_s": round(m.wall, 6),
-                "cpu_s": None if m.cpu_s is None else round(m.cpu_s, 6),
-                "reported_s": round(m.think_time_s, 6),
-                "memory_bytes": m.peak_rss_bytes,
-            }
-            for m in report.moves
-        ],
+        moves=_stored_moves(report),
         record_text=write_record(record),
         record_json=record_json,
         tournament_id=tournament_id,
@@ -76,6 +64,23 @@ def finished_game(
         uid=uid,
         voided=voided,
     )
+
+
+def _stored_moves(report: GameReport) -> list[dict[str, object]]:
+    """Each move as the games table keeps it: who played what, and what it cost."""
+    return [
+        {
+            "ply": m.ply,
+            "seat": m.seat,
+            "move": m.action,
+            "measured_s": round(m.time_s, 6),
+            "wall_s": round(m.wall, 6),
+            "cpu_s": None if m.cpu_s is None else round(m.cpu_s, 6),
+            "reported_s": round(m.think_time_s, 6),
+            "memory_bytes": m.peak_rss_bytes,
+        }
+        for m in report.moves
+    ]
 
 
 def _seat_results(

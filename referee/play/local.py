@@ -168,16 +168,7 @@ class LocalReferee:
         roots = [bot_roots(spec.kind, spec.value) for spec in specs]
         bots: list[LaunchedBot] = []
         try:
-            for seat, spec in enumerate(specs):
-                others = [root for i, rs in enumerate(roots) if i != seat for root in rs]
-                bot = await self.launch(
-                    spec,
-                    _player(game_id, seat),
-                    memory_mb=memory_mb,
-                    address=via[seat],
-                    exclude=others,
-                )
-                bots.append(bot)
+            await self._launch_seats(specs, roots, game_id, memory_mb, via, bots)
             if on_launched is not None:
                 on_launched(bots)
             waits = [
@@ -194,6 +185,28 @@ class LocalReferee:
             await asyncio.shield(stop_all(bots))
         note_launched(report, setup.watched(bots))
         return MatchResult(report, bots)
+
+    async def _launch_seats(
+        self,
+        specs: Sequence[BotSpec],
+        roots: Sequence[Sequence[Path]],
+        game_id: str,
+        memory_mb: float | None,
+        via: Sequence[str | None],
+        bots: list[LaunchedBot],
+    ) -> None:
+        """Launch each seat's bot into ``bots`` (a failed launch leaves the bots already
+        launched there to be stopped); no bot is let into another's ``roots``."""
+        for seat, spec in enumerate(specs):
+            others = [root for i, rs in enumerate(roots) if i != seat for root in rs]
+            bot = await self.launch(
+                spec,
+                _player(game_id, seat),
+                memory_mb=memory_mb,
+                address=via[seat],
+                exclude=others,
+            )
+            bots.append(bot)
 
     async def _await_session(
         self, player: str, bot: LaunchedBot | None, timeout: float

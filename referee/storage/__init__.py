@@ -33,7 +33,13 @@ if TYPE_CHECKING:
         PairingStateError,
         StorageError,
     )
-    from referee.storage.games import FinishedGame, GameDetail, GameSummary, SeatInfo, SeatResult
+    from referee.storage.gametypes import (
+        FinishedGame,
+        GameDetail,
+        GameSummary,
+        SeatInfo,
+        SeatResult,
+    )
     from referee.storage.pairings import PairingInfo, ResumeState
     from referee.storage.players import PlayerInfo, TokenInfo
     from referee.storage.ratings import RatingInput, RatingRow, RatingTable
@@ -48,10 +54,10 @@ _HOMES = {
     "Database": "referee.storage.db",
     "default_url": "referee.storage.db",
     "DuplicateGameError": "referee.storage.errors",
-    "FinishedGame": "referee.storage.games",
+    "FinishedGame": "referee.storage.gametypes",
     "ForfeitPolicy": "referee.storage.enums",
-    "GameDetail": "referee.storage.games",
-    "GameSummary": "referee.storage.games",
+    "GameDetail": "referee.storage.gametypes",
+    "GameSummary": "referee.storage.gametypes",
     "MemoryMeasure": "referee.storage.enums",
     "NotFoundError": "referee.storage.errors",
     "open_database": "referee.storage.db",
@@ -65,8 +71,8 @@ _HOMES = {
     "RatingTable": "referee.storage.ratings",
     "Repository": "referee.storage.repository",
     "ResumeState": "referee.storage.pairings",
-    "SeatInfo": "referee.storage.games",
-    "SeatResult": "referee.storage.games",
+    "SeatInfo": "referee.storage.gametypes",
+    "SeatResult": "referee.storage.gametypes",
     "SourceKind": "referee.storage.enums",
     "StorageError": "referee.storage.errors",
     "TokenInfo": "referee.storage.players",

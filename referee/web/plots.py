@@ -58,17 +58,7 @@ def rating_plot(
     def y(v: float) -> float:
         return float(top + (height - top - bottom) * (high - v) / (high - low))
 
-    for k in range(5):
-        value = low + (high - low) * k / 4
-        out.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-            'stroke="#e3e3e3"/>'
-            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
-            f"{value:.0f}</text>"
-        )
-    out.append(
-        f'<text x="{width - right}" y="{height - 8}" text-anchor="end" fill="#555">games →</text>'
-    )
+    out += _rating_axes(y, low, high, left, width - right, height)
     for n, (label, points) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         path = " ".join(f"{x(i, longest):.1f},{y(v):.1f}" for i, (_, v) in enumerate(points))
@@ -81,6 +71,23 @@ def rating_plot(
         )
     out.append("</svg>")
     return Markup("".join(out))
+
+
+def _rating_axes(
+    y: Callable[[float], float], low: float, high: float, left: int, right_x: int, height: int
+) -> list[str]:
+    """Five labelled rating lines from ``low`` to ``high``, and the game axis's name."""
+    out = []
+    for k in range(5):
+        value = low + (high - low) * k / 4
+        out.append(
+            f'<line x1="{left}" x2="{right_x}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            'stroke="#e3e3e3"/>'
+            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{value:.0f}</text>"
+        )
+    out.append(f'<text x="{right_x}" y="{height - 8}" text-anchor="end" fill="#555">games →</text>')
+    return out
 
 
 def versions_plot(
