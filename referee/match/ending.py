@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from referee.match.seat import Seat
+from referee.match.seat import SEND_TIMEOUT, Seat
 from referee.match.verdicts import GameEnd
 from referee.telemetry.logs import get_logger
 
@@ -20,9 +20,6 @@ if TYPE_CHECKING:
     from referee.match.runner import MatchRunner
 
 log = get_logger("referee.match.runner")
-
-#: How long the GameOver message may take to be written to one seat.
-SEND_TIMEOUT = 10.0
 
 
 async def announce_end(runner: MatchRunner[Any], end: GameEnd) -> None:

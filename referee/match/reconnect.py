@@ -13,16 +13,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from referee.match.seat import Seat, SessionClosed
+from referee.match.seat import SEND_TIMEOUT, Seat, SessionClosed
 from referee.telemetry.logs import get_logger
 
 if TYPE_CHECKING:
     from referee.match.runner import MatchRunner
 
 log = get_logger("referee.match.runner")
-
-#: How long the messages that give a returning seat its game back may take to be written.
-SEND_TIMEOUT = 10.0
 
 
 @dataclass(slots=True)

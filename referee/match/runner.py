@@ -46,6 +46,7 @@ from referee.match.report import (
 )
 from referee.match.seat import (
     MAX_COMMENT_CHARS,
+    SEND_TIMEOUT,
     EventKind,
     Seat,
     SeatEvent,
@@ -80,8 +81,6 @@ SeatT = TypeVar("SeatT", bound=Seat, covariant=True)
 
 #: How much of a bot's comment is kept.
 MAX_TEXT = MAX_COMMENT_CHARS
-#: How long a message outside the clocks (game start, game over) may take to be written.
-SEND_TIMEOUT = 10.0
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
 LAG_WARN_S = 0.05
 

@@ -33,6 +33,9 @@ from referee.text.notes import clean_note
 
 #: Longest comment kept from a move.
 MAX_COMMENT_CHARS = 256
+#: How long a message outside the clocks (game start, game over, a returning seat's game) may
+#: take to be written to a seat.
+SEND_TIMEOUT = 10.0
 
 
 class EventKind(enum.Enum):
