@@ -18,6 +18,21 @@ if TYPE_CHECKING:
 
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB
 
+#: The options that set an :class:`~referee.submissions.limits.UploadLimits` field: (option,
+#: field, whether it is given in MB (a decimal number) rather than as a whole count, help).
+_LIMIT_OPTIONS: tuple[tuple[str, str, bool, str], ...] = (
+    ("--upload-max-mb", "max_archive_bytes", True, "largest archive accepted"),
+    ("--upload-max-unpacked-mb", "max_unpacked_bytes", True, "largest unpacked size"),
+    ("--upload-max-files", "max_files", False, "most files in one archive"),
+    ("--upload-rate", "max_submissions_per_window", False, "uploads per player per hour"),
+    (
+        "--upload-quota-mb",
+        "max_stored_bytes_per_player",
+        True,
+        "stored code per player, all versions",
+    ),
+)
+
 
 def add_upload_options(parser: argparse.ArgumentParser) -> None:
     d = DEFAULT_LIMITS
@@ -29,41 +44,15 @@ def add_upload_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="accept uploaded bots and keep their code in this store folder",
     )
-    group.add_argument(
-        "--upload-max-mb",
-        type=float,
-        default=d.max_archive_bytes / MB,
-        metavar="MB",
-        help="largest archive accepted (default %(default)g)",
-    )
-    group.add_argument(
-        "--upload-max-unpacked-mb",
-        type=float,
-        default=d.max_unpacked_bytes / MB,
-        metavar="MB",
-        help="largest unpacked size (default %(default)g)",
-    )
-    group.add_argument(
-        "--upload-max-files",
-        type=int,
-        default=d.max_files,
-        metavar="N",
-        help="most files in one archive (default %(default)s)",
-    )
-    group.add_argument(
-        "--upload-rate",
-        type=int,
-        default=d.max_submissions_per_window,
-        metavar="N",
-        help="uploads per player per hour (default %(default)s)",
-    )
-    group.add_argument(
-        "--upload-quota-mb",
-        type=float,
-        default=d.max_stored_bytes_per_player / MB,
-        metavar="MB",
-        help="stored code per player, all versions (default %(default)g)",
-    )
+    for option, field, in_mb, text in _LIMIT_OPTIONS:
+        default = getattr(d, field)
+        group.add_argument(
+            option,
+            type=float if in_mb else int,
+            default=default / MB if in_mb else default,
+            metavar="MB" if in_mb else "N",
+            help=f"{text} (default %(default){'g' if in_mb else 's'})",
+        )
     group.add_argument(
         "--validation-game",
         default="tetress",
@@ -131,14 +120,7 @@ def build_service(
     from referee.submissions.store import SubmissionStore
     from referee.submissions.validate import ValidationSettings
 
-    limits = dataclasses.replace(
-        DEFAULT_LIMITS,
-        max_archive_bytes=int(args.upload_max_mb * MB),
-        max_unpacked_bytes=int(args.upload_max_unpacked_mb * MB),
-        max_files=args.upload_max_files,
-        max_submissions_per_window=args.upload_rate,
-        max_stored_bytes_per_player=int(args.upload_quota_mb * MB),
-    )
+    limits = dataclasses.replace(DEFAULT_LIMITS, **_upload_limits(args))
     no_sandbox = uploads_uncontained(args)
     from referee.commands._common import game_params
 
@@ -158,6 +140,16 @@ def build_service(
         concurrency=args.validation_concurrency,
     )
     return SubmissionService(submissions, gate=gate)
+
+
+def _upload_limits(args: argparse.Namespace) -> dict[str, int]:
+    """The :class:`~referee.submissions.limits.UploadLimits` fields the --upload-* options set
+    (sizes given in MB, in bytes)."""
+    limits: dict[str, int] = {}
+    for option, field, in_mb, _ in _LIMIT_OPTIONS:
+        value = getattr(args, option.removeprefix("--").replace("-", "_"))
+        limits[field] = int(value * MB) if in_mb else value
+    return limits
 
 
 def uploads_uncontained(args: argparse.Namespace) -> bool:

@@ -9,9 +9,8 @@ referees games) never waits on the database. Live games come from the runner's
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from datetime import datetime
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, overload
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, overload
 
 import grpc
 
@@ -20,11 +19,11 @@ from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
 from referee.hosting.arena_accounts import AccountViews
 from referee.hosting.callers import Caller, Callers, may_read_game, private_game
+from referee.hosting.calls import wire_time
 from referee.hosting.game_events import live_events, live_game, stored_events
-from referee.server import access, bounds
-from referee.server.access import ARENA_ACCESS, Gate
+from referee.server import bounds
+from referee.server.access import Gate
 from referee.server.live import LiveHub
-from referee.server.status import call_in_thread
 from referee.storage import (
     GameDetail,
     GameSummary,
@@ -44,16 +43,6 @@ if TYPE_CHECKING:
     from referee.ratings import Row
     from referee.server.lobby import Lobby
 
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-#: The request and response types of whichever call a helper serves.
-_Req = TypeVar("_Req")
-_Resp = TypeVar("_Resp")
-
-
-def _time(value: datetime | None) -> str:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
-
 
 class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
     """Read-only views of ``repo``; live games from ``hub`` (optional)."""
@@ -65,7 +54,6 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
     ) -> None:
         self.repo = repo
         self.hub = hub or LiveHub()
-        #: Token checks: every call passes :meth:`_allow` with its :data:`ARENA_ACCESS` role.
         self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
         #: Tournament id -> the presence board of its remote entries, while a referee on this
@@ -83,22 +71,6 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
 
     # ----------------------------------------------------------------- helpers
-
-    async def _allow(
-        self, context: grpc.aio.ServicerContext[_Req, _Resp], rpc: str
-    ) -> access.Caller | None:
-        """The caller of ``rpc`` if its token (if any) and role pass, else the call ends."""
-        return await self.gate.caller(context, ARENA_ACCESS[rpc])
-
-    async def _call(
-        self,
-        context: grpc.aio.ServicerContext[_Req, _Resp],
-        fn: Callable[_P, _T],
-        *args: _P.args,
-        **kwargs: _P.kwargs,
-    ) -> _T:
-        """``fn`` in a worker thread; an expected error ends the call with its status."""
-        return await call_in_thread(context, fn, *args, **kwargs)
 
     def _tournament(self, text: str) -> TournamentInfo:
         return self.repo.get_tournament(bounds.reference(text, "tournament"))
@@ -131,9 +103,9 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
             games_remaining=state.games_remaining,
             games_planned=max(planned, state.games_finished + state.games_remaining),
             pairings_running=len(state.running),
-            created_at=_time(t.created_at),
-            started_at=_time(t.started_at),
-            finished_at=_time(t.finished_at),
+            created_at=wire_time(t.created_at),
+            started_at=wire_time(t.started_at),
+            finished_at=wire_time(t.finished_at),
             time_per_game_s=float(s.time_control.get("per_game", 0.0)),
             time_per_move_s=float(s.time_control.get("per_move", 0.0)),
             memory_limit_mb=s.memory_limit_mb or 0,
@@ -172,8 +144,8 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
             voided=g.voided,
             counted=g.counted,
             plies=g.plies,
-            started_at=_time(g.started_at),
-            finished_at=_time(g.finished_at),
+            started_at=wire_time(g.started_at),
+            finished_at=wire_time(g.finished_at),
             seats=[
                 apb.GameSeatSummary(
                     seat=s.seat,

@@ -2,50 +2,20 @@
 
 Each needs a token of a role (``WhoAmI`` a student's, ``ListPlayers`` an instructor's,
 ``ListTokens`` an admin's; :data:`referee.server.access.ARENA_ACCESS`). A mixin of
-:class:`referee.hosting.arena.ArenaService`, which provides ``repo``, ``_allow`` and ``_call``.
+:class:`referee.hosting.arena.ArenaService`, its calls through
+:class:`~referee.hosting.calls.ArenaCalls`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from typing import ParamSpec, TypeVar
-
 import grpc
 
 from client_sdk.proto import arena_pb2 as apb
-from referee.server import access
-from referee.storage import Repository
-
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-#: The request and response types of whichever call a helper serves.
-_Req = TypeVar("_Req")
-_Resp = TypeVar("_Resp")
+from referee.hosting.calls import ArenaCalls, wire_time
 
 
-def _time(value: datetime | None) -> str:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
-
-
-class AccountViews:
+class AccountViews(ArenaCalls):
     """``WhoAmI``, ``ListPlayers`` and ``ListTokens``."""
-
-    repo: Repository
-
-    async def _allow(
-        self, context: grpc.aio.ServicerContext[_Req, _Resp], rpc: str
-    ) -> access.Caller | None:
-        raise NotImplementedError
-
-    async def _call(
-        self,
-        context: grpc.aio.ServicerContext[_Req, _Resp],
-        fn: Callable[_P, _T],
-        *args: _P.args,
-        **kwargs: _P.kwargs,
-    ) -> _T:
-        raise NotImplementedError
 
     async def WhoAmI(
         self,
@@ -59,7 +29,7 @@ class AccountViews:
             player=caller.player,
             role=str(caller.role),
             token_id=caller.token_id,
-            expires_at=_time(owner.expires_at),
+            expires_at=wire_time(owner.expires_at),
         )
 
     async def ListPlayers(
@@ -75,7 +45,7 @@ class AccountViews:
                     name=p.name,
                     kind=str(p.kind),
                     display_name=p.display_name or "",
-                    created_at=_time(p.created_at),
+                    created_at=wire_time(p.created_at),
                 )
                 for p in players
             ]
@@ -98,9 +68,9 @@ class AccountViews:
                         role=str(t.role),
                         label=t.label or "",
                         state=t.state(),
-                        created_at=_time(t.created_at),
-                        last_used_at=_time(t.last_used_at),
-                        expires_at=_time(t.expires_at),
+                        created_at=wire_time(t.created_at),
+                        last_used_at=wire_time(t.last_used_at),
+                        expires_at=wire_time(t.expires_at),
                     )
                     for t in self.repo.list_tokens(p.id)
                 ]

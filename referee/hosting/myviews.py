@@ -9,18 +9,14 @@ Every function is synchronous (the service runs it in a worker thread) and raise
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
 from client_sdk.proto import submissions_pb2 as spb
 from referee.hosting.callers import Caller, may_read_game, own_seat, private_game
+from referee.hosting.calls import wire_time
 from referee.server import bounds
 from referee.storage import GameSummary, NotFoundError, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.submissions import SubmissionInfo
-
-
-def _time(value: datetime | None) -> str:
-    return value.isoformat().replace("+00:00", "Z") if value is not None else ""
 
 
 def list_mine(repo: Repository, caller: Caller, player_name: str = "") -> spb.ListMineResponse:
@@ -70,7 +66,7 @@ def game_view(
         result=g.result,
         verdict=g.verdict.value,
         reason=g.reason,
-        finished_at=_time(g.finished_at),
+        finished_at=wire_time(g.finished_at),
         game=g.game,
         kind=g.kind.value,
         my_fault=g.offender_seat == seat and g.verdict.is_fault,
@@ -157,8 +153,8 @@ def _version_view(info: SubmissionInfo, playing: bool) -> spb.SubmissionView:
         digest=info.digest,
         status=info.status.value,
         reason=info.reason,
-        uploaded_at=_time(info.uploaded_at),
-        validated_at=_time(info.validated_at),
+        uploaded_at=wire_time(info.uploaded_at),
+        validated_at=wire_time(info.validated_at),
         archive_bytes=info.archive_bytes,
         unpacked_bytes=info.unpacked_bytes,
         files=info.files,

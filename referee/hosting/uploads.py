@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 import grpc
 
@@ -23,6 +23,7 @@ from referee.hosting.callers import Caller, Callers
 from referee.server import bounds
 from referee.server.access import Gate
 from referee.server.status import call_in_thread
+from referee.storage import Repository
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
 from referee.submissions.errors import NameTaken, QuotaExceeded, Refused
@@ -175,53 +176,50 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         request: spb.ListMineRequest,
         context: grpc.aio.ServicerContext[spb.ListMineRequest, spb.ListMineResponse],
     ) -> spb.ListMineResponse:
-        caller = await self._caller(context)
-        return await self._view(context, myviews.list_mine, self.repo, caller, request.player)
+        return await self._view(context, myviews.list_mine, request.player)
 
     async def GetMyGame(
         self,
         request: spb.GetMyGameRequest,
         context: grpc.aio.ServicerContext[spb.GetMyGameRequest, spb.MyGameRecord],
     ) -> spb.MyGameRecord:
-        caller = await self._caller(context)
-        return await self._view(context, myviews.my_game, self.repo, caller, request.game_id)
+        return await self._view(context, myviews.my_game, request.game_id)
 
     async def GetMyOutput(
         self,
         request: spb.GetMyOutputRequest,
         context: grpc.aio.ServicerContext[spb.GetMyOutputRequest, spb.MyOutput],
     ) -> spb.MyOutput:
-        caller = await self._caller(context)
-        seat = request.seat if request.HasField("seat") else None
-        return await self._view(
-            context, myviews.my_output, self.repo, caller, request.game_id, seat
-        )
+        return await self._view(context, myviews.my_output, request.game_id, _seat(request))
 
     async def GetMyFailurePack(
         self,
         request: spb.GetMyOutputRequest,
         context: grpc.aio.ServicerContext[spb.GetMyOutputRequest, spb.MyFailurePack],
     ) -> spb.MyFailurePack:
-        caller = await self._caller(context)
-        seat = request.seat if request.HasField("seat") else None
-        return await self._view(
-            context, myviews.my_failure_pack, self.repo, caller, request.game_id, seat
-        )
+        return await self._view(context, myviews.my_failure_pack, request.game_id, _seat(request))
 
     async def _view(
         self,
         context: grpc.aio.ServicerContext[_Req, _Resp],
-        fn: Callable[_P, _T],
+        view: Callable[Concatenate[Repository, Caller, _P], _T],
         *args: _P.args,
         **kwargs: _P.kwargs,
     ) -> _T:
-        """``fn`` in a worker thread; an expected error ends the call with its status."""
-        return await call_in_thread(context, fn, *args, **kwargs)
+        """The caller's ``view`` of the store in a worker thread; an expected error (or no
+        valid token) ends the call with its status."""
+        caller = await self._caller(context)
+        return await call_in_thread(context, view, self.repo, caller, *args, **kwargs)
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""
         while self._validations:
             await asyncio.gather(*list(self._validations), return_exceptions=True)
+
+
+def _seat(request: spb.GetMyOutputRequest) -> int | None:
+    """The seat asked for; ``None``: the caller's own."""
+    return request.seat if request.HasField("seat") else None
 
 
 def _too_big(limit: int) -> str:

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 
 from engine.game import Game
 from referee.errors import RefereeError
@@ -54,6 +54,7 @@ __all__ = [
     "BotDidNotConnect",
     "LocalReferee",
     "MatchResult",
+    "PlayOptions",
     "crash_sentence",
     "local_referee",
     "memory_fault_sentence",
@@ -265,42 +266,35 @@ async def local_referee(
         await asyncio.shield(_cleanup(referee.bots, server))
 
 
+class PlayOptions(TypedDict, total=False):
+    """What :func:`play_match` passes on to :meth:`LocalReferee.play` (whose defaults hold)."""
+
+    time_control: TimeControl | None
+    memory_mb: float | None
+    observer: Observer | None
+    connect_timeout: float
+    labels: dict[str, str] | None
+    game_id: str | None
+    shutdown: asyncio.Event | None
+    shutdown_grace: float
+    on_launched: Callable[[Sequence[LaunchedBot]], None] | None
+    opening: Sequence[str]
+
+
 async def play_match(
     specs: Sequence[BotSpec],
     game: Game[Any],
     *,
-    time_control: TimeControl | None = None,
-    memory_mb: float | None = DEFAULT_MEMORY_MB,
-    observer: Observer | None = None,
-    connect_timeout: float = 30.0,
-    labels: dict[str, str] | None = None,
-    game_id: str | None = None,
     resume_window: float = RESUME_WINDOW_S,
-    shutdown: asyncio.Event | None = None,
-    shutdown_grace: float = 5.0,
-    on_launched: Callable[[Sequence[LaunchedBot]], None] | None = None,
-    opening: Sequence[str] = (),
     isolation: Isolation | None = None,
+    **options: Unpack[PlayOptions],
 ) -> MatchResult:
     """One game between two launched bots on a private local referee (``referee match``);
-    ``isolation`` as for :func:`local_referee`."""
+    ``isolation`` as for :func:`local_referee`, ``options`` as for :meth:`LocalReferee.play`."""
     async with local_referee(
         games=[game.name], resume_window=resume_window, isolation=isolation
     ) as referee:
-        return await referee.play(
-            game,
-            specs,
-            time_control=time_control,
-            memory_mb=memory_mb,
-            observer=observer,
-            connect_timeout=connect_timeout,
-            labels=labels,
-            game_id=game_id,
-            shutdown=shutdown,
-            shutdown_grace=shutdown_grace,
-            on_launched=on_launched,
-            opening=opening,
-        )
+        return await referee.play(game, specs, **options)
 
 
 @dataclass(frozen=True, slots=True)

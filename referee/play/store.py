@@ -98,6 +98,20 @@ class Broadcast(Protocol):
         ...
 
 
+def live_opening(
+    game: Game[Any], seats: Sequence[BotVersionInfo], filing: Filing
+) -> tuple[str, list[str], tuple[str, str], str, int | None]:
+    """What a game's spectators are told as it begins, after its uid: the game, the players
+    (seat order), the seat names, the starting position and the tournament (if any)."""
+    return (
+        game.name,
+        [v.label for v in seats],
+        game.seat_names,
+        game.new_state().to_string(),
+        filing.tournament_id,
+    )
+
+
 class HubBroadcast:
     """The server's own live hub: the end is shown as soon as the runner has it."""
 
@@ -108,15 +122,7 @@ class HubBroadcast:
     def begin(
         self, uid: str, game: Game[Any], seats: Sequence[BotVersionInfo], filing: Filing
     ) -> Observer:
-        self.hub.start(
-            uid,
-            game.name,
-            [v.label for v in seats],
-            game.seat_names,
-            game.new_state().to_string(),
-            filing.tournament_id,
-            mode=self.mode,
-        )
+        self.hub.start(uid, *live_opening(game, seats, filing), mode=self.mode)
         return LiveObserver(self.hub, uid)
 
     def end(self, uid: str, stored: GameSummary | None, why: str) -> None:

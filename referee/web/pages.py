@@ -36,11 +36,11 @@ if TYPE_CHECKING:
 
 SORTS: dict[str, Callable[[BoardRow], SupportsRichComparison]] = {
     # Ranks count within a connected group: the groups stay apart, group 1 first.
-    "rank": lambda r: (r.group, r.rank),
+    "rank": lambda r: (r.row.group, r.row.rank),
     "bot": lambda r: r.version.display.lower(),
-    "rating": lambda r: (r.group, -(r.elo if r.elo is not None else float("-inf"))),
-    "games": lambda r: -r.games,
-    "score": lambda r: -(r.score_pct if r.score_pct is not None else -1.0),
+    "rating": lambda r: (r.row.group, -(r.row.elo if r.row.elo is not None else float("-inf"))),
+    "games": lambda r: -r.row.games,
+    "score": lambda r: -(r.row.score_pct if r.row.score_pct is not None else -1.0),
 }
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from referee.ratings import GameResult, Ladder, build_leaderboard
+from referee.ratings import GameResult, Ladder, Row, build_leaderboard
 from referee.ratings.elo import DEFAULT_INITIAL, update
 
 # The templates' threshold, re-exported from the one place it is decided.
@@ -34,50 +34,40 @@ from referee.storage.games import rated_result
 GAME_ORDER = ("tetress", "att")
 
 
+#: The figures of a rating table's row the web's JSON shows as they are, in this order.
+_RATED = ("elo", "ci95", "elo_incremental", "games", "wins", "draws", "losses", "score_pct")
+
+
 @dataclass(frozen=True, slots=True)
 class BoardRow:
-    rank: int
+    """A leaderboard line: the rating table's row (its player a version id; ``rank`` within
+    its connected group, 1 the largest) and the version it is."""
+
+    row: Row
     version: VersionName
-    elo: float | None
-    ci95: float | None
-    elo_incremental: float
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    score_pct: float | None
-    forfeits: Mapping[str, int]
-    #: The connected group (1 the largest); ``rank`` is the place within it.
-    group: int = 1
 
     @property
     def provisional(self) -> bool:
-        return self.provisional_reason is not None or self.elo is None
+        return self.provisional_reason is not None or self.row.elo is None
 
     @property
     def provisional_reason(self) -> str | None:
-        return provisional_reason(self.games)
+        return provisional_reason(self.row.games)
 
     def as_dict(self) -> dict[str, object]:
+        rated = self.row.as_dict()
         return {
-            "rank": self.rank,
+            "rank": self.row.rank,
             "bot_version_id": self.version.id,
             "bot_id": self.version.bot_id,
             "owner": self.version.owner,
             "bot": self.version.bot,
             "version": self.version.version,
-            "elo": self.elo,
-            "ci95": self.ci95,
-            "elo_incremental": self.elo_incremental,
-            "games": self.games,
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
-            "score_pct": self.score_pct,
+            **{key: rated[key] for key in _RATED},
             "provisional": self.provisional,
             "provisional_reason": self.provisional_reason,
-            "group": self.group,
-            "forfeits": dict(self.forfeits),
+            "group": self.row.group,
+            "forfeits": dict(self.row.forfeits),
         }
 
 
@@ -213,24 +203,7 @@ def build_table(
     kept = [g for g in games if not (g.voided and g.winner_seat is None)]
     results = [_result(g) for g in kept]
     board = build_leaderboard(results)
-    rows = tuple(
-        BoardRow(
-            r.rank,
-            names[int(r.player)],
-            r.elo,
-            r.ci95,
-            r.elo_incremental,
-            r.games,
-            r.wins,
-            r.draws,
-            r.losses,
-            r.score_pct,
-            r.forfeits,
-            r.group,
-        )
-        for r in board.rows
-        if int(r.player) in names
-    )
+    rows = tuple(BoardRow(r, names[int(r.player)]) for r in board.rows if int(r.player) in names)
     ladder = Ladder()
     ladder.record_all(results)
     lines = tuple(

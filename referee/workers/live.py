@@ -164,14 +164,10 @@ class NotifyBroadcast:
     def begin(
         self, uid: str, game: Game[Any], seats: Sequence[BotVersionInfo], filing: Filing
     ) -> NotifyObserver:
-        self.publisher.start_game(
-            uid,
-            game.name,
-            [v.label for v in seats],
-            game.seat_names,
-            game.new_state().to_string(),
-            filing.tournament_id,
-        )
+        # Here, not at the top: ``referee web`` imports this module for its listener alone.
+        from referee.play.store import live_opening
+
+        self.publisher.start_game(uid, *live_opening(game, seats, filing))
         observer = self._observers[uid] = NotifyObserver(self.publisher, uid)
         return observer
 

@@ -89,7 +89,7 @@ def test_web_table_marks_groups_and_reasons(tmp_path: Path) -> None:
     table = build_table("tetress", played_games(repo), version_names(repo))
     assert table.groups == 2
     rows = {r.version.bot: r for r in table.rows}
-    assert rows["x"].group == 2 and rows["a"].group == 1
+    assert rows["x"].row.group == 2 and rows["a"].row.group == 1
     assert rows["y"].as_dict()["provisional_reason"] == "fewer than 20 counted games"
 
 
