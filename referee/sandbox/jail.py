@@ -22,6 +22,7 @@ from pathlib import Path
 
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
+from referee.sandbox.bytecode import compile_platform
 from referee.sandbox.identity import HostIdentity, bot_uid
 from referee.sandbox.leftovers import run_folder
 from referee.sandbox.venv import inside as venv_inside
@@ -159,6 +160,7 @@ def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[
     def source(path: Path) -> str:
         return str(run_as.source(path, folder) if run_as is not None else path)
 
+    compile_platform(PLATFORM, PLATFORM_PARTS)  # once: bots read its bytecode, never write it
     args = _system_mounts()
     args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
     args += ["--tmpfs", SCRATCH_INSIDE]
