@@ -34,7 +34,7 @@ from referee.analysis.sprt import Sprt, llr_normal_approx  # noqa: E402
 from referee.analysis.sprt_run import launched_games, run_sprt  # noqa: E402
 from referee.sandbox.isolation import Isolation  # noqa: E402
 from referee.sandbox.launch import BotSpec  # noqa: E402
-from referee.sandbox.warm import WarmTerms, demand  # noqa: E402
+from referee.sandbox.warm import WarmTerms, demand, may_import_numpy  # noqa: E402
 
 SPECS = [
     BotSpec("sdk", "client_sdk.examples.random_bot"),
@@ -53,7 +53,8 @@ def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
 
     async def run() -> None:
         slots = 2 * concurrency if warm else 0
-        async with demand(slots, WarmTerms(memory_mb=None), Isolation.BWRAP) as need:
+        numpy = may_import_numpy(SPECS)
+        async with demand(slots, WarmTerms(memory_mb=None), Isolation.BWRAP, numpy=numpy) as need:
             if need is not None:
                 need.resize(slots, 4 * pairs)  # four launches a pair
             await run_sprt(test, play, book=book, concurrency=concurrency, max_pairs=pairs)

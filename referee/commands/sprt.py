@@ -184,9 +184,10 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
+    from referee.play.bots import launch_spec
     from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
-    from referee.sandbox.warm import WarmTerms, demand
+    from referee.sandbox.warm import WarmTerms, demand, may_import_numpy
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
@@ -221,7 +222,9 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
 
         # Launched bots start ahead of need: two per game a worker may start next.
         launches = WarmTerms(memory_mb=terms.memory_mb)
-        async with demand(0 if remote else 2 * concurrency, launches, isolation):
+        launched = [v for v in versions if v.source_kind is not SourceKind.REMOTE]
+        numpy = may_import_numpy(launch_spec(v) for v in launched)
+        async with demand(0 if remote else 2 * concurrency, launches, isolation, numpy=numpy):
             return await run_sprt(
                 setup.test,
                 _games(player, versions, args.remote_timeout),
