@@ -138,6 +138,15 @@ class _Setup:
     #: The new version first, the base second.
     versions: list[BotVersionInfo]
 
+    def may_import_numpy(self) -> bool:
+        """Whether a launched bot of the test may import NumPy (its warm sandboxes then do)."""
+        from referee.play.bots import launch_spec
+        from referee.sandbox.warm import may_import_numpy
+        from referee.storage import SourceKind
+
+        launched = [v for v in self.versions if v.source_kind is not SourceKind.REMOTE]
+        return may_import_numpy(launch_spec(v) for v in launched)
+
 
 def _setup(args: argparse.Namespace) -> _Setup:
     """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
@@ -184,10 +193,9 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
-    from referee.play.bots import launch_spec
     from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
-    from referee.sandbox.warm import WarmTerms, demand, may_import_numpy
+    from referee.sandbox.warm import WarmTerms, demand
     from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
@@ -221,10 +229,8 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
             print(line, file=out, flush=True)
 
         # Launched bots start ahead of need: two per game a worker may start next.
-        launches = WarmTerms(memory_mb=terms.memory_mb)
-        launched = [v for v in versions if v.source_kind is not SourceKind.REMOTE]
-        numpy = may_import_numpy(launch_spec(v) for v in launched)
-        async with demand(0 if remote else 2 * concurrency, launches, isolation, numpy=numpy):
+        slots, launches = 0 if remote else 2 * concurrency, WarmTerms(memory_mb=terms.memory_mb)
+        async with demand(slots, launches, isolation, numpy=setup.may_import_numpy()):
             return await run_sprt(
                 setup.test,
                 _games(player, versions, args.remote_timeout),

@@ -97,8 +97,7 @@ class WarmSandbox:
 
 
 async def start_sandbox(terms: WarmTerms, numpy: bool = True) -> WarmSandbox:
-    """Start one warm sandbox with ``terms`` (its Python then imports the platform, and NumPy
-    when ``numpy``)."""
+    """Start a warm sandbox with ``terms``: its Python imports the platform (NumPy if asked)."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bot-"))
     uid = bot_uid()
     run_as = HostIdentity(uid) if uid is not None else None
