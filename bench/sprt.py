@@ -47,8 +47,9 @@ def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
     sandboxes per game that may start next, made in the timed run like any SPRT's)."""
     game = load_game("tetress")
     book = load_book(default_book_path("tetress"))
-    # Bounds no test can reach in this many pairs: every pair is played.
-    test = Sprt(-1000.0, 1000.0, 0.001, 0.001)
+    # Hypotheses a thousandth of an Elo apart: the LLR stays near 0 whatever the results, so
+    # no bound is reached and every pair is played (wide ones stop a lopsided match early).
+    test = Sprt(0.0, 0.001, 0.001, 0.001)
     play = launched_games(SPECS, game, isolation=Isolation.BWRAP)
 
     async def run() -> None:
@@ -61,7 +62,9 @@ def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
 
     start = time.perf_counter()
     asyncio.run(run())
-    return test.pairs / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    assert test.pairs == pairs, f"{test.pairs} of {pairs} pairs played: {test.status()}"
+    return test.pairs / elapsed
 
 
 def llr_update_us(updates: int = 2000) -> tuple[float, float]:
