@@ -42,6 +42,10 @@ SPECS = [
 ]
 
 
+#: The warm run's launches served warm and started cold (its pool's hits and misses).
+WARM_SERVED = {"hits": 0, "misses": 0}
+
+
 def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
     """Pairs per second, every bot launched sandboxed (``warm``: from a warm pool holding two
     sandboxes per game that may start next, made in the timed run like any SPRT's)."""
@@ -59,6 +63,8 @@ def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
             if need is not None:
                 need.resize(slots, 4 * pairs)  # four launches a pair
             await run_sprt(test, play, book=book, concurrency=concurrency, max_pairs=pairs)
+            if need is not None and warm:
+                WARM_SERVED.update(hits=need.pool.hits, misses=need.pool.misses)
 
     start = time.perf_counter()
     asyncio.run(run())
@@ -105,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  warm sandboxes: {rate:.3f} pairs/s, cold: {cold:.3f} pairs/s: "
-        f"x{rate / cold:.2f} (target >= 2x)"
+        f"x{rate / cold:.2f} (target >= 2x); launches served warm {WARM_SERVED['hits']}, "
+        f"cold {WARM_SERVED['misses']}"
     )
     if args.json:
         print(
@@ -115,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                     "pairs_per_s_warm": round(rate, 4),
                     "pairs_per_s_cold": round(cold, 4),
                     "warm_ratio": round(rate / cold, 3),
+                    "warm_hits": WARM_SERVED["hits"],
+                    "warm_misses": WARM_SERVED["misses"],
                     "llr_update_us": round(exact, 2),
                     "baseline_pairs_per_s": round(alone, 4),
                     "llr_approx_us": round(approx, 3),
