@@ -34,7 +34,7 @@ from referee.analysis.sprt import Sprt, llr_normal_approx  # noqa: E402
 from referee.analysis.sprt_run import launched_games, run_sprt  # noqa: E402
 from referee.sandbox.isolation import Isolation  # noqa: E402
 from referee.sandbox.launch import BotSpec  # noqa: E402
-from referee.sandbox.warm import WarmTerms, demand  # noqa: E402
+from referee.sandbox.warm import WarmTerms, demand, may_import_numpy  # noqa: E402
 
 SPECS = [
     BotSpec("sdk", "client_sdk.examples.random_bot"),
@@ -42,25 +42,35 @@ SPECS = [
 ]
 
 
+#: The warm run's launches served warm and started cold (its pool's hits and misses).
+WARM_SERVED = {"hits": 0, "misses": 0}
+
+
 def pairs_rate(pairs: int, concurrency: int, warm: bool = False) -> float:
     """Pairs per second, every bot launched sandboxed (``warm``: from a warm pool holding two
     sandboxes per game that may start next, made in the timed run like any SPRT's)."""
     game = load_game("tetress")
     book = load_book(default_book_path("tetress"))
-    # Bounds no test can reach in this many pairs: every pair is played.
-    test = Sprt(-1000.0, 1000.0, 0.001, 0.001)
+    # Hypotheses a thousandth of an Elo apart: the LLR stays near 0 whatever the results, so
+    # no bound is reached and every pair is played (wide ones stop a lopsided match early).
+    test = Sprt(0.0, 0.001, 0.001, 0.001)
     play = launched_games(SPECS, game, isolation=Isolation.BWRAP)
 
     async def run() -> None:
         slots = 2 * concurrency if warm else 0
-        async with demand(slots, WarmTerms(memory_mb=None), Isolation.BWRAP) as need:
+        numpy = may_import_numpy(SPECS)
+        async with demand(slots, WarmTerms(memory_mb=None), Isolation.BWRAP, numpy=numpy) as need:
             if need is not None:
                 need.resize(slots, 4 * pairs)  # four launches a pair
             await run_sprt(test, play, book=book, concurrency=concurrency, max_pairs=pairs)
+            if need is not None and warm:
+                WARM_SERVED.update(hits=need.pool.hits, misses=need.pool.misses)
 
     start = time.perf_counter()
     asyncio.run(run())
-    return test.pairs / (time.perf_counter() - start)
+    elapsed = time.perf_counter() - start
+    assert test.pairs == pairs, f"{test.pairs} of {pairs} pairs played: {test.status()}"
+    return test.pairs / elapsed
 
 
 def llr_update_us(updates: int = 2000) -> tuple[float, float]:
@@ -101,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  warm sandboxes: {rate:.3f} pairs/s, cold: {cold:.3f} pairs/s: "
-        f"x{rate / cold:.2f} (target >= 2x)"
+        f"x{rate / cold:.2f} (target >= 2x); launches served warm {WARM_SERVED['hits']}, "
+        f"cold {WARM_SERVED['misses']}"
     )
     if args.json:
         print(
@@ -111,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                     "pairs_per_s_warm": round(rate, 4),
                     "pairs_per_s_cold": round(cold, 4),
                     "warm_ratio": round(rate / cold, 3),
+                    "warm_hits": WARM_SERVED["hits"],
+                    "warm_misses": WARM_SERVED["misses"],
                     "llr_update_us": round(exact, 2),
                     "baseline_pairs_per_s": round(alone, 4),
                     "llr_approx_us": round(approx, 3),

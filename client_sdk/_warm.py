@@ -1,8 +1,9 @@
 """A warm sandbox's first program: import the platform, then wait for one game.
 
-Run by the referee as ``python -m client_sdk._warm FD READY`` inside a freshly started sandbox
-(see ``referee/sandbox/warm.py``), before any game is assigned, at a low priority. It imports
-what every launched bot imports (the SDK, gRPC, the rules, NumPy when installed), says
+Run by the referee as ``python -m client_sdk._warm FD READY [numpy]`` inside a freshly started
+sandbox (see ``referee/sandbox/warm.py``), before any game is assigned, at a low priority. It
+imports what every launched bot imports (the SDK, gRPC, the rules; NumPy too, when installed and
+asked for: the bots of the queued work import it), says
 so on descriptor READY, then blocks reading descriptor FD until the referee writes the game's
 command line (``python -m client_sdk``'s arguments and its PYTHONPATH, as JSON) and closes it.
 By then the game's code has been copied into ``/bots``, its socket and one-game token put in
@@ -17,6 +18,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 
 #: Imported ahead of the game: what ``python -m client_sdk`` and a typical bot import.
 PREIMPORTS = (
@@ -28,16 +30,18 @@ PREIMPORTS = (
     "engine.registry",
     "referee.game",
 )
-#: Imported when installed (a bot's usual numerical library); absent, the bot pays it itself.
+#: Imported when asked for and installed (a bot's usual numerical library); otherwise a bot
+#: that uses it imports it itself, as a cold launch does.
 OPTIONAL = ("numpy",)
 
 
-def _preimport() -> None:
+def _preimport(optional: Sequence[str]) -> None:
     for name in PREIMPORTS:
         importlib.import_module(name)
     for name in OPTIONAL:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
+        if name in optional:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
     from engine.registry import game_names, load_game
 
     for game in game_names():
@@ -54,7 +58,7 @@ def _read_all(fd: int) -> bytes:
 
 def main() -> int:
     fd, ready = int(sys.argv[1]), int(sys.argv[2])
-    _preimport()
+    _preimport(sys.argv[3:])
     # The referee prefers sandboxes that are ready; one taken earlier closed its end already.
     with contextlib.suppress(OSError):
         os.write(ready, b"1")

@@ -12,7 +12,7 @@ the empty-cell board shifted by each of the shape's offsets.
 
 from __future__ import annotations
 
-from engine.tetress.geometry import CELLS, N
+from engine.tetress.geometry import CELLS, COL_MASKS, ROW_MASKS, N
 from engine.tetress.shapes import PLACEMENT_LINES, PLACEMENT_MASKS, SHAPES
 
 W = 16
@@ -28,9 +28,11 @@ ANCHOR_CELL: tuple[int, ...] = tuple(
 CELL_POS: tuple[int, ...] = tuple(W * (i // N + 1) + i % N + 1 for i in range(CELLS))
 
 _ROW_SOURCE: tuple[int, ...] = tuple((R - 1) % N for R in range(W))
-# The 16-bit replicated row for each 11-bit row pattern.
+# The 16-bit replicated row for each 11-bit row pattern: layout column ``C`` holds row column
+# ``(C - 1) % 11``, so column 10 goes to bit 0, columns 0..10 to bits 1..11, columns 0..3 again
+# to bits 12..15.
 _ROW_REPL: tuple[int, ...] = tuple(
-    sum(1 << C for C in range(W) if p >> ((C - 1) % N) & 1) for p in range(1 << N)
+    (p >> (N - 1)) | (p << 1) | ((p & 0xF) << (N + 1)) for p in range(1 << N)
 )
 _ROW_BITS = (1 << N) - 1
 
@@ -44,11 +46,27 @@ def replicate(mask: int) -> int:
     return out
 
 
+#: The unrolled layout of each single cell: a placement's is the OR of its four cells'.
+_CELL_REPL: tuple[int, ...] = tuple(replicate(1 << i) for i in range(CELLS))
+
+
+def _replicate_cells(mask: int) -> int:
+    """:func:`replicate` of a mask with few cells, one table look-up per cell."""
+    out = 0
+    while mask:
+        low = mask & -mask
+        out |= _CELL_REPL[low.bit_length() - 1]
+        mask ^= low
+    return out
+
+
 #: The unrolled layout of every placement, for O(1) place and take back.
-PLACEMENT_REPL: tuple[int, ...] = tuple(replicate(m) for m in PLACEMENT_MASKS)
+PLACEMENT_REPL: tuple[int, ...] = tuple(_replicate_cells(m) for m in PLACEMENT_MASKS)
+# Placements touch only the 22 rows and columns: each line is unrolled once and shared.
+_LINE_REPL: dict[int, int] = {line: replicate(line) for line in (*ROW_MASKS, *COL_MASKS)}
 #: The unrolled layout of the lines in :data:`~engine.tetress.shapes.PLACEMENT_LINES`.
 PLACEMENT_LINES_REPL: tuple[tuple[int, ...], ...] = tuple(
-    tuple(replicate(line) for line in lines) for lines in PLACEMENT_LINES
+    tuple(_LINE_REPL[line] for line in lines) for lines in PLACEMENT_LINES
 )
 
 #: Bit shifts of each shape's cells relative to its anchor.

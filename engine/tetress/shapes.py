@@ -93,13 +93,15 @@ assert len(PID_BY_MASK) == NUM_PLACEMENTS, "placements on the torus must be dist
 remember_canonical(PLACEMENTS)
 
 
-def _lines(mask: int) -> tuple[int, ...]:
-    lines = [m for m in ROW_MASKS if m & mask] + [m for m in COL_MASKS if m & mask]
-    return tuple(lines)
+def _lines(cells: tuple[int, ...]) -> tuple[int, ...]:
+    """The rows, then the columns, that ``cells`` touch, each in board order."""
+    rows = sorted({cell // N for cell in cells})
+    cols = sorted({cell % N for cell in cells})
+    return tuple(ROW_MASKS[r] for r in rows) + tuple(COL_MASKS[c] for c in cols)
 
 
 #: The row and column masks each placement touches: the only lines it can complete.
-PLACEMENT_LINES: tuple[tuple[int, ...], ...] = tuple(_lines(m) for m in PLACEMENT_MASKS)
+PLACEMENT_LINES: tuple[tuple[int, ...], ...] = tuple(_lines(p.cells) for p in PLACEMENTS)
 
 
 def placement_id(placement: Placement) -> int | None:

@@ -20,21 +20,6 @@ SIDE_KEY = _rng.getrandbits(64)
 OPENING_KEY = _rng.getrandbits(64)
 
 
-def _placement_key(seat: int, mask: int) -> int:
-    key = 0
-    for cell in range(CELLS):
-        if mask >> cell & 1:
-            key ^= CELL_KEYS[seat][cell]
-    return key
-
-
-#: ``PLACEMENT_KEYS[seat][pid]``: the XOR of the keys of the placement's four cells.
-PLACEMENT_KEYS: tuple[tuple[int, ...], tuple[int, ...]] = (
-    tuple(_placement_key(0, m) for m in PLACEMENT_MASKS),
-    tuple(_placement_key(1, m) for m in PLACEMENT_MASKS),
-)
-
-
 def cells_key(seat: int, mask: int) -> int:
     """The XOR of the keys of every cell of ``mask`` for ``seat``."""
     keys = CELL_KEYS[seat]
@@ -54,3 +39,10 @@ def position_key(red: int, blue: int, ply: int) -> int:
     if ply < 2:
         key ^= OPENING_KEY
     return key
+
+
+#: ``PLACEMENT_KEYS[seat][pid]``: the XOR of the keys of the placement's four cells.
+PLACEMENT_KEYS: tuple[tuple[int, ...], tuple[int, ...]] = (
+    tuple(cells_key(0, m) for m in PLACEMENT_MASKS),
+    tuple(cells_key(1, m) for m in PLACEMENT_MASKS),
+)

@@ -139,6 +139,15 @@ class _Setup:
     #: The new version first, the base second.
     versions: list[BotVersionInfo]
 
+    def may_import_numpy(self) -> bool:
+        """Whether a launched bot of the test may import NumPy (its warm sandboxes then do)."""
+        from referee.play.bots import launch_spec
+        from referee.sandbox.warm import may_import_numpy
+        from referee.storage import SourceKind
+
+        launched = [v for v in self.versions if v.source_kind is not SourceKind.REMOTE]
+        return may_import_numpy(launch_spec(v) for v in launched)
+
 
 def _setup(args: argparse.Namespace) -> _Setup:
     """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
@@ -221,8 +230,8 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
             print(line, file=out, flush=True)
 
         # Launched bots start ahead of need: two per game a worker may start next.
-        launches = WarmTerms(memory_mb=terms.memory_mb)
-        async with demand(0 if remote else 2 * concurrency, launches, isolation):
+        slots, launches = 0 if remote else 2 * concurrency, WarmTerms(memory_mb=terms.memory_mb)
+        async with demand(slots, launches, isolation, numpy=setup.may_import_numpy()):
             return await run_sprt(
                 setup.test,
                 _games(player, versions, args.remote_timeout),

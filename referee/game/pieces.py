@@ -112,4 +112,8 @@ class Piece:
 
 def create_piece(piece_type: PieceType, origin: Coord = Coord(0, 0)) -> Piece:  # noqa: B008
     """The piece of ``piece_type`` with its origin at ``origin`` (cells wrap around)."""
-    return Piece([origin + offset for offset in _TEMPLATES[piece_type]])
+    piece = object.__new__(Piece)
+    # A template's cells form its tetromino at every origin (the tests check all of them), so
+    # the check ``Piece(...)`` makes is skipped: course bots call this in their search loops.
+    object.__setattr__(piece, "coords", [origin + offset for offset in _TEMPLATES[piece_type]])
+    return piece

@@ -32,7 +32,8 @@ from referee.hosting.drain import drain_tasks
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
-from referee.sandbox.isolation import choose, require_trusted
+from referee.sandbox import warm
+from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.live import LiveHub
 from referee.storage import BotVersionInfo, NotFoundError, Repository
 from referee.storage import submissions as rows
@@ -47,6 +48,9 @@ log = get_logger("referee.hosting.autoplay")
 
 #: How often to look again when fewer than two bots have an accepted version.
 IDLE_RECHECK_S = 30.0
+#: Seconds before a game's start its bots' warm sandboxes are started (their imports take
+#: well under a second on an idle machine, a few seconds on a busy one).
+WARM_LEAD_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,21 +118,38 @@ class SubmittedLadder:
             # Closed by drain(), once the games waited for have ended.
             await self._open.enter_async_context(self.queue)
             self._queue_open = True
-        while True:
-            await self._slots.acquire()
-            try:
-                pair = await asyncio.to_thread(self.next_pair)
-            except Exception:
-                log.exception("ladder_pairing_failed")
-                pair = None
-            if pair is None:
-                self._slots.release()
-                await asyncio.sleep(min(self.settings.interval_s, IDLE_RECHECK_S))
-                continue
-            task = asyncio.create_task(self._play(pair))
-            self.running.add(task)
-            task.add_done_callback(self._done)
-            await asyncio.sleep(self.settings.interval_s)
+        # Games played here take their bots from warm sandboxes (workers keep their own).
+        terms = self.player.terms
+        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        isolation = terms.isolation if self.queue is None else Isolation.NONE
+        async with warm.demand(0, launches, isolation) as need:
+            while True:
+                await self._slots.acquire()
+                try:
+                    pair = await asyncio.to_thread(self.next_pair)
+                except Exception:
+                    log.exception("ladder_pairing_failed")
+                    pair = None
+                if pair is None:  # nothing to play: no sandbox kept either
+                    self._slots.release()
+                    if need is not None:
+                        need.resize(0)
+                    await asyncio.sleep(min(self.settings.interval_s, IDLE_RECHECK_S))
+                    continue
+                task = asyncio.create_task(self._play(pair))
+                self.running.add(task)
+                task.add_done_callback(self._done)
+                await self._until_next_game(need)
+
+    async def _until_next_game(self, need: warm.Demand | None) -> None:
+        """Wait for the next game's start; its two bots' sandboxes are started
+        :data:`WARM_LEAD_S` ahead of it, and none is kept between games further apart."""
+        interval = self.settings.interval_s
+        if need is not None:
+            need.resize(0)
+            await asyncio.sleep(max(0.0, interval - WARM_LEAD_S))
+            need.resize(2)
+        await asyncio.sleep(min(interval, WARM_LEAD_S) if need is not None else interval)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.running.discard(task)

@@ -93,6 +93,45 @@ def _stage_sdk(value: str, copier: _Copier) -> StagedCode:
     return StagedCode(copier.folder, value, copier.copied, on_path=True)
 
 
+def imported_names(kind: str, value: str) -> set[str] | None:
+    """The top-level names a bot's own code imports by name (its file or package, and the
+    helpers beside it that it imports, as :func:`stage_code` finds them); ``None`` when that
+    cannot be read (a shell command, a module not found)."""
+    if kind != "sdk":
+        return None
+    target = split_target(value)[0]
+    source = Path(target).resolve() if Path(target).exists() else _module_source(target)
+    if source is None:
+        return None
+    names: set[str] = set()
+    queue, seen = [source], {source}
+    while queue:
+        found = _imported_names(queue.pop())
+        names |= found
+        for name in found:
+            sibling = _sibling(source.parent, name)
+            if sibling is not None and sibling not in seen and sibling.parent == source.parent:
+                seen.add(sibling)
+                queue.append(sibling)
+    return names
+
+
+def _module_source(name: str) -> Path | None:
+    """The file (or package folder) of module ``name``, found without importing anything (a
+    parent package's ``__init__`` is the bot's code too: it must not run in the referee)."""
+    top, *rest = name.split(".")
+    try:
+        found = _module_root(importlib.util.find_spec(top)) if top.isidentifier() else None
+    except (ImportError, ValueError):
+        return None
+    for part in rest:
+        if found is None or not found.is_dir():
+            return None
+        package, module = found / part, found / f"{part}.py"
+        found = package if package.is_dir() else module if module.is_file() else None
+    return found
+
+
 def _module_root(spec: importlib.machinery.ModuleSpec | None) -> Path | None:
     if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
         return None

@@ -13,6 +13,7 @@ seccomp filter of :mod:`referee.sandbox.seccomp`, and an environment from an all
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
+from referee.sandbox.bytecode import compile_platform
 from referee.sandbox.identity import HostIdentity, bot_uid
 from referee.sandbox.leftovers import run_folder
 from referee.sandbox.venv import inside as venv_inside
@@ -159,6 +161,7 @@ def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[
     def source(path: Path) -> str:
         return str(run_as.source(path, folder) if run_as is not None else path)
 
+    compile_platform(PLATFORM, PLATFORM_PARTS)  # once: bots read its bytecode, never write it
     args = _system_mounts()
     args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
     args += ["--tmpfs", SCRATCH_INSIDE]
@@ -243,8 +246,14 @@ def python_roots() -> list[tuple[Path, Path]]:
     itself uses, so what it records by absolute path (a virtualenv's ``pyvenv.cfg`` home and its
     interpreter link, a shared libpython's run path) holds inside too; the virtualenv at
     ``/opt/venv`` (``venv.py``), so its host path tells the bot nothing of the checkout."""
-    executable = Path(os.path.abspath(sys.executable))
-    paths = [sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix]
+    where = (sys.executable, sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)
+    return list(_python_roots(*where))
+
+
+@functools.lru_cache(maxsize=4)  # every launch asks; the answer changes only with sys's paths
+def _python_roots(executable_path: str, *prefixes: str) -> tuple[tuple[Path, Path], ...]:
+    executable = Path(os.path.abspath(executable_path))
+    paths = list(prefixes)
     paths += [str(executable.parent), str(executable.resolve().parent)]
     found: dict[Path, Path] = {}
     for text in paths:
@@ -252,11 +261,11 @@ def python_roots() -> list[tuple[Path, Path]]:
             if not path.is_relative_to("/usr"):
                 found.setdefault(Path(venv_inside(str(path))), path.resolve())
     # A folder inside another one mounted already comes with it.
-    return [
+    return tuple(
         (root, host)
         for root, host in sorted(found.items())
         if not any(root != other and root.is_relative_to(other) for other in found)
-    ]
+    )
 
 
 def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:

@@ -438,6 +438,8 @@ class BotProcess:
             t0 = time.perf_counter()
             extra = self._groups.pids()
             self._cgroup_joined |= bool(extra) and self._groups.memory is not None
+            # A sandboxed bot cannot leave the cgroups its root joined: all of it is there.
+            self._tracker.confined |= self._wrapped and self.pid in extra
             sample = sample_tree(self.pid, extra)
             self._tracker.remember(sample.pids)
             cgroup = self._groups.memory if self._cgroup_joined else None
@@ -472,7 +474,7 @@ class BotProcess:
         if self._tracker is not None:
             deadline = time.monotonic() + 5.0
             self._tracker.sweep(self._groups.pids())
-            while self._tracker.any_alive() and time.monotonic() < deadline:
+            while self._tracker.any_alive(self._groups.pids()) and time.monotonic() < deadline:
                 self._tracker.sweep(self._groups.pids())
                 await asyncio.sleep(0.01)
         self._drain_output()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+from collections.abc import Sequence
 
 import psutil
 
@@ -68,6 +69,16 @@ class TreeTracker:
         # The bot leads its own session and process group (start_new_session).
         self.pgid = root_pid
         self._known: dict[int, psutil.Process] = {}
+        #: Set once the bot's root is seen in a cgroup it cannot leave (a sandboxed bot has
+        #: no cgroup file system): every process of the bot is then a member of that cgroup,
+        #: and its member list replaces the scan of every process on the machine.
+        self.confined = False
+
+    def _members(self, extra_pids: Sequence[int]) -> list[int]:
+        """``extra_pids`` (the cgroup's members), plus the /proc scan unless confined."""
+        if self.confined:
+            return list(extra_pids)
+        return [*extra_pids, *find_members(self.pgid, self.tag)]
 
     def remember(self, pids: list[int] | tuple[int, ...]) -> None:
         """Record the processes in ``pids`` (except the root, which the owner signals itself)."""
@@ -107,16 +118,16 @@ class TreeTracker:
     def sweep(self, extra_pids: list[int]) -> list[int]:
         """SIGKILL everything still alive that belongs to the bot; returns the pids hit.
 
-        Besides the group and remembered processes this scans for processes still in the
-        bot's session or carrying its environment tag (a grandchild orphaned before any poll
-        saw it) and ``extra_pids`` (members of the bot's cgroup).
+        Besides the group and remembered processes this finds ``extra_pids`` (members of the
+        bot's cgroup) and, unless :attr:`confined`, scans for processes still in the bot's
+        session or carrying its environment tag (a grandchild orphaned before any poll saw it).
         """
-        self.remember([*extra_pids, *find_members(self.pgid, self.tag)])
+        self.remember(self._members(extra_pids))
         hit = [p.pid for p in self.known_alive()]
         self.signal_others(signal.SIGKILL)
         return hit
 
-    def any_alive(self) -> bool:
+    def any_alive(self, extra_pids: Sequence[int] = ()) -> bool:
         """Whether any process of the bot (other than the reaped root) is still running."""
-        self.remember(find_members(self.pgid, self.tag))
+        self.remember(self._members(extra_pids))
         return bool(self.known_alive())

@@ -29,10 +29,11 @@ import contextlib
 import os
 import weakref
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.sandbox.botcode import imported_names
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import (
     BotSpec,
@@ -51,7 +52,15 @@ from referee.sandbox.warmbox import (
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import set_warm_pool_size, warm_launch
 
-__all__ = ["WARM_PREIMPORTS", "Demand", "WarmPool", "WarmTerms", "current_pool", "demand"]
+__all__ = [
+    "WARM_PREIMPORTS",
+    "Demand",
+    "WarmPool",
+    "WarmTerms",
+    "current_pool",
+    "demand",
+    "may_import_numpy",
+]
 
 log = get_logger("referee.sandbox.warm")
 
@@ -68,12 +77,14 @@ ENV_SWITCH = "TETROMINO_WARM_SANDBOXES"
 class Demand:
     """Work's claim on a pool: up to ``slots`` sandboxes with ``terms`` (``None``: the terms
     of its launches, learnt from the first), and, when known, how many launches it has left
-    (``launches``: each launch served or missed counts one; it never wants more than that)."""
+    (``launches``: each launch served or missed counts one; it never wants more than that).
+    ``numpy``: whether its bots may import NumPy (then its sandboxes import it ahead too)."""
 
     pool: WarmPool
     terms: WarmTerms | None
     slots: int
     launches: int | None = None
+    numpy: bool = True
 
     def resize(self, slots: int, launches: int | None = None) -> None:
         """The work now launches at most ``slots`` bots at once, ``launches`` in all."""
@@ -193,7 +204,7 @@ class WarmPool:
                 continue
             self._starting[terms] += 1
             try:
-                sandbox = await start_sandbox(terms)
+                sandbox = await start_sandbox(terms, self._numpy_for(terms))
             except Exception as exc:  # the cold launch will report the same problem
                 log.warning("warm sandbox not started", error=str(exc))
                 self._demands = [d for d in self._demands if self._terms_of(d) != terms]
@@ -203,6 +214,10 @@ class WarmPool:
             self._idle.setdefault(terms, []).append(sandbox)
             self._publish()
         self._publish()
+
+    def _numpy_for(self, terms: WarmTerms) -> bool:
+        """Whether sandboxes with ``terms`` import NumPy ahead: some work wanting them may."""
+        return any(d.numpy for d in self._demands if self._terms_of(d) == terms)
 
     def _short_of(self) -> WarmTerms | None:
         if self.size + sum(self._starting.values()) >= self.capacity:
@@ -255,12 +270,18 @@ def enabled(isolation: Isolation | None = None) -> bool:
 
 @contextlib.asynccontextmanager
 async def demand(
-    slots: int, terms: WarmTerms | None = None, isolation: Isolation | None = None
+    slots: int,
+    terms: WarmTerms | None = None,
+    isolation: Isolation | None = None,
+    *,
+    numpy: bool = True,
 ) -> AsyncIterator[Demand | None]:
     """While the block runs, keep up to ``slots`` warm sandboxes with ``terms`` (the bots the
     queued work launches at once; ``None``: the terms its launches use, learnt from the
     first); on leaving, stop those no other work wants. ``None`` when launches here cannot be
-    served warm (no sandbox, or switched off with ``TETROMINO_WARM_SANDBOXES=0``)."""
+    served warm (no sandbox, or switched off with ``TETROMINO_WARM_SANDBOXES=0``).
+    ``numpy=False`` when none of the work's bots imports NumPy (:func:`may_import_numpy`):
+    its sandboxes then skip that import (its CPU and memory), which those bots never use."""
     if not enabled(isolation):
         yield None
         return
@@ -268,7 +289,7 @@ async def demand(
     pool = _POOLS.get(loop)
     if pool is None:
         pool = _POOLS[loop] = WarmPool()
-    need = Demand(pool, terms, slots)
+    need = Demand(pool, terms, slots, numpy=numpy)
     pool.add(need)
     try:
         yield need
@@ -307,6 +328,17 @@ async def launch_warm(
         return bot
     await sandbox.discard()
     return None
+
+
+def may_import_numpy(specs: Iterable[BotSpec]) -> bool:
+    """Whether any of these bots may import NumPy: its own code imports it by name, or that
+    cannot be read (the safe guess). A bot that imports it only through another package
+    imports it itself at start, as it would launched cold."""
+    for spec in specs:
+        names = imported_names(spec.kind, spec.value)
+        if spec.kind == "sdk" and (names is None or "numpy" in names):
+            return True
+    return False
 
 
 def _memory_budget() -> int:

@@ -96,8 +96,8 @@ class WarmSandbox:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-async def start_sandbox(terms: WarmTerms) -> WarmSandbox:
-    """Start one warm sandbox with ``terms`` (its Python then imports the platform)."""
+async def start_sandbox(terms: WarmTerms, numpy: bool = True) -> WarmSandbox:
+    """Start a warm sandbox with ``terms``: its Python imports the platform (NumPy if asked)."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bot-"))
     uid = bot_uid()
     run_as = HostIdentity(uid) if uid is not None else None
@@ -125,7 +125,7 @@ async def start_sandbox(terms: WarmTerms) -> WarmSandbox:
         args_fd = jail._memory_file("arena-bwrap-args", b"".join(a.encode() + b"\0" for a in args))
         fds.append(args_fd)
         argv = ["bwrap", "--args", str(args_fd), "--", python_inside()]
-        argv += ["-m", "client_sdk._warm", str(reader), str(ready_w)]
+        argv += ["-m", "client_sdk._warm", str(reader), str(ready_w), *(["numpy"] if numpy else [])]
         env = jail._environment(terms.memory_mb, False)
         proc = await BotProcess.start(
             argv,

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from engine.game import Game
 from referee.match.runner import new_game_id
+from referee.play.bots import launch_spec
 from referee.play.game import GamePlayer
 from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox import warm
@@ -300,8 +301,10 @@ class TournamentRunner:
         # Bots for the next games start ahead of need, two per game that may start next.
         terms = self.player.terms
         launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
+        numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
         async with (
-            warm.demand(2 * workers, launches, terms.isolation) as need,
+            warm.demand(2 * workers, launches, terms.isolation, numpy=numpy) as need,
             asyncio.TaskGroup() as tasks,
         ):
             for pairing, index in sent:

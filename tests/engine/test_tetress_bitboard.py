@@ -79,3 +79,26 @@ def test_is_over_without_cached_masks_agrees_with_outcome() -> None:
                 break
             state.apply(rng.choice(list(state.legal_moves)))
     assert ends == 40
+
+
+def test_precomputed_tables_equal_their_definitions() -> None:
+    """Every table built at import (placements, lines, Zobrist keys) equals its plain
+    definition: the one-cell-at-a-time builds are only faster, not different."""
+    from engine.tetress import zobrist
+    from engine.tetress.geometry import COL_MASKS, ROW_MASKS
+    from engine.tetress.shapes import PLACEMENT_LINES, PLACEMENT_MASKS
+
+    for pid, mask in enumerate(PLACEMENT_MASKS):
+        assert bitboard.PLACEMENT_REPL[pid] == bitboard.replicate(mask)
+        lines = [m for m in ROW_MASKS if m & mask] + [m for m in COL_MASKS if m & mask]
+        assert PLACEMENT_LINES[pid] == tuple(lines)
+        assert bitboard.PLACEMENT_LINES_REPL[pid] == tuple(bitboard.replicate(m) for m in lines)
+        for seat in (0, 1):
+            key = 0
+            for cell in range(CELLS):
+                if mask >> cell & 1:
+                    key ^= zobrist.CELL_KEYS[seat][cell]
+            assert zobrist.PLACEMENT_KEYS[seat][pid] == key
+    for row in range(1 << N):
+        spread = sum(1 << C for C in range(16) if row >> ((C - 1) % N) & 1)
+        assert bitboard.replicate(row) >> 16 & 0xFFFF == spread  # layout row 1 is row 0

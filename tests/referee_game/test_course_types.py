@@ -182,6 +182,22 @@ def test_create_piece_wraps() -> None:
     assert set(piece.coords) == {Coord(10, 10), Coord(10, 0), Coord(10, 1), Coord(0, 0)}
 
 
+def test_create_piece_makes_the_checked_piece_of_its_type_everywhere() -> None:
+    """create_piece skips Piece's check: at every origin its cells are the piece Piece(...)
+    accepts, of the type asked for, and adding a Vector2 or a Direction to a Coord agree."""
+    from referee.game import Direction
+
+    for piece_type in PieceType:
+        for r in range(11):
+            for c in range(11):
+                made = create_piece(piece_type, Coord(r, c))
+                checked = Piece([Coord(r, c) + offset for offset in _TEMPLATES[piece_type]])
+                assert made == checked and hash(made) == hash(checked)
+                assert made.type is piece_type
+    for direction in Direction:
+        assert Coord(10, 0) + direction == Coord(10, 0) + direction.value
+
+
 def test_templates_list_the_origin_first() -> None:
     """Every template starts with the origin; TUp keeps the course's order of the other cells."""
     for piece in PieceType:
