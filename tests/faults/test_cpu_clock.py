@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 BURN_BOT = str(Path(__file__).parent / "bots" / "burn_bot.py")
 #: Plies per game: every one of them burns the same CPU time in the same position.
-PLIES = 16
+PLIES = 10
 
 # A CPU hog: one busy process pinned to a core, at a priority given on its command line (a
 # higher one where the test may set it, so that the machine's other load, whatever it is,
