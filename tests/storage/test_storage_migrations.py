@@ -186,6 +186,9 @@ def test_unreachable_postgres_fails_under_ci(
             "-q",
             "-p",
             "no:cacheprovider",
+            # One test: in this process, not the suite's four workers.
+            "-n",
+            "0",
             "-rs",
             "tests/storage/test_storage_catalog.py::test_rating_snapshots",
         ],
