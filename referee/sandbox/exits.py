@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from referee.sandbox.memory import format_mb, looks_like_memory_error
 
 if TYPE_CHECKING:
-    from referee.sandbox.process import BotProcess
+    from referee.sandbox.runfacts import BotRun
 
 __all__ = ["MemoryVerdict", "describe_exit", "describe_rc", "judge_memory", "unwrap_status"]
 
@@ -36,7 +36,7 @@ def describe_rc(rc: int) -> str:
     return f"killed by signal {name} ({desc.lower()})" if desc else f"killed by signal {name}"
 
 
-def judge_memory(proc: BotProcess, output_tail: bytes) -> MemoryVerdict | None:
+def judge_memory(proc: BotRun, output_tail: bytes) -> MemoryVerdict | None:
     """After exit: over the limit by the cgroup's OOM killer, by its peak, or by a refused
     allocation that killed it (``MemoryError`` at the end of its output)?"""
     if proc.policy is None:
@@ -51,7 +51,7 @@ def judge_memory(proc: BotProcess, output_tail: bytes) -> MemoryVerdict | None:
     return None
 
 
-def describe_exit(proc: BotProcess, tasks_refused: int, stop_signal: int | None) -> str:
+def describe_exit(proc: BotRun, tasks_refused: int, stop_signal: int | None) -> str:
     """One sentence about how the bot ended, for the game record."""
     if proc.running:
         return "still running"

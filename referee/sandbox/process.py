@@ -1,4 +1,5 @@
-"""BotProcess: one supervised bot process, its memory limit, its output and its cleanup."""
+"""BotProcess: one supervised bot process, its memory limit, its output and its cleanup (what
+is known of its run, :class:`~referee.sandbox.runfacts.BotRun`, is kept apart)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from typing import Literal, Self
 
 from referee.sandbox import identity, lastresort, poller
 from referee.sandbox.botgroups import BotCgroups
-from referee.sandbox.cgroups import CgroupParent, MemoryCgroup
-from referee.sandbox.exits import MemoryVerdict, describe_exit, judge_memory, unwrap_status
+from referee.sandbox.cgroups import CgroupParent
+from referee.sandbox.exits import MemoryVerdict, judge_memory, unwrap_status
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
     DEFAULT_RLIMIT_DATA_HEADROOM_MB,
@@ -27,6 +28,7 @@ from referee.sandbox.memory import (
     sample_tree,
 )
 from referee.sandbox.output import OutputMode, OutputPipe
+from referee.sandbox.runfacts import BotRun
 from referee.sandbox.spawn import resolve_program, spawn_shim
 from referee.sandbox.tree import TAG_VARIABLE, TreeTracker
 
@@ -41,7 +43,7 @@ _SIGKILL_WAIT_S = 10.0
 DEFAULT_MAX_TASKS = 256
 
 
-class BotProcess:
+class BotProcess(BotRun):
     """A bot running under the sandbox. Make one with ``await BotProcess.start(...)``.
 
     Always release it with ``await proc.stop()`` or ``async with proc:``; a
@@ -51,32 +53,12 @@ class BotProcess:
     # -- construction -------------------------------------------------------------------------
 
     def __init__(self) -> None:  # use start()
-        self.argv: tuple[str, ...] = ()
+        super().__init__()
         self.pid = 0
-        self.policy: MemoryPolicy | None = None
         self.poll_interval_s = 0.02
-        self.returncode: int | None = None
-        self.memory_exceeded = False
-        self.memory_verdict: MemoryVerdict | None = None
-        #: Set as soon as the bot is judged over its memory limit (before it is dead).
-        self.memory_exceeded_event = asyncio.Event()
-        #: Set once the bot's main process has exited and its verdict facts are final.
-        self.exited_event = asyncio.Event()
-        self.started_at = time.monotonic()
-        self.ended_at: float | None = None
-        self.samples = 0
-        self.sample_time_s = 0.0
-        self._peak_tree_rss = 0
-        self._peak_hwm = 0
-        self._cgroup_peak: int | None = None
-        self._stop_signal: int | None = None
         self._status_lost = False
-        self._output: OutputPipe | None = None
         self._pidfd: int | None = None
         self._popen: subprocess.Popen[bytes] | None = None
-        self._groups = BotCgroups()
-        self._cgroup_joined = False
-        self._tasks_refused_seen = 0
         self._tracker: TreeTracker | None = None
         self._reaper_task: asyncio.Task[None] | None = None
         # Memory is sampled (and an over-limit bot killed) on the poller thread; reaping and
@@ -86,7 +68,6 @@ class BotProcess:
         self._watched = False
         self._reaped = False
         self._stop_lock = asyncio.Lock()
-        self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         #: Whether the bot runs under a wrapper (the sandbox) rather than as the main process.
         self._wrapped = False
@@ -187,87 +168,6 @@ class BotProcess:
             self._reaper_task = self._loop.create_task(self._reap_loop(), name=f"reap-{self.pid}")
         self._watched = True
         poller.watch(self)
-
-    # -- public facts ---------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        """Whether the main process has not exited yet."""
-        return not self.exited_event.is_set()
-
-    @property
-    def stop_requested(self) -> bool:
-        """Whether ``stop()`` signalled the bot before it exited on its own."""
-        return self._stop_signal is not None
-
-    @property
-    def peak_rss_bytes(self) -> int:
-        """Peak resident memory: the larger of the polled tree sum and any process's own high
-        water mark (VmHWM).
-
-        wait4()'s ru_maxrss is deliberately not used: the bot is spawned with vfork(), and at
-        exec the kernel folds the *parent's* high-water RSS into the child's maxrss, so a
-        referee that has grown past the limit would see every bot "exceed" it."""
-        return max(self._peak_tree_rss, self._peak_hwm)
-
-    @property
-    def peak_bytes(self) -> int:
-        """The best evidence of the bot's peak: its resident peak, or the cgroup's own peak
-        charge when that is higher (the kernel sees allocations between two polls)."""
-        return max(self.peak_rss_bytes, self.cgroup_peak_bytes or 0)
-
-    @property
-    def max_tasks(self) -> int | None:
-        """The cap on the bot's processes and threads, when a cgroup enforces one."""
-        return self._groups.max_tasks
-
-    @property
-    def cgroup(self) -> MemoryCgroup | None:
-        """The bot's memory cgroup, if one was created (removed again by ``stop()``)."""
-        return self._groups.memory
-
-    @property
-    def cgroup_peak_bytes(self) -> int | None:
-        """The cgroup's own peak charge (includes page cache), when a cgroup was used."""
-        return self._cgroup_peak
-
-    @property
-    def tasks_refused(self) -> int:
-        """How many forks or thread starts the task cap refused (0 without a cap)."""
-        if self._closed:  # the cgroups are gone; this is what they said last
-            return self._tasks_refused_seen
-        return self._groups.tasks_refused()
-
-    @property
-    def measurement(self) -> str:
-        """How memory was measured and enforced, e.g. ``rlimit_data+rss_poll+cgroup_v1``."""
-        parts = ["rlimit_data", "rss_poll"] if self.policy is not None else ["rss_poll"]
-        if self._groups.memory is not None and self._cgroup_joined:
-            parts.append(self._groups.memory.parent.label)
-        return "+".join(parts)
-
-    @property
-    def duration_s(self) -> float:
-        """Wall time from launch to exit (or to now)."""
-        end = self.ended_at if self.ended_at is not None else time.monotonic()
-        return end - self.started_at
-
-    def stderr_bytes(self) -> bytes:
-        """The captured output (bounded: head and tail, with a marker for what was dropped)."""
-        return self._output.capture.getvalue() if self._output else b""
-
-    def stderr_text(self) -> str:
-        """The captured output as text."""
-        return self._output.capture.text() if self._output else ""
-
-    @property
-    def stderr_dropped_bytes(self) -> int:
-        """How many bytes of output the capture dropped."""
-        return self._output.capture.dropped_bytes if self._output else 0
-
-    def exit_description(self) -> str:
-        """One sentence about how the bot ended, for the game record."""
-        return describe_exit(self, self._tasks_refused_seen, self._stop_signal)
 
     async def wait(self) -> int | None:
         """Wait for the main process to exit; returns ``returncode``."""
