@@ -16,8 +16,11 @@ from referee.match.seat import EventKind, Seat, SeatEvent
 
 __all__ = ["LAST_WORDS_S", "last_words"]
 
-#: How long the bot's stream may take to end after its process did.
-LAST_WORDS_S = 2.0
+#: How long the bot's stream may take to end after its process did. A stream normally ends
+#: with the process (its socket closes); the bound only ends the wait for one a child process
+#: keeps open, and is generous so that a busy machine, slow to deliver the last bytes, never
+#: turns a finished game into a crash.
+LAST_WORDS_S = 10.0
 
 
 async def last_words(

@@ -4,6 +4,7 @@ tree: what its processes used, a reaped child's included, counted once."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 
@@ -14,6 +15,8 @@ from referee.sandbox.cpu import BotCpu
 
 # Every test here starts processes.
 pytestmark = pytest.mark.slow
+
+_TOTAL = re.compile(r"TOTAL (\S+)\n")
 
 # Burns 0.3 s of CPU, then has a child burn 0.3 s and reaps it, then prints what the kernel
 # says it and its reaped children used, and sleeps.
@@ -41,9 +44,11 @@ def test_cpu_meter_counts_the_tree_once(cgroup: str) -> None:
         try:
             first = meter.seconds()
             deadline = time.monotonic() + 120
-            while "TOTAL" not in proc.stderr_text() and time.monotonic() < deadline:
+            # The whole line: an unbuffered print may reach the pipe a word at a time.
+            while not (line := _TOTAL.search(proc.stderr_text())):
+                assert time.monotonic() < deadline, proc.stderr_text()
                 await asyncio.sleep(0.05)
-            total = float(proc.stderr_text().split("TOTAL", 1)[1].split()[0])
+            total = float(line.group(1))
             reading = meter.seconds()
             assert reading >= first
             return total, reading, meter.method

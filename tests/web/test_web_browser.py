@@ -219,8 +219,9 @@ def test_live_game_is_followed_until_it_ends(arena: Any, page: Any) -> None:
     # (No wait_for_function: evaluating a string is eval, which the pages' CSP forbids.)
     page.locator("#moves tbody tr").nth(start + 1).wait_for(timeout=15_000)
     assert _counts_down(page)
-    assert page.locator("#live-board svg .piece").count() > 0
-    assert page.locator("#live-board svg rect.last").count() > 0
+    # Waited for, not counted at once: the board is swapped for a new one with every move.
+    page.locator("#live-board svg .piece").first.wait_for(timeout=10_000)
+    page.locator("#live-board svg rect.last").first.wait_for(timeout=10_000)
     page.screenshot(path=str(ARTIFACTS / "live-game-running.png"), full_page=True)
     page.wait_for_selector("#verdict.ended", timeout=90_000)
     assert any(w in page.inner_text("#verdict") for w in ("wins", "Draw"))
