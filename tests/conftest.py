@@ -12,6 +12,7 @@ import _posixsubprocess
 import os
 import secrets
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -20,6 +21,11 @@ import psycopg
 import pytest
 from psycopg import sql
 from sqlalchemy.engine import make_url
+
+# pytest caches its assertion-rewritten test modules as bytecode, but not where the
+# environment asks for no bytecode (PYTHONDONTWRITEBYTECODE): then every worker of every run
+# rewrites all of them again, about 6 s of CPU each. The cache is pytest's own, under tests/.
+sys.dont_write_bytecode = False
 
 PG_ADMIN_URL = os.environ.get(
     "ARENA_TEST_PG_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
