@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from collections.abc import Iterator
+
+import pytest
 
 from referee.commands.main import build_parser, main
 
@@ -36,3 +40,19 @@ def test_top_level_help_exits_cleanly() -> None:
         assert exc.code == 0
     else:
         raise AssertionError("--help did not exit")
+
+
+@pytest.mark.slow
+def test_building_the_parser_leaves_the_heavy_machinery_unimported() -> None:
+    """Every ``referee`` command builds the whole parser first; doing so imports neither the
+    gRPC server, the database layer, the hosting floor, nor networkx and numpy (each command
+    imports what it runs), which once cost every command about 0.1 s of start-up."""
+    heavy = ["referee.server.admission", "referee.hosting", "sqlalchemy", "networkx", "numpy"]
+    probe = (
+        "import sys; from referee.commands.main import build_parser; build_parser(); "
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

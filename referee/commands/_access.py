@@ -16,10 +16,7 @@ if TYPE_CHECKING:
 
 
 def add_access_options(parser: argparse.ArgumentParser) -> None:
-    from referee.server.admission import (
-        DEFAULT_MAX_HANDSHAKES,
-        DEFAULT_MAX_HANDSHAKES_PER_ADDRESS,
-    )
+    from referee.server.capacity import DEFAULT_MAX_HANDSHAKES, DEFAULT_MAX_HANDSHAKES_PER_ADDRESS
 
     parser.add_argument(
         "--allow-duplicate-sessions",

@@ -13,7 +13,7 @@ from referee.commands._ops import add_ops_options
 from referee.commands._queued import add_queue_option
 from referee.commands._uploads import add_upload_options
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
-from referee.server.admission import DEFAULT_MAX_SESSIONS
+from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES, DEFAULT_MAX_SESSIONS
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
 if TYPE_CHECKING:
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
 def add_challenge_options(parser: argparse.ArgumentParser) -> None:
     """Challenges (python -m client_sdk --challenge OWNER/NAME): how long one waits for the
     other side, and how many one player may have open."""
-    from referee.hosting.challenges import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
-
     parser.add_argument(
         "--challenge-wait",
         type=_positive,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 
 from referee.commands._common import Subparsers
 
@@ -50,6 +49,8 @@ def run_upgrade(args: argparse.Namespace) -> int:
 
     if is_postgres(url):
         # The job queue's tables (procrastinate's schema) live in the same database.
+        import asyncio
+
         made = asyncio.run(ensure_schema(url))
         print("job queue schema " + ("made" if made else "present"))
     return 0

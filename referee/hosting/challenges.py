@@ -24,16 +24,12 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
 from referee import errors
 from referee.server import bounds
+from referee.server.capacity import DEFAULT_ANSWER_S
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.hosting.challenges")
-
-#: How long the challenged bot has to answer (and, before that, to become free).
-DEFAULT_ANSWER_S = 30.0
-#: How many challenges one player may have open at once (more are refused at once).
-DEFAULT_MAX_CHALLENGES = 3
 
 
 def shown(session: BotSession) -> str:

@@ -25,8 +25,6 @@ from engine.game import Game
 from referee.hosting.casual_conduct import CasualSeats, seat_conduct, settle
 from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.hosting.challenges import (
-    DEFAULT_ANSWER_S,
-    DEFAULT_MAX_CHALLENGES,
     ChallengeDesk,
     Refused,
     challenger_of,
@@ -40,6 +38,7 @@ from referee.hosting.noshow import watch_first_moves
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
 from referee.match.verdicts import Verdict
+from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession

@@ -10,10 +10,12 @@ show each group apart and never compare across groups. A rating from fewer than
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from referee.ratings.results import GameResult
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 #: Fewer counted games than this and a rating is provisional (shown as such, with the reason).
 PROVISIONAL_GAMES = 20
@@ -22,6 +24,10 @@ PROVISIONAL_GAMES = 20
 def connected_groups(results: Iterable[GameResult], players: Sequence[str]) -> dict[str, int]:
     """``{player: group}``: groups numbered from 1, the largest first (ties by the first
     name); a player without counted games is a group of its own."""
+    # Imported here: networkx takes longer to import than every other part of the ratings,
+    # and most processes that import them (servers, the CLI) never build a table.
+    import networkx as nx
+
     graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(players)
     graph.add_edges_from((r.first, r.second) for r in results if r.counted)

@@ -31,6 +31,10 @@ from client_sdk.proto import referee_pb2 as pb
 from referee import errors
 from referee.server import bounds
 from referee.server.auth import Authenticator, AuthError
+from referee.server.capacity import (
+    DEFAULT_MAX_HANDSHAKES,
+    DEFAULT_MAX_HANDSHAKES_PER_ADDRESS,
+)
 from referee.server.lobby import Lobby
 from referee.server.session import (
     Identity,
@@ -40,11 +44,6 @@ from referee.server.session import (
 )
 from referee.telemetry import metrics
 from referee.text.names import as_name
-
-#: Sessions one server holds by default (an idle session costs about 46 KB; see
-#: docs/referee.md). Past it new sessions are refused with ``ERROR_CODE_RESOURCE_EXHAUSTED``
-#: and the SDK retries with back-off.
-DEFAULT_MAX_SESSIONS = 5000
 
 
 class Refusal(enum.Enum):
@@ -232,13 +231,6 @@ def raise_open_files_limit(max_sessions: int) -> tuple[int, str]:
             f"({needed}); raise it (ulimit -n, or LimitNOFILE= in the systemd unit)"
         )
     return soft, ""
-
-
-#: Handshakes (streams not yet past their token check) in progress at once, in all and from
-#: one client address. They are separate from ``max_sessions``: a flood of streams that never
-#: authenticate cannot hold the places of real sessions, nor unbounded memory.
-DEFAULT_MAX_HANDSHAKES = 1000
-DEFAULT_MAX_HANDSHAKES_PER_ADDRESS = 100
 
 
 class Doorway:

@@ -21,13 +21,9 @@ from grpc_reflection.v1alpha import reflection
 from client_sdk.proto import referee_pb2 as pb
 from engine.registry import game_names
 from referee.sandbox.leftovers import run_folder
-from referee.server.admission import (
-    DEFAULT_MAX_SESSIONS,
-    Doorway,
-    HandshakeCounts,
-    core_options,
-)
+from referee.server.admission import Doorway, HandshakeCounts, core_options
 from referee.server.auth import Authenticator, OpenAuth
+from referee.server.capacity import DEFAULT_MAX_SESSIONS
 from referee.server.codec import decode, passthrough
 from referee.server.guard import ErrorGuard
 from referee.server.lobby import Lobby

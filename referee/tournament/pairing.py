@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +410,9 @@ def _max_matching(players: Sequence[str], met: Mapping[str, set[str]]) -> dict[s
     :func:`_rematch` answer nearly every question with a greedy matching mended by swaps and
     come here only when that fails. So networkx is fast enough for a 500-player round.
     """
+    # Imported here, as in ratings.groups: most processes never need a matching.
+    import networkx as nx
+
     graph: nx.Graph[str] = nx.Graph()
     graph.add_nodes_from(players)
     graph.add_edges_from(

@@ -51,16 +51,19 @@ while True:
 
 @contextmanager
 def hogs() -> Iterator[None]:
-    """Saturate every core: two hogs on the bot's core (at nice -10 where allowed), two on each
-    other core (at nice 0, so the referee still runs there)."""
+    """Saturate every core. The bot's core gets the hogs that starve it: one at nice -10 where
+    the priority may be raised (it takes about nine tenths of the core), else two at nice 0
+    (two thirds). Each other core gets one at nice 19: it keeps the core busy without taking
+    it from the referee or from the machine's other work."""
     cores = sorted(os.sched_getaffinity(0))
+    may_raise = os.geteuid() == 0
+    plan = [(cores[0], -10)] if may_raise else [(cores[0], 0), (cores[0], 0)]
+    plan += [(core, 19) for core in cores[1:]]
     procs = []
     try:
-        for core in cores:
-            niceness = -10 if core == cores[0] else 0
-            for _ in range(2):
-                argv = [sys.executable, "-c", _HOG, str(core), str(niceness)]
-                procs.append(subprocess.Popen(argv, start_new_session=True))
+        for core, niceness in plan:
+            argv = [sys.executable, "-c", _HOG, str(core), str(niceness)]
+            procs.append(subprocess.Popen(argv, start_new_session=True))
         yield
     finally:
         for proc in procs:
