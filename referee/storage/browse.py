@@ -7,7 +7,7 @@ return small frozen dataclasses. Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -86,13 +86,15 @@ def data_mark(repo: Repository) -> tuple[int, int, int]:
         return int(row[0] or 0), int(row[1] or 0), int(version or 0)
 
 
-def version_names(repo: Repository) -> dict[int, VersionName]:
-    """Every bot version with its bot's and owner's names, by version id."""
+def version_names(repo: Repository, only: Collection[int] | None = None) -> dict[int, VersionName]:
+    """Every bot version (or ``only`` those ids) with its bot's and owner's names, by id."""
     query = (
         select(BotVersion.id, Bot.id, Bot.name, BotVersion.version, Player.name, Bot.owner_id)
         .join(Bot, BotVersion.bot_id == Bot.id)
         .outerjoin(Player, Bot.owner_id == Player.id)
     )
+    if only is not None:
+        query = query.where(BotVersion.id.in_(sorted(only)))
     with repo.db.read() as s:
         return {
             vid: VersionName(vid, bid, bot, version, owner, owner_id)

@@ -220,8 +220,8 @@ def games(request: Request) -> Response:
     if game is not None:
         known_game(game)
     limit = int_param(request, "limit", 50, 1, 500)
-    names = snapshot(web).names
     lines = recent_games(web.need_repo(), game=game, limit=limit)
+    names = web.need_tables().names_for(v for g in lines for v in g.seats)
     return JSONResponse([_line(g, names) for g in lines])
 
 
@@ -231,6 +231,7 @@ def game(request: Request) -> Response:
     s = view.summary
     analysis = web.analyst.get(s.id, None, (detail.record_json or {}).get("analysis"))
     rows = move_rows(view, analysis, hidden_seats(web, request, view))
+    names = {p.id: p for p in view.players if p is not None}
     return JSONResponse(
         {
             "id": s.id,
@@ -247,9 +248,7 @@ def game(request: Request) -> Response:
             "started_at": _time(s.started_at),
             "finished_at": _time(s.finished_at),
             "seat_names": list(view.seat_names),
-            "players": [
-                _name(web.need_tables().snapshot().names, x.bot_version_id) for x in s.seats
-            ],
+            "players": [_name(names, x.bot_version_id) for x in s.seats],
             "time_budget_s": view.budget_s,
             "moves": [m.as_dict() for m in view.moves],
             "rows": rows,

@@ -243,9 +243,8 @@ def games(request: Request) -> Response:
         known_game(game)
     limit = int_param(request, "limit", 50, 1, 500)
     lines = recent_games(web.need_repo(), game=game, limit=limit)
-    return web.render(
-        request, "games.html", {"lines": lines, "names": snapshot(web).names, "game": game}
-    )
+    names = web.need_tables().names_for(v for g in lines for v in g.seats)
+    return web.render(request, "games.html", {"lines": lines, "names": names, "game": game})
 
 
 def load_game_view(
@@ -259,13 +258,9 @@ def load_game_view(
             detail = web.need_repo().get_game(game_id)
         except NotFoundError:
             raise HTTPException(404, f"no game {game_id}") from None
-        names = snapshot(web).names
+        names = web.need_tables().names_for(s.bot_version_id for s in detail.summary.seats)
         cached = (build_view(detail, names), detail)
-        # The names come from the last finished table computation, which may not know a game
-        # stored a moment ago: such a view (no owners, so no one's own think records) is not
-        # kept, and the next request builds it again.
-        if all(seat.bot_version_id in names for seat in detail.summary.seats):
-            web.views.put(game_id, cached)
+        web.views.put(game_id, cached)
     view, detail = cached
     if detail.summary.kind is not GameKind.RATED and not _plays_in(web, request, view):
         raise HTTPException(404, f"no game {game_id}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -159,6 +159,16 @@ class Tables:
                 return self._snapshot
         self._rebuild_in_background(mark)
         return current
+
+    def names_for(self, ids: Iterable[int]) -> Mapping[int, VersionName]:
+        """Names for these bot versions: the snapshot's, and the database's for a version the
+        snapshot predates (a bot that registered a moment ago, whose first game was just
+        stored), so a game is never shown with a player nameless."""
+        names = self.snapshot().names
+        missing = {i for i in ids if i not in names}
+        if not missing:
+            return names
+        return {**names, **version_names(self.repo, only=missing)}
 
     def _rebuild_in_background(self, mark: tuple[int, int, int]) -> None:
         with self._lock:

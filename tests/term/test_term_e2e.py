@@ -103,7 +103,7 @@ def test_a_term_from_roster_to_grades_and_similarity(tmp_path: Path) -> None:
         )  # fmt: skip
         assert created.returncode == 0, created.stderr
         late = _submit(address, tokens["ann"], BOTS / "lineclear", "ann-bot")
-        assert late["status"] == "accepted" and late["version"] != ann["version"]
+        assert late["status"] == "accepted" and late["version"] != ann["version"], late
     finally:
         serve.send_signal(signal.SIGTERM)
         code = serve.wait(120)

@@ -171,6 +171,29 @@ def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
     }
 
 
+def store_game(repo: Repository, a: BotVersionInfo, b: BotVersionInfo, seed: int) -> int:
+    """One rated Tetress game between ``a`` and ``b``, stored now; its id."""
+    played = play("tetress", seed, (a.label, b.label))
+    now = datetime.now(UTC)
+    summary = repo.record_game(
+        FinishedGame(
+            game="tetress",
+            seats=[SeatResult(a.id), SeatResult(b.id)],
+            verdict=Verdict.NORMAL,
+            winner_seat=played["winner"],
+            plies=len(played["moves"]),
+            started_at=now - timedelta(seconds=30),
+            finished_at=now,
+            reason=f"ended: {played['termination']}",
+            termination=played["termination"],
+            moves=played["moves"],
+            record_text=played["record_text"],
+            record_json=played["record_json"],
+        )
+    )
+    return summary.id
+
+
 def _pack(bot: str, game: int) -> str:
     """A stand-in failure pack (the web serves it as stored, it never reads it)."""
     return json.dumps({"format": "tetromino-failure-pack", "of": f"{bot}'s pack {game}"})
