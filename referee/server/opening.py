@@ -181,25 +181,30 @@ class SessionOpening:
             casual_games=frozenset(casual),
         )
         session.resume_window = self.resume_window
+        message = "; ".join(
+            m
+            for m in (
+                self.banner,
+                casual_line(self.games, self.default_game, casual, asked, hello.channel),
+                *self._notes(identity, hello),
+            )
+            if m
+        )
+        await self._welcome(session, message)
+        return session
+
+    async def _welcome(self, session: BotSession, message: str) -> None:
+        """Tell ``session`` it is open (or open again): its id, this server, its games."""
         welcome = pb.Welcome(
             session_id=session.session_id,
             server_version=SERVER_VERSION,
             server_run=self.run_id,
             protocol_version=PROTOCOL_VERSION,
-            bot_name=identity.name,
-            message="; ".join(
-                m
-                for m in (
-                    self.banner,
-                    casual_line(self.games, self.default_game, casual, asked, hello.channel),
-                    *self._notes(identity, hello),
-                )
-                if m
-            ),
-            games=sorted(games),
+            bot_name=session.identity.name,
+            message=message,
+            games=sorted(session.games),
         )
         await session.send_quietly(pb.RefereeMessage(welcome=welcome))
-        return session
 
     def _notes(self, identity: Identity, hello: pb.Hello) -> list[str]:
         notes = []
@@ -239,16 +244,7 @@ class SessionOpening:
             log.info("resume_refused", session=hello.resume_session_id, peer=context.peer())
             return None
         session.resume(context)
-        welcome = pb.Welcome(
-            session_id=session.session_id,
-            server_version=SERVER_VERSION,
-            server_run=self.run_id,
-            protocol_version=PROTOCOL_VERSION,
-            bot_name=identity.name,
-            message="session resumed",
-            games=sorted(session.games),
-        )
-        await session.send_quietly(pb.RefereeMessage(welcome=welcome))
+        await self._welcome(session, "session resumed")
         session.announce_resumed()
         log.info("session_resumed", session=session.session_id, games=session.active_games)
         return session
