@@ -3,7 +3,6 @@ never writes to stdout."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 
@@ -23,24 +22,17 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
-def test_unloadable_bot_exits_2() -> None:
+def test_unloadable_bot_exits_2(refused_port: int) -> None:
     """A BOT that names nothing exits with status 2 and says why on stderr."""
-    proc = _run("--server", f"127.0.0.1:{_closed_port()}", "no_such_bot_anywhere")
+    proc = _run("--server", f"127.0.0.1:{refused_port}", "no_such_bot_anywhere")
     assert proc.returncode == 2
     assert "no such directory, file or module" in proc.stderr
     assert proc.stdout == ""
 
 
-def test_unreachable_referee_exits_1_without_reconnect() -> None:
+def test_unreachable_referee_exits_1_without_reconnect(refused_port: int) -> None:
     """With --no-reconnect, a referee that cannot be reached ends the run with status 1."""
-    port = _closed_port()
+    port = refused_port
     proc = _run("--server", f"127.0.0.1:{port}", "--no-reconnect", "client_sdk.examples.random_bot")
     assert proc.returncode == 1
     assert f"127.0.0.1:{port}" in proc.stderr

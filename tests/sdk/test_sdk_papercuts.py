@@ -5,7 +5,6 @@ the command line, the friendly line for an unreachable referee, the default port
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -34,13 +33,6 @@ def _sdk(
     )  # fmt: skip
 
 
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("source", "said"),
@@ -50,13 +42,13 @@ def _closed_port() -> int:
     ],
 )
 def test_a_bot_that_does_not_load_is_one_line_with_the_main_client(
-    tmp_path: Path, source: str, said: str
+    tmp_path: Path, source: str, said: str, refused_port: int
 ) -> None:
     """The connecting command says a bot's syntax error or missing import in one line, the
     same line --check says; no traceback."""
     bot = tmp_path / "bot.py"
     bot.write_text(source, encoding="utf-8")
-    done = _sdk("--server", f"127.0.0.1:{_closed_port()}", str(bot))
+    done = _sdk("--server", f"127.0.0.1:{refused_port}", str(bot))
     check = _sdk("--check", str(bot))
     assert done.returncode == 2 and check.returncode == 2
     assert "Traceback" not in done.stderr
@@ -142,10 +134,10 @@ def test_help_of_every_connecting_command_prefers_a_token_file(command: list[str
 @pytest.mark.parametrize(
     "command", [["submit", str(REPO / "client_sdk/examples/course_random")], ["mine"]]
 )
-def test_submit_and_mine_say_cannot_reach_a_referee(command: list[str]) -> None:
+def test_submit_and_mine_say_cannot_reach_a_referee(command: list[str], refused_port: int) -> None:
     """Against an address where nothing listens, submit and mine give the main client's
     sentence, not gRPC's raw text alone."""
-    port = _closed_port()
+    port = refused_port
     done = _sdk(command[0], "--server", f"127.0.0.1:{port}", "--token", "t", *command[1:])
     assert done.returncode == 1
     assert f"cannot reach a referee at 127.0.0.1:{port}" in done.stderr
@@ -195,11 +187,13 @@ def test_submit_uploads_a_link_inside_the_folder_as_its_target_and_says_so(
 
 
 @pytest.mark.slow
-def test_submit_command_refuses_an_outside_link_before_uploading(tmp_path: Path) -> None:
+def test_submit_command_refuses_an_outside_link_before_uploading(
+    tmp_path: Path, refused_port: int
+) -> None:
     """`submit` with a link to /etc/passwd in the folder says so and uploads nothing."""
     bot = _bot_folder(tmp_path)
     (bot / "passwd").symlink_to("/etc/passwd")
-    done = _sdk("submit", "--server", f"127.0.0.1:{_closed_port()}", "--token", "t", str(bot))
+    done = _sdk("submit", "--server", f"127.0.0.1:{refused_port}", "--token", "t", str(bot))
     assert done.returncode == 2
     assert "passwd is a symbolic link to /etc/passwd, outside the bot's folder" in done.stderr
     assert "uploading" not in done.stdout
