@@ -67,31 +67,48 @@ _OWN_PACKAGES = frozenset({"engine", "referee", "client_sdk"})
 
 
 def _run(args: argparse.Namespace) -> int:
-    """The command's own function; a database that fails under it (locked, damaged,
-    unreachable) ends it with one line and exit code 2."""
+    """The command's own function; a failure it cannot help (a path this user may not reach,
+    a database locked, damaged or unreachable) ends it with one line and exit code 2."""
     try:
         code: int = args.func(args)
     except ModuleNotFoundError:
         raise
     except Exception as error:
-        return _database_failure(args, error)
+        message = _failure_line(args, error)
+        if message is None:
+            raise
+        return _fail(args, message)
     return code
 
 
-def _database_failure(args: argparse.Namespace, error: Exception) -> int:
-    """Exit code 2 and one line when ``error`` is a database failure; else re-raise it."""
+def _failure_line(args: argparse.Namespace, error: Exception) -> str | None:
+    """The one line saying why the command failed, or ``None`` for a bug (a traceback)."""
     import os
 
-    from referee.commands._dbopen import EXIT_BAD_DB, shown
+    from referee.commands._dbopen import shown
     from referee.storage.db import ENV_VAR
     from referee.storage.failures import describe
 
+    if isinstance(error, PermissionError):
+        where = f"{error.filename}: " if error.filename else ""
+        return (
+            f"{where}permission denied (this user may not read, write or pass through a "
+            "folder on that path)"
+        )
     where = getattr(args, "db", None) or os.environ.get(ENV_VAR) or "./arena.db"
-    message = describe(error, shown(str(where)))
-    if message is None:
-        raise error
+    return describe(error, shown(str(where)))
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    """Say ``message`` on stderr and, under ``--json``, as one JSON object on stdout."""
+    import json
+
+    from referee.commands._dbopen import EXIT_BAD_DB
+
     command = " ".join(str(w) for w in (args.command, getattr(args, "action", None)) if w)
     print(f"referee {command}: {message}", file=sys.stderr)
+    if getattr(args, "json", False) is True:
+        print(json.dumps({"command": command, "error": message}), flush=True)
     return EXIT_BAD_DB
 
 
