@@ -93,6 +93,7 @@ async def answers_of(
     time_control: TimeControl,
     isolation: Isolation,
     concurrency: int = 1,
+    memory_mb: float | None = None,
 ) -> Answers:
     """The bot's moves at every position, ``concurrency`` positions at a time."""
     slots = asyncio.Semaphore(max(1, concurrency))
@@ -100,7 +101,12 @@ async def answers_of(
     async def one(position: Sequence[str]) -> str | None:
         async with slots:
             return await ask(
-                spec, game_name, position, time_control=time_control, isolation=isolation
+                spec,
+                game_name,
+                position,
+                time_control=time_control,
+                isolation=isolation,
+                memory_mb=memory_mb,
             )
 
     moves = await asyncio.gather(*(one(p) for p in positions))

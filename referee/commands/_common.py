@@ -22,9 +22,10 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 DEFAULT_MEMORY_MB = 250.0
 
 
-def add_limit_options(parser: argparse.ArgumentParser) -> None:
+def add_limit_options(parser: argparse.ArgumentParser, *, move_time: float = 0.0) -> None:
     """The clock and memory options, on every command that takes limits, with the course
-    referee's ``-t`` and ``-s`` spellings of ``--time`` and ``--memory``."""
+    referee's ``-t`` and ``-s`` spellings of ``--time`` and ``--memory``; ``move_time`` is the
+    default per-move limit."""
     group = parser.add_argument_group("limits")
     group.add_argument(
         "-t",
@@ -37,9 +38,9 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--move-time",
         type=float,
-        default=0.0,
+        default=move_time,
         metavar="S",
-        help="seconds per move (0: no per-move limit; default)",
+        help="seconds per move (0: no per-move limit; default %(default)g)",
     )
     group.add_argument(
         "--increment", type=float, default=0.0, metavar="S", help="seconds added after each move"

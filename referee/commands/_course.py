@@ -71,15 +71,45 @@ def translate(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         elif flag in _LOGFILE:
             notes.append(_LOGFILE_NOTE.format(flag=flag))
             # The course's -l takes an optional file name: the word after it, unless that word
-            # is one of the two bots.
+            # is one of the two bots (two bots are there without it, before or after -l).
             following = args[i + 1] if i + 1 < len(args) else ""
             if not eq and following and not following.startswith("-"):
-                later = [a for a in args[i + 2 :] if not a.startswith("-")]
-                i += 1 if len(later) >= 2 else 0
+                i += 1 if _bots_among([*args[:i], *args[i + 2 :]]) >= 2 else 0
         else:
             words.append(arg)
         i += 1
     return words, notes
+
+
+def _match_options() -> tuple[frozenset[str], frozenset[str]]:
+    """``referee match``'s options that take a value, and those whose value is optional."""
+    import argparse
+
+    from referee.commands.main import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    actions = [a for a in commands.choices["match"]._actions if a.option_strings]
+    one = frozenset(o for a in actions if a.nargs in (None, 1) for o in a.option_strings)
+    optional = frozenset(o for a in actions if a.nargs == "?" for o in a.option_strings)
+    return one, optional
+
+
+def _bots_among(words: Sequence[str]) -> int:
+    """How many of ``words`` are bots: the words that are neither options nor their values."""
+    one, optional = _match_options()
+    bots = 0
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+        elif word.startswith("-") and len(word) > 1:
+            flag = _SAME.get(word, word)
+            following = words[index + 1] if index + 1 < len(words) else ""
+            skip = flag in one or (flag in optional and following.isdigit())
+        else:
+            bots += 1
+    return bots
 
 
 def course_main(argv: Sequence[str]) -> int:

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers, add_log_options, add_sandbox_option
+from referee.commands._common import (
+    Subparsers,
+    add_limit_options,
+    add_log_options,
+    add_sandbox_option,
+)
 
 if TYPE_CHECKING:
     from referee.storage import BotVersionInfo, Repository
@@ -94,12 +99,10 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--no-behaviour", action="store_true", help="compare code only (launch nothing)"
     )
-    parser.add_argument(
-        "--move-time", type=float, default=5.0, help="seconds per asked move (default 5)"
-    )
     parser.add_argument("--concurrency", type=int, default=2, help="games at once (default 2)")
     parser.add_argument("--game", default="tetress", help="the game asked (default tetress)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_limit_options(parser, move_time=5.0)
     add_sandbox_option(parser)
     add_db_option(parser)
     add_log_options(parser, "WARNING")
@@ -109,6 +112,7 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from referee.commands._common import time_control
     from referee.commands.grade import chosen_versions
     from referee.sandbox.isolation import SandboxUnavailable
     from referee.storage.reports import save_report
@@ -119,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         return fail("similarity", "--threshold and --behaviour-threshold are shares from 0 to 1")
     if args.positions < 1 or args.concurrency < 1 or not args.move_time > 0:
         return fail("similarity", "--positions, --concurrency and --move-time must be positive")
+    try:
+        time_control(args)
+    except ValueError as exc:
+        return fail("similarity", exc)
     repo = open_repo(args)
     try:
         chosen = chosen_versions(repo, args.bots, args.tournament, args.before)
@@ -238,15 +246,14 @@ async def _behaviour(
     body: SimilarityReport,
 ) -> None:
     from referee.analysis.behaviour import agreement, answers_of, probe_positions
-    from referee.commands._common import announce_isolation
+    from referee.commands._common import announce_isolation, time_control
     from referee.commands.grade import refuse_uncontained
-    from referee.match.clock import TimeControl
     from referee.play.bots import launch_spec
 
     isolation = announce_isolation(args, "referee similarity")
     refuse_uncontained(repo, [v for v, _, _ in bots], isolation, args.no_sandbox)
     positions = probe_positions(args.game, args.positions)
-    clock = TimeControl(game_time_s=0.0, move_time_s=args.move_time)
+    clock = time_control(args)
     answers = [
         await answers_of(
             _label(v, o),
@@ -254,6 +261,7 @@ async def _behaviour(
             args.game,
             positions,
             time_control=clock,
+            memory_mb=args.memory or None,
             isolation=isolation,
             concurrency=args.concurrency,
         )

@@ -69,3 +69,14 @@ def test_course_imports_stay_light() -> None:
     code = "import sys, referee.game; print(sorted(m for m in sys.modules if 'commands' in m))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_the_log_file_may_follow_the_bots() -> None:
+    """``-l FILE`` after the two bots (the course's order) takes FILE, not a third bot; a word
+    after ``-l`` that is one of the two bots stays a bot, whatever options follow."""
+    assert translate(["a", "b", "-l", "log.txt"])[0] == ["a", "b"]
+    assert translate(["a", "b", "-t", "60", "-l", "log.txt", "-v", "2"])[0] == [
+        "a", "b", "-t", "60", "-v", "2",
+    ]  # fmt: skip
+    assert translate(["-l", "a", "b", "-t", "60"])[0] == ["a", "b", "-t", "60"]
+    assert translate(["-s", "200", "-l", "log.txt", "a", "b"])[0] == ["-s", "200", "a", "b"]

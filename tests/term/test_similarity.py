@@ -5,6 +5,7 @@ similarity asks real bots in the sandbox."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 from pathlib import Path
 
@@ -104,3 +105,23 @@ def test_behaviour_same_moves_for_the_copy_in_the_sandbox(students: dict[str, Pa
     assert agreement(ann, bea) == (1.0, 3)  # type: ignore[arg-type]
     share, _ = agreement(ann, cat)  # type: ignore[arg-type]
     assert share is not None and share < 1.0
+
+
+@pytest.mark.slow
+def test_the_asked_moves_keep_the_course_limits(
+    tmp_path: Path, students: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``similarity -t S -s MB`` (the course's spellings) bound the bots it asks: with room
+    they answer alike; held to 1 MB no bot answers, so no behaviour share is claimed."""
+    db = str(tmp_path / "arena.db")
+    repo = Repository.open(db)
+    names = [
+        register_source(repo, str(students[n]), name=f"{n}-bot").bot_name for n in ("ann", "bea")
+    ]
+    shares = []
+    for memory in ("250", "1"):
+        argv = ["similarity", *names, "--positions", "1", "-t", "60", "-s", memory, "--json"]
+        assert main([*argv, "--db", db]) == 0
+        report = json.loads(capsys.readouterr().out)
+        shares.append(report["pairs"][0]["behaviour"])
+    assert shares == [1.0, None]
