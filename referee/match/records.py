@@ -85,11 +85,10 @@ def _move_times(entry: MoveLog) -> tuple[tuple[str, str], ...]:
 
 
 def _tags(report: GameReport, output_files: dict[int, str]) -> list[tuple[str, str]]:
-    """The referee's own tags: game id, verdict, times, and per seat what was measured."""
-    assert report.end is not None
+    """The referee's own tags: game id, times, and per seat what was measured. The ending is
+    the ``Termination`` tag's alone (a verdict's word, or the rules' ending)."""
     tags: list[tuple[str, str]] = [
         ("GameId", report.game_id),
-        ("Verdict", str(report.end.verdict)),
         ("StartTime", report.started_at),
         ("EndTime", report.finished_at),
         ("MemoryLimitMB", f"{report.memory_limit_bytes / _MB:g}"),

@@ -219,4 +219,4 @@ def test_sigterm_to_serve_lets_games_finish_within_grace_then_aborts_them(
     assert files, stderr
     results = [read_record(f.read_text()) for f in files]
     assert results[-1].result == "*", [r.result for r in results]
-    assert 'Verdict "aborted"' in files[-1].read_text()
+    assert 'Termination "abandoned"' in files[-1].read_text()

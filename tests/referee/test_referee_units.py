@@ -123,3 +123,32 @@ def test_json_log_lines_always_carry_game_seat_and_ply() -> None:
     assert [line["event"] for line in lines] == ["plain", "in_game"]
     assert lines[0]["game_id"] is None and lines[0]["ply"] is None
     assert (lines[1]["game_id"], lines[1]["seat"], lines[1]["ply"]) == ("g1", "RED", 3)
+
+
+def test_a_record_names_its_ending_once() -> None:
+    """A wall-clock game lost on time: its JSON record says so in one tag (``Termination``),
+    not also in a second vocabulary (a ``Verdict`` tag saying ``time``)."""
+    from engine.adjudication.verdicts import GameEnd
+    from engine.records import record_to_json
+    from engine.registry import load_game
+    from referee.match.clock import ClockMode
+    from referee.match.records import build_record
+    from referee.match.report import GameReport, SeatReport
+
+    game = load_game("tetress")
+    report = GameReport(
+        game_id="g1",
+        game="tetress",
+        params={},
+        seat_names=("RED", "BLUE"),
+        seats=[SeatReport("a", ""), SeatReport("b", "")],
+        time_control=TimeControl(game_time_s=2, clock=ClockMode.WALL),
+        memory_limit_bytes=250 << 20,
+        initial_position=game.new_state().to_string(),
+        started_at="2026-11-29T03:00:00Z",
+        end=GameEnd(Verdict.TIME, 0, Verdict.TIME, "BLUE exceeded its wall time", 1),
+    )
+    tags = record_to_json(build_record(report, game))["tags"]
+    assert tags["Termination"] == "time_forfeit" and tags["Clock"] == "wall"
+    endings = [k for k, v in tags.items() if v in ("time", "time_forfeit", "TLE")]
+    assert endings == ["Termination"], tags
