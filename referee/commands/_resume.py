@@ -45,6 +45,13 @@ def resume_command(args: argparse.Namespace, name: str) -> str:
     return shlex.join(words)
 
 
+def db_option(args: argparse.Namespace) -> str:
+    """`` --db URL`` when the command was given one (a suggested command must name the same
+    database), else nothing."""
+    db = getattr(args, "db", None)
+    return f" --db {shlex.quote(db)}" if db else ""
+
+
 def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
     """One closing line: how many games went to which database, and the next commands."""
     import os
@@ -54,7 +61,7 @@ def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
 
     db = getattr(args, "db", None)
     where = shown(db or os.environ.get(ENV_VAR) or "./arena.db")
-    option = f" --db {shlex.quote(db)}" if db else ""
+    option = db_option(args)
     listing = shlex.join(["referee", "games", "--tournament", name]) + option
     return (
         f"{games} games stored in {where} (tournament {name}). Next: `{listing}` lists them, "

@@ -4,6 +4,7 @@ small round robin in one go (the example bots by default)."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -153,6 +154,7 @@ def _create_tournament(
 
 def _create(args: argparse.Namespace) -> int:
     from engine.errors import UnknownGameError
+    from referee.commands._resume import db_option
     from referee.storage import ConflictError, NotFoundError
     from referee.storage import submissions as rows
     from referee.tournament.entries import parse_time
@@ -175,9 +177,10 @@ def _create(args: argparse.Namespace) -> int:
     if args.start:
         print(hand_to_server(repo, t))
     else:
+        db, name = db_option(args), shlex.quote(t.name)
         print(
-            f"run it with: referee tournament start {t.name} (on referee serve's --db) or: "
-            f"referee tournament run {t.name}"
+            f"run it with: referee tournament start {name}{db} (on referee serve's --db) or: "
+            f"referee tournament run {name}{db}"
         )
     return 0
 

@@ -87,3 +87,23 @@ def _games(db: Path) -> int:
         return sum(1 for g in repo.list_games(limit=None) if g.counted)
     finally:
         repo.close()
+
+
+@pytest.mark.slow
+def test_the_create_hint_names_the_db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``tournament create --db FILE``: both commands the closing line suggests name FILE."""
+    from referee.commands.main import main
+
+    db = str(tmp_path / "my dir" / "a.db")
+    (tmp_path / "my dir").mkdir()
+    repo = Repository.open(db)
+    repo.create_player("alice")
+    for name in ("one", "two"):
+        repo.add_bot_version(name, "1", source_kind="remote", location=name, owner="alice")
+    repo.close()
+    assert main(["tournament", "create", "t 1", "one", "two", "--db", db]) == 0
+    hint = capsys.readouterr().out.strip().splitlines()[-1]
+    commands = [c.split(" (")[0] for c in hint.split(": ", 1)[1].split(" or: ")]
+    assert [shlex.split(c) for c in commands] == [
+        ["referee", "tournament", verb, "t 1", "--db", db] for verb in ("start", "run")
+    ], hint
