@@ -166,9 +166,16 @@ def write_tokens(fd: int, issued: Sequence[IssuedToken]) -> None:
         os.fsync(out.fileno())
 
 
+def _discard(fd: int | None, target: Path) -> None:
+    """Close and remove the tokens file this run made (``fd``: ``None`` when it made none)."""
+    if fd is not None:
+        os.close(fd)
+        target.unlink()
+
+
 def _import(args: argparse.Namespace) -> int:
     from referee.storage import ConflictError
-    from referee.storage.roster import apply_roster
+    from referee.storage.roster import apply_roster, without_tokens
 
     roster = Path(args.roster)
     try:
@@ -179,29 +186,33 @@ def _import(args: argparse.Namespace) -> int:
         return fail("class import", f"{roster}: {exc}; nothing was imported")
     target = _tokens_file(roster, args.tokens)
     # The file is made (0600, never over another) before any token exists, so that no token
-    # can be issued and then have nowhere to go.
+    # can be issued and then have nowhere to go. An existing file is fine when no login needs
+    # a token (the same command run again).
+    fd: int | None = None
     try:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return fail("class import", f"{target} exists: tokens are never written over a file")
+        needing = without_tokens(open_repo(args).db, entries)
+        if needing:
+            return fail(
+                "class import",
+                f"{target} exists: tokens are never written over a file, and "
+                f"{len(needing)} logins need one (e.g. {needing[0]}); give another --tokens file",
+            )
     except OSError as exc:
         return fail("class import", f"cannot create {target}: {exc.strerror}")
     try:
         repo = open_repo(args)
-        result = apply_roster(repo.db, entries)
-    except ConflictError as exc:
-        os.close(fd)
-        target.unlink()
-        return fail("class import", f"{exc}; nothing was imported")
-    except BaseException:
-        os.close(fd)
-        target.unlink()
+        result = apply_roster(repo.db, entries, issue_tokens=fd is not None)
+    except BaseException as exc:
+        _discard(fd, target)
+        if isinstance(exc, ConflictError):
+            return fail("class import", f"{exc}; nothing was imported")
         raise
-    if result.tokens:
+    if fd is not None and result.tokens:
         write_tokens(fd, result.tokens)
     else:
-        os.close(fd)
-        target.unlink()
+        _discard(fd, target)
     print(
         f"{len(entries)} on the roster: {len(result.created)} new, {len(result.updated)} "
         f"updated, {len(result.unchanged)} unchanged; {len(result.teams_created)} new teams"

@@ -60,16 +60,20 @@ class RosterResult:
     notes: list[str] = field(default_factory=list)
 
 
-def apply_roster(db: Database, entries: Sequence[RosterEntry]) -> RosterResult:
-    """Create or update every entry's player and team and issue missing tokens, all in one
-    transaction (:class:`ConflictError`, and nothing written, when a name is taken by the
-    other kind: a team named like a player or the reverse)."""
+def apply_roster(
+    db: Database, entries: Sequence[RosterEntry], *, issue_tokens: bool = True
+) -> RosterResult:
+    """Create or update every entry's player and team and issue missing tokens (unless
+    ``issue_tokens`` is false: then a login without one gets a note), all in one transaction
+    (:class:`ConflictError`, and nothing written, when a name is taken by the other kind: a
+    team named like a player or the reverse)."""
     result = RosterResult()
+    key = db.token_key if issue_tokens else None
     try:
         with db.write() as s:
             teams = _teams(s, sorted({e.team for e in entries if e.team}), result)
             for entry in entries:
-                _apply_one(s, db.token_key, entry, teams, result)
+                _apply_one(s, key, entry, teams, result)
     except IntegrityError as exc:
         raise ConflictError(f"the roster could not be applied: {exc.orig}") from exc
     return result
@@ -90,8 +94,20 @@ def _teams(s: Session, names: Sequence[str], result: RosterResult) -> dict[str, 
     return found
 
 
+def without_tokens(db: Database, entries: Sequence[RosterEntry]) -> list[str]:
+    """The roster's logins that hold no active token (a login not yet a player holds none)."""
+    with db.read() as s:
+        players = s.scalars(select(Player).where(Player.name.in_([e.login for e in entries])))
+        holding = {p.name for p in players if any(_active(t) for t in p.tokens)}
+    return [e.login for e in entries if e.login not in holding]
+
+
 def _apply_one(
-    s: Session, key: bytes, entry: RosterEntry, teams: dict[str, Player], result: RosterResult
+    s: Session,
+    key: bytes | None,
+    entry: RosterEntry,
+    teams: dict[str, Player],
+    result: RosterResult,
 ) -> None:
     player = s.scalars(select(Player).where(Player.name == entry.login)).one_or_none()
     shown = display(entry.display_name) if entry.display_name else None
@@ -115,7 +131,9 @@ def _apply_one(
     else:
         result.unchanged.append(entry.login)
     active = [t for t in player.tokens if _active(t)]
-    if not active:
+    if not active and key is None:
+        result.notes.append(f"{entry.login} holds no token: import again to issue one")
+    elif not active:
         new = tokens.generate_token(key)
         s.add(
             Token(

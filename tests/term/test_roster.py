@@ -134,3 +134,23 @@ def test_existing_tokens_file_is_never_overwritten(
     code, _, _ = _import(tmp_path, ROSTER, "t.csv")
     assert code == 2 and "never written over" in capsys.readouterr().err
     assert (tmp_path / "t.csv").read_text() == "keep me"
+
+
+def test_the_same_import_again_with_the_same_tokens_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Re-running ``class import roster --tokens FILE`` when every login holds a token writes
+    nothing and succeeds, leaving FILE as it was; once a newcomer needs a token, the existing
+    FILE is refused (naming the newcomer) and nothing is imported."""
+    code, db, tokens = _import(tmp_path, ROSTER, "t.csv")
+    assert code == 0, capsys.readouterr().err
+    first = Path(tokens).read_text()
+    code, _, _ = _import(tmp_path, ROSTER, "t.csv")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "no new tokens" in captured.out and Path(tokens).read_text() == first
+    code, _, _ = _import(tmp_path, ROSTER + "dan,Dan,,student,\n", "t.csv")
+    err = capsys.readouterr().err
+    assert code == 2 and "never written over" in err and "dan" in err
+    assert Path(tokens).read_text() == first
+    assert "dan" not in [p.name for p in Repository.open(db).list_players()]
