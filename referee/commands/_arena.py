@@ -85,18 +85,21 @@ def leaderboard_table(st: Standings, title: str) -> RenderableType:
     for r in board.rows:
         groups.setdefault(r.group, []).append(r)
     rated = {g for g, rows in groups.items() if any(r.elo is not None for r in rows)}
-    caption = (
-        f"Elo: maximum likelihood, anchor: {board.anchor}; rests on {board.games} games. "
-        f"{INCREMENTAL_NOTE}"
-    )
+
+    def caption(games: int) -> str:
+        return (
+            f"Elo: maximum likelihood, anchor: {board.anchor}; rests on {games} games. "
+            f"{INCREMENTAL_NOTE}"
+        )
+
     if len(rated) <= 1:
-        return _group_table(board.rows, title, caption)
+        return _group_table(board.rows, title, caption(board.games))
     apart = "no chain of games links this group to another: compare ratings only within it"
     tables = [
         _group_table(
             rows,
             f"{title}, group {g} of {len(rated)}" if g in rated else f"{title}, not rated",
-            f"{caption}; {apart}" if g in rated else "no counted games",
+            f"{caption(board.games_in(g))}; {apart}" if g in rated else "no counted games",
         )
         for g, rows in sorted(groups.items())
     ]

@@ -161,6 +161,11 @@ class Leaderboard:
         """How many counted games the table rests on."""
         return self.fit.games
 
+    def games_in(self, group: int) -> int:
+        """How many counted games the players of ``group`` played: among themselves, since a
+        game between two players puts them in one group."""
+        return sum(r.games for r in self.rows if r.group == group) // 2
+
     def row(self, player: str) -> Row:
         for r in self.rows:
             if r.player == player:

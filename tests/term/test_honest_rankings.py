@@ -42,6 +42,7 @@ def test_disconnected_groups_are_ranked_apart_without_los_between_them() -> None
     assert [(r.group, r.rank) for r in board.rows] == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2)]
     assert "x" not in board.los["a"] and "a" not in board.los["x"]
     assert board.los["x"]["y"] > 0.5 and board.los["a"]["c"] > 0.9
+    assert (board.games_in(1), board.games_in(2), board.games) == (32, 3, 35)
 
 
 def test_thin_ratings_are_provisional_with_the_reason() -> None:
@@ -69,14 +70,17 @@ def _stored(tmp_path: Path) -> Repository:
 def test_cli_prints_one_table_per_group_with_games_and_provisional_marks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`referee leaderboard --los`: a table per group saying it stands apart, the games the
-    table rests on, a ? on thin ratings with the reason, and blank LOS across groups."""
+    """`referee leaderboard --los`: a table per group saying it stands apart, the games that
+    group's table rests on, a ? on thin ratings with the reason, and blank LOS across groups."""
     _stored(tmp_path).close()
     assert main(["leaderboard", "--los", "--db", str(tmp_path / "arena.db")]) == 0
     out = capsys.readouterr().out
     assert "group 1 of 2" in out and "group 2 of 2" in out
     assert "no chain of games links this group to another" in out
-    assert "rests on 35 games" in out
+    # Each group's table counts its own games (32 among a, b, c; 3 between x and y), not
+    # the 35 of the whole table.
+    assert "rests on 32 games" in out and "rests on 3 games" in out
+    assert "rests on 35 games" not in out
     assert "? provisional: fewer than 20 counted games" in out
     assert "blank: no chain of games links the two bots" in out
 
