@@ -7,6 +7,8 @@ nothing. Hashes of every ``K`` consecutive tokens are winnowed (the smallest has
 window of ``W`` hashes is kept, as MOSS does): two bots sharing a run of at least
 ``K + W - 1`` tokens are guaranteed to share a fingerprint. Fingerprints of the shipped
 example and reference bots are removed from every bot first: that code is common to all.
+Two bots that are each mostly that shipped code, and share it, are still told apart from the
+rest (:func:`shipped_copies`): renamed copies of an example score nothing once it is removed.
 
 A pair's score is the share of the smaller bot's fingerprints also found in the other (so a
 copy inside a larger bot still scores high); the matching fragments are the line ranges the
@@ -157,6 +159,24 @@ def common_hashes(roots: Iterable[Path]) -> set[int]:
             tokens = normalised_tokens(path.read_text(encoding="utf-8", errors="replace"), "")
             hashes |= {_hash(tokens[i : i + K]) for i in range(len(tokens) - K + 1)}
     return hashes
+
+
+def shipped_share(whole: Fingerprints, own: Fingerprints) -> float:
+    """The share of a bot's fingerprints that are shipped code: ``whole`` is the bot's
+    fingerprints, ``own`` the same without the common hashes."""
+    return 1.0 - len(own.hashes) / len(whole.hashes) if whole.hashes else 0.0
+
+
+def shipped_copies(
+    whole: tuple[Fingerprints, Fingerprints], own: tuple[Fingerprints, Fingerprints], share: float
+) -> CodeMatch | None:
+    """Two bots that are each mostly shipped code and, counting it, share at least ``share``
+    of their code (two renamed copies of a shipped example score nothing once the example is
+    taken out as common code): their match counting the shipped code; else ``None``."""
+    if min(shipped_share(w, o) for w, o in zip(whole, own, strict=True)) < share:
+        return None
+    match = compare(*whole)
+    return match if match.score >= share else None
 
 
 def shipped_roots() -> list[Path]:

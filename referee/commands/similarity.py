@@ -26,6 +26,7 @@ from referee.commands._common import (
 )
 
 if TYPE_CHECKING:
+    from referee.analysis.similarity import CodeMatch
     from referee.storage import BotVersionInfo, Repository
 
 
@@ -47,6 +48,8 @@ class PairJson(TypedDict):
     b: str
     code: float
     shared: int
+    #: Both bots are mostly shipped code and share this much of it (None: they are not).
+    shipped_copies: float | None
     behaviour: float | None
     positions: int
     fragments: list[FragmentJson]
@@ -200,34 +203,33 @@ def _label(version: BotVersionInfo, owner: str) -> str:
 def _code_report(
     bots: Sequence[tuple[BotVersionInfo, str, Path]], threshold: float
 ) -> SimilarityReport:
-    from referee.analysis.similarity import common_hashes, compare, fingerprint, shipped_roots
+    from referee.analysis.similarity import (
+        common_hashes,
+        compare,
+        fingerprint,
+        shipped_copies,
+        shipped_roots,
+    )
 
     common = common_hashes(shipped_roots())
     prints = [fingerprint(_label(v, o), path, common) for v, o, path in bots]
+    wholes = [fingerprint(_label(v, o), path) for v, o, path in bots]
     pairs: list[PairJson] = []
-    for a, b in itertools.combinations(prints, 2):
+    for (a, wa), (b, wb) in itertools.combinations(zip(prints, wholes, strict=True), 2):
         match = compare(a, b)
+        copies = shipped_copies((wa, wb), (a, b), threshold)
+        # The fragments of a flagged pair: its own shared code, else the shipped code both copy.
+        shown = match if match.score >= threshold else copies
         pairs.append(
             {
                 "a": a.name,
                 "b": b.name,
                 "code": round(match.score, 4),
                 "shared": match.shared,
+                "shipped_copies": None if copies is None else round(copies.score, 4),
                 "behaviour": None,
                 "positions": 0,
-                "fragments": [
-                    {
-                        "a_file": f.a_file,
-                        "a_lines": list(f.a_lines),
-                        "b_file": f.b_file,
-                        "b_lines": list(f.b_lines),
-                        "a_text": f.a_text,
-                        "b_text": f.b_text,
-                    }
-                    for f in match.fragments
-                ]
-                if match.score >= threshold
-                else [],
+                "fragments": [] if shown is None else _fragments(shown),
             }
         )
     return {
@@ -235,8 +237,23 @@ def _code_report(
         "threshold": threshold,
         "pairs": pairs,
         "method": "winnowed fingerprints of normalised Python tokens (k=12, w=8); "
-        "the shipped example and reference bots are common code",
+        "the shipped example and reference bots are common code, but two bots that are each "
+        "mostly one shipped bot's code are flagged as copies of it",
     }
+
+
+def _fragments(match: CodeMatch) -> list[FragmentJson]:
+    return [
+        {
+            "a_file": f.a_file,
+            "a_lines": list(f.a_lines),
+            "b_file": f.b_file,
+            "b_lines": list(f.b_lines),
+            "a_text": f.a_text,
+            "b_text": f.b_text,
+        }
+        for f in match.fragments
+    ]
 
 
 async def _behaviour(
@@ -280,6 +297,7 @@ def _flagged(pair: PairJson, args: argparse.Namespace) -> bool:
     behaviour = pair.get("behaviour")
     return bool(
         pair["code"] >= args.threshold
+        or pair.get("shipped_copies") is not None
         or (behaviour is not None and behaviour >= args.behaviour_threshold)
     )
 
@@ -304,7 +322,11 @@ def print_report(body: SimilarityReport) -> None:
             "-" if p["behaviour"] is None else f"{100 * p['behaviour']:.0f}% of {p['positions']}"
         )
         mark = "look" if (p["a"], p["b"]) in flagged else ""
-        table.add_row(p["a"], p["b"], f"{100 * p['code']:.0f}%", shown, mark)
+        code = f"{100 * p['code']:.0f}%"
+        if (copies := p.get("shipped_copies")) is not None:
+            code += f" ({100 * copies:.0f}% with shipped code)"
+            mark += ": both copy shipped code"
+        table.add_row(p["a"], p["b"], code, shown, mark)
     out.print(table)
     for p in body["flagged"]:
         for f in p["fragments"]:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
-from disguise import disguised_copy
+from disguise import RENAMES, disguised_copy
 
 from referee.analysis.behaviour import agreement, answers_of, probe_positions
 from referee.analysis.similarity import common_hashes, compare, fingerprint, shipped_roots
@@ -125,3 +126,38 @@ def test_the_asked_moves_keep_the_course_limits(
         report = json.loads(capsys.readouterr().out)
         shares.append(report["pairs"][0]["behaviour"])
     assert shares == [1.0, None]
+
+
+def _renamed_copy(original: Path, target: Path) -> Path:
+    """``original`` under another folder name with its identifiers renamed (a student's
+    copy of a shipped example: same code, other names)."""
+    shutil.copytree(original, target, ignore=shutil.ignore_patterns("__pycache__"))
+    program = target / "program.py"
+    text = program.read_text()
+    for old, new in RENAMES.items():
+        text = re.sub(rf"\b{old}\b", new, text)
+    program.write_text(text)
+    return target
+
+
+def test_two_renamed_copies_of_a_shipped_example_are_flagged(
+    tmp_path: Path, students: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two students who each hand in the shipped greedy example renamed and reformatted score
+    0% once the example is common code, yet the pair is flagged as both copying shipped code,
+    with the matching lines; the students with code of their own are not flagged with them."""
+    db = str(tmp_path / "arena.db")
+    repo = Repository.open(db)
+    eve, fay = (_renamed_copy(EXAMPLES / "course_greedy", tmp_path / n) for n in ("eve", "fay"))
+    bots = {"eve": eve, "fay": fay, "cat": students["cat"], "dan": students["dan"]}
+    names = [register_source(repo, str(p), name=f"{n}-bot").bot_name for n, p in bots.items()]
+    assert main(["similarity", *names, "--no-behaviour", "--db", db]) == 0
+    out = capsys.readouterr().out
+    report = latest_report(repo.db, "similarity")
+    assert report is not None
+    [flagged] = report.body["flagged"]
+    assert "eve-bot" in flagged["a"] and "fay-bot" in flagged["b"]
+    assert flagged["code"] == 0.0 and flagged["shipped_copies"] >= 0.9
+    assert flagged["fragments"] and "both copy shipped code" in out
+    others = [p for p in report.body["pairs"] if p is not flagged and p != flagged]
+    assert all(p["shipped_copies"] is None for p in others), others
