@@ -62,6 +62,16 @@ def throwaway_postgres() -> Callable[[], AbstractContextManager[str]]:
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _no_inherited_columns() -> Iterator[None]:
+    """pytest-xdist's workers get ``COLUMNS=80``, which a plain run does not: the CLI lays out
+    piped tables for ``$COLUMNS``, so it is dropped and tests set it where they mean it."""
+    before = os.environ.pop("COLUMNS", None)
+    yield
+    if before is not None:
+        os.environ["COLUMNS"] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _token_keys_in_a_test_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The token key of a non-file database (PostgreSQL) lives under ``$XDG_CONFIG_HOME``
     (referee/storage/secret.py): point it at a folder of this run, never the user's home."""

@@ -49,7 +49,9 @@ def fail(command: str, message: object, code: int = 2) -> int:
 
 
 def _short(label: str, width: int = 28) -> str:
-    return label if len(label) <= width else label[: width - 1] + "…"
+    from referee.commands._fit import middle_cut
+
+    return middle_cut(label, width)
 
 
 def display_names(labels: list[str]) -> dict[str, str]:
@@ -62,13 +64,18 @@ def display_names(labels: list[str]) -> dict[str, str]:
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console. Not a terminal (a pipe, a file): tables are laid out for 120 columns
-    and text lines are never hard-wrapped (the reader's pager or editor wraps them)."""
+    """A rich console. Not a terminal (a pipe, a file): tables are laid out for ``$COLUMNS``
+    columns when that is set (as in a terminal that wide), else for 120 (a
+    :class:`~referee.commands._fit.FitTable`: one line per row, however long); text lines are
+    never hard-wrapped there (the reader's pager or editor wraps them)."""
     from rich.console import Console
 
+    from referee.commands._fit import piped_columns
+
     stream = sys.stderr if stderr else sys.stdout
-    piped = not stream.isatty()
-    return Console(stderr=stderr, width=120 if piped else None, soft_wrap=piped)
+    if stream.isatty():
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, width=piped_columns() or 120, soft_wrap=True)
 
 
 #: What ``inc. Elo`` is, said under every Elo table.

@@ -4,9 +4,10 @@ rich squeezes every column of a table that is too wide, numbers included (at 80 
 leaderboard lost its ``forfeits`` and its right border; at 100 the games list cut its ids to
 nothing). A :class:`FitTable` knows its columns' roles instead: numbers and ids keep their
 width, an empty column is left out, a column marked ``footnote`` moves under the table when it
-does not fit, a ``shrink`` column (names) is cut with an ellipsis, and a ``wrap`` column (a
+does not fit, so does a ``same`` column whose rows all hold one value, a ``shrink`` column
+(names) is cut with an ellipsis in its middle, and a ``wrap`` column (a
 sentence) wraps onto more lines. Printed to a pipe or a file (a console that soft-wraps),
-every row stays on one line.
+every row stays on one line, unless ``$COLUMNS`` asks for a width.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ class Col:
     min_width: int = 8
     #: In a terminal, the widest a shrink column gets even when there is room (0: no cap).
     max_width: int = 0
+    #: Said once under the table ("header: value") when every row holds the same value and
+    #: the table does not fit (the game, the sandbox of a games list).
+    same: bool = False
 
 
 class FitTable:
@@ -78,6 +82,11 @@ class FitTable:
             widths.append(width)
         return widths
 
+    def _same(self, i: int) -> bool:
+        """Whether column ``i`` may be said once: marked so, and one value in 2+ rows."""
+        values = {row[i] for row in self.rows}
+        return self.columns[i].same and len(self.rows) > 1 and len(values) == 1
+
     def layout(self, max_width: int) -> tuple[list[int], list[int], list[str]]:
         """The columns shown, their widths, and the footnote lines, for ``max_width``."""
         shown = list(range(len(self.columns)))
@@ -86,10 +95,14 @@ class FitTable:
         widths = self._widths(shown, capped)
         overhead = 3 * len(shown) + 1  # rich's box: a border and a space each side per column
         if sum(widths) + overhead > max_width:
-            for i in [i for i in shown if self.columns[i].footnote]:
+            moved = [i for i in shown if self.columns[i].footnote or self._same(i)]
+            for i in moved:
+                if self._same(i):
+                    notes.append(f"{self.columns[i].name}: {self.rows[0][i]} (every row)")
+                    continue
                 items = [f"{row[self.key]}: {row[i]}" for row in self.rows if row[i]]
                 notes.append(f"{self.columns[i].name}: " + "; ".join(items))
-            shown = [i for i in shown if not self.columns[i].footnote]
+            shown = [i for i in shown if i not in moved]
             widths = self._widths(shown, capped)
             overhead = 3 * len(shown) + 1
         excess = sum(widths) + overhead - max_width
@@ -134,19 +147,38 @@ class FitTable:
         return table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if console.is_terminal or not console.soft_wrap:
+        if console.is_terminal or not console.soft_wrap or piped_columns():
             yield self.table(options.max_width)
             return
-        # A pipe or a file (the CLI's consoles soft-wrap there: referee.commands._arena.console):
-        # one line per row, however long; the reader's pager or editor cuts or wraps it.
+        # A pipe or a file (the CLI's consoles soft-wrap there: referee.commands._arena.console)
+        # with no $COLUMNS: one line per row, however long; the reader's pager or editor cuts
+        # or wraps it.
         yield from console.render(self.table(UNBOUNDED), options.update_width(UNBOUNDED))
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)
 
 
+def piped_columns() -> int | None:
+    """The width ``$COLUMNS`` asks output to a pipe or a file to be laid out for (``COLUMNS=80
+    referee games | less``), or ``None`` when it is not set to a positive number."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
 def _cut(text: str, width: int, column: Col) -> str:
-    """``text`` cut to ``width`` with "…" (a wrap column keeps it whole: it wraps)."""
-    if column.wrap or len(text) <= width:
+    """``text`` cut to ``width`` (a wrap column keeps it whole: it wraps)."""
+    return text if column.wrap else middle_cut(text, width)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` with "…" in its middle, keeping its start and its end: names
+    that share a start (``course_greedy``, ``course_random``) stay told apart."""
+    if len(text) <= width:
         return text
-    return text[: max(width - 1, 0)] + "…"
+    if width < 2:
+        return "…"[:width]
+    tail = (width - 1) // 2
+    return text[: width - 1 - tail] + "…" + (text[-tail:] if tail else "")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import TYPE_CHECKING
 
 from referee.commands._common import Subparsers
@@ -50,14 +49,23 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _table(checks: list[Check]) -> None:
-    from rich.console import Console
+    from rich.table import Column
     from rich.text import Text
 
+    from referee.commands._arena import console
     from referee.commands._safe import SafeTable
 
-    colours = {"works": "green", "degraded": "yellow", "broken": "red"}
-    table = SafeTable("check", "status", "what was found", "fix", title="referee doctor")
+    colours = {"works": "green", "degraded": "yellow", "broken": "red", "skipped": "dim"}
+    # What was found and the fix are folded onto more lines, never cut: a path or a command
+    # cut with "…" cannot be read or pasted.
+    table = SafeTable(
+        "check",
+        "status",
+        Column("what was found", overflow="fold"),
+        Column("fix", overflow="fold"),
+        title="referee doctor",
+    )
     for check in checks:
         status = check.status.value
         table.add_row(check.name, Text(status, style=colours[status]), check.detail, check.fix)
-    Console(highlight=False, soft_wrap=not sys.stdout.isatty()).print(table)
+    console().print(table, highlight=False)

@@ -118,20 +118,21 @@ def game_json(g: GameSummary, labels: Mapping[int, str]) -> GameJson:
 
 def _games_table(games: Sequence[GameSummary], labels: Mapping[int, str]) -> FitTable:
     """The games, laid out for the terminal: the id column (what ``game export ID`` takes)
-    never gives way, long names are cut with "…", the reason wraps; piped, one row a line."""
+        never gives way, a game or sandbox common to every row is said once under the table, long
+    names are cut with "…", the reason wraps; piped, one row a line."""
     from referee.commands._arena import display_names
     from referee.commands._fit import Col, FitTable
 
     shown = display_names(sorted(set(labels.values())))
     columns = [
         Col("id", "right"),
-        Col("game"),
+        Col("game", same=True),
         Col("first", shrink=True, max_width=24),
         Col("second", shrink=True, max_width=24),
         Col("result"),
-        Col("verdict"),
+        Col("verdict", same=True),
         Col("plies", "right"),
-        Col("sandbox", shrink=True, max_width=14),
+        Col("sandbox", shrink=True, max_width=14, same=True),
         Col("reason", wrap=True, min_width=12),
     ]
     rows = []

@@ -22,6 +22,8 @@ class Status(enum.StrEnum):
     WORKS = "works"
     DEGRADED = "degraded"
     BROKEN = "broken"
+    #: Not looked at (the database when no ``--db`` is given): neither good nor bad news.
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +155,7 @@ def _reachable(_: Context) -> Check:
 
 def _database(context: Context) -> Check:
     if not context.db:
-        return Check("database", Status.WORKS, "not checked (no --db)")
+        return Check("database", Status.SKIPPED, "not checked: give --db URL to check one")
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 

@@ -71,7 +71,8 @@ def test_doctor_on_this_host_reports_every_check() -> None:
     }
     for name in ("bubblewrap", "user namespaces", "seccomp filter", "checkout and venv for bots"):
         assert checks[name]["status"] == "works", checks[name]
-    assert {c["status"] for c in checks.values()} <= {"works", "degraded", "broken"}
+    assert {c["status"] for c in checks.values()} <= {"works", "degraded", "broken", "skipped"}
+    assert checks["database"]["status"] == "skipped"  # no --db: not looked at
     table = _run(_referee("doctor"), env={**os.environ, "COLUMNS": "200"})
     assert "checkout and venv for bots" in table.stdout and "works" in table.stdout
 
