@@ -23,7 +23,7 @@ from referee.storage import (
 )
 from referee.storage.botnames import short_name_matches
 from referee.storage.content import content_hash
-from referee.text.names import as_name, shipped_name_problem
+from referee.text.names import SHIPPED_PREFIX, as_name, shipped_folder, shipped_name_problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,13 @@ def register_source(
     if version is None:
         version = source.content_hash.split(":", 1)[1][:12] if source.content_hash else "1"
     base = name or source.label
+    shipped = _is_shipped(source)
+    if name and not shipped and (problem := shipped_name_problem(name)) is not None:
+        raise ConflictError(problem)
     candidates = [base] if name else [base, *(f"{base}-{i}" for i in range(2, 50))]
+    if not name and not shipped and shipped_name_problem(base) is not None:
+        # A shipped bot's name stays that bot's: another bot's code goes by a numbered one.
+        candidates = candidates[1:]
     last: Exception | None = None
     for candidate in candidates:
         # A derived name may already belong to another bot's code: try the next free one.
@@ -103,6 +109,17 @@ def register_source(
             if name:
                 raise
     raise ConflictError(f"cannot register {text!r}: {last}")
+
+
+def _is_shipped(source: Source) -> bool:
+    """Whether ``source`` is a bot shipped with the SDK (by module path or by file path)."""
+    if source.kind is SourceKind.SDK_MODULE and source.location.startswith(SHIPPED_PREFIX):
+        return True
+    path = Path(source.location)
+    if not path.exists():
+        path = Path(source.location.rpartition(":")[0])
+    folder = shipped_folder()
+    return folder is not None and path.is_absolute() and folder in path.resolve().parents
 
 
 def _taken_by_other(repo: Repository, bot_name: str, source: Source) -> bool:
@@ -143,6 +160,9 @@ def resolve_bot(repo: Repository, text: str) -> BotVersionInfo:
     wanted = version if sep else None
     is_path = Path(text.split(":", 1)[0]).exists()
     owned: list[str] = []
+    # A shipped module path means the shipped bot, whatever a player named a bot of theirs.
+    if text.startswith(SHIPPED_PREFIX) and _launchable(text):
+        return register_source(repo, text)
     if not is_path and " " not in text:
         try:
             return repo.find_bot_version(name, wanted)

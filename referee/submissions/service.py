@@ -46,6 +46,7 @@ from referee.submissions.validate import (
     play_validation,
 )
 from referee.telemetry.logs import get_logger
+from referee.text.names import shipped_name_problem
 
 log = get_logger("referee.submissions")
 
@@ -260,6 +261,8 @@ def _bot_name(name: str | None, player: str, stored: Stored) -> str:
         raise NameTaken(
             f"bot name {text[:100]!r}: use up to 64 letters, digits, '-' and '_' (no dots)"
         )
+    if name and (problem := shipped_name_problem(name)) is not None:
+        raise NameTaken(problem)
     cleaned = cleaned[:64]
     return cleaned
 

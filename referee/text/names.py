@@ -18,8 +18,10 @@ storage layer all use it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from pathlib import Path
 
 #: A player's name, a bot's name (each half of ``owner/name``), a version.
 MAX_NAME_CHARS = 64
@@ -53,18 +55,58 @@ def name_problem(name: str, what: str, max_chars: int = MAX_NAME_CHARS) -> str |
 
 #: What every module path of a bot shipped with the SDK starts with (examples, reference).
 SHIPPED_PREFIX = "client_sdk."
+#: A class defined at the top of a module (a shipped example's bot class).
+_CLASS = re.compile(r"^class (\w+)\b", re.M)
 
 
 def shipped_name_problem(name: str, what: str = "bot name") -> str | None:
-    """Why ``name`` may not name a remote bot or an upload: it reads as a shipped bot's module
-    path (``client_sdk.examples.greedy_bot``), which only the referee's own launch may use.
-    An owner-prefixed name (``alice/client_sdk...``) is the owner's and is allowed."""
+    """Why ``name`` may not name a remote bot, an upload or any bot but a shipped one: it
+    reads as a shipped bot's module path (``client_sdk.examples.greedy_bot``) or is the name a
+    shipped bot goes by (``greedy_bot``, ``Level2``: :func:`shipped_bot_names`), which only
+    the referee's own launch of that bot may use. An owner-prefixed name (``alice/greedy_bot``,
+    ``alice/client_sdk...``) is the owner's and is allowed."""
     if name.lower().startswith(SHIPPED_PREFIX):
         return (
             f"{what} {display(name, 60)!r} is a shipped bot's module path: only the referee's "
             "own launch of that bot may use it; choose another name"
         )
+    if name.lower() in shipped_bot_names():
+        return (
+            f"{what} {display(name, 60)!r} is the name of a bot shipped with the SDK: only "
+            "that bot goes by it; choose another name"
+        )
     return None
+
+
+@functools.cache
+def shipped_folder() -> Path | None:
+    """The folder of the SDK's package (where the shipped bots live), found without importing
+    it; ``None`` where it is not installed."""
+    import importlib.util
+
+    found = importlib.util.find_spec(SHIPPED_PREFIX.rstrip("."))
+    folders = found.submodule_search_locations if found is not None else None
+    return Path(folders[0]).resolve() if folders else None
+
+
+@functools.cache
+def shipped_bot_names() -> frozenset[str]:
+    """The names the shipped example bots go by when the referee launches them (in lower
+    case): each example module's and package's name, and each bot class an example module
+    defines (``greedy_bot``, ``course_random``, ``Level1``). Read from the files, importing
+    nothing."""
+    folder = shipped_folder()
+    if folder is None:
+        return frozenset()
+    names: set[str] = set()
+    for path in (folder / "examples").iterdir():
+        if path.is_dir() and (path / "__init__.py").is_file():
+            names.add(path.name.lower())
+        elif path.suffix == ".py" and path.stem != "__init__":
+            names.add(path.stem.lower())
+            text = path.read_text(encoding="utf-8", errors="replace")
+            names |= {c.lower() for c in _CLASS.findall(text)}
+    return frozenset(names)
 
 
 def as_name(text: str, default: str = "anonymous") -> str:

@@ -11,7 +11,7 @@ from termgames import store_game
 
 from referee.analysis.anchors import anchor_of, anchored_versions
 from referee.commands.main import main
-from referee.play.bots import register_remote, register_source
+from referee.play.bots import register_remote, register_source, resolve_bot
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.submissions.service import NameTaken, _bot_name
 
@@ -82,3 +82,34 @@ def test_leaderboard_anchors_never_pins_a_spoofed_remote_bot(
     assert spoofed[5] == "" and float(spoofed[2].rstrip("?")) > 1100
     pinned = [name for name, r in rows.items() if r[5] == "pinned"]
     assert sorted(n.split("@")[0] for n in pinned) == ["greedy_bot", "random_bot"]
+
+
+def test_shipped_bot_names_stay_the_shipped_bots(repo: Repository, tmp_path: Path) -> None:
+    """An upload, a remote bot or an instructor's registration may not take a shipped bot's
+    name (``greedy_bot``, ``Level2``, any case); a student's package in a folder named like a
+    shipped bot is numbered (``greedy_bot-2``) even when registered first, and the shipped
+    example keeps ``greedy_bot``."""
+    with pytest.raises(NameTaken, match="shipped with the SDK"):
+        _bot_name("greedy_bot", "alice", None)  # type: ignore[arg-type]
+    with pytest.raises(ConflictError, match="shipped with the SDK"):
+        register_remote(repo, "Level2", owner="alice")
+    student = tmp_path / "greedy_bot"
+    shutil.copytree(EXAMPLES / "course_greedy", student)
+    (student / "program.py").write_text((student / "program.py").read_text() + "\n# mine\n")
+    with pytest.raises(ConflictError, match="shipped with the SDK"):
+        register_source(repo, str(student), name="GREEDY_BOT")
+    assert register_source(repo, str(student)).bot_name == "greedy_bot-2"
+    shipped = register_source(repo, GREEDY)
+    assert shipped.bot_name == "greedy_bot" and anchor_of(shipped) == "greedy"
+    assert register_source(repo, str(EXAMPLES / "course_greedy")).bot_name == "course_greedy"
+    # An owner's own name (alice/greedy_bot) is theirs.
+    assert register_remote(repo, "alice/greedy_bot", owner="alice").bot_name == "alice/greedy_bot"
+
+
+def test_a_shipped_module_path_means_the_shipped_bot(repo: Repository) -> None:
+    """A remote bot its owner named after a shipped module does not make the instructor's
+    ``client_sdk.examples.greedy_bot`` ambiguous: the module path means the shipped bot."""
+    register_remote(repo, f"alice/{GREEDY}", owner="alice", hello_name=GREEDY)
+    found = resolve_bot(repo, GREEDY)
+    assert found.bot_name == "greedy_bot" and anchor_of(found) == "greedy"
+    assert resolve_bot(repo, f"alice/{GREEDY}").source_kind is SourceKind.REMOTE
