@@ -70,6 +70,26 @@ class GradeSettings:
         )
 
 
+#: How a level's ``decided_by`` ends when its pairs stopped short of the budget.
+_UNFINISHED = "(unfinished)"
+
+
+def level_state(games: int, beaten: bool, decided_by: str) -> str:
+    """A level's state (see ``LevelResult.state``)."""
+    if not games:
+        return "not played"
+    if beaten:
+        return "beaten"
+    return "incomplete" if decided_by.endswith(_UNFINISHED) else "not beaten"
+
+
+def grade_status(states: Sequence[str]) -> str:
+    """A student's status from the states of the levels in order (``StudentGrade.status``)."""
+    if not states or states[0] == "not played":
+        return "not graded"
+    return "incomplete" if "incomplete" in states else "graded"
+
+
 @dataclass(frozen=True, slots=True)
 class LevelResult:
     """One student's games against one level."""
@@ -89,6 +109,13 @@ class LevelResult:
     def score(self) -> float | None:
         return self.points / self.games if self.games else None
 
+    @property
+    def state(self) -> str:
+        """``beaten``, ``not beaten``, ``incomplete`` (not beaten yet, but short of the pairs
+        that would decide it: the games stopped, or some could not be played) or ``not
+        played``."""
+        return level_state(self.games, self.beaten, self.decided_by)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
@@ -96,6 +123,7 @@ class LevelResult:
             "points": self.points,
             "score": self.score,
             "beaten": self.beaten,
+            "state": self.state,
             "decided_by": self.decided_by,
             "low": self.low,
             "high": self.high,
@@ -121,6 +149,12 @@ class StudentGrade:
     def highest(self) -> str:
         return self.levels[self.grade - 1].level if self.grade else "none"
 
+    @property
+    def status(self) -> str:
+        """``graded``; ``incomplete`` (a level is still undecided: the grade so far is only a
+        floor); ``not graded`` (no game against the first level)."""
+        return grade_status([r.state for r in self.levels])
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "owner": self.owner,
@@ -128,6 +162,7 @@ class StudentGrade:
             "version": self.version,
             "grade": self.grade,
             "highest_beaten": self.highest,
+            "status": self.status,
             "levels": [r.as_dict() for r in self.levels],
         }
 
@@ -235,7 +270,7 @@ def _judge(
     if settings.pairs is None and test.decision is Decision.H0:
         return LevelResult(level, games, points, False, "SPRT H0", low, high)
     finished = test.pairs >= budget
-    decided = "95% interval" if finished else "95% interval (unfinished)"
+    decided = "95% interval" if finished else f"95% interval {_UNFINISHED}"
     return LevelResult(level, games, points, low > 0.5, decided, low, high)
 
 
@@ -303,20 +338,23 @@ async def grade_all(
 
 def grades_csv(students: Sequence[dict[str, Any]], levels: Sequence[str]) -> str:
     """One row per student (``StudentGrade.as_dict()`` each) for the learning-management
-    system: login, bot, version, grade, highest level beaten, and per level score, games and
-    result."""
+    system: login, bot, version, grade (empty unless ``status`` is ``graded``), highest level
+    beaten, status, and per level score, games and state."""
     import csv
     import io
 
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    head = ["login", "bot", "version", "grade", "highest_beaten"]
+    head = ["login", "bot", "version", "grade", "highest_beaten", "status"]
     writer.writerow(head + [f"{lv}_{c}" for lv in levels for c in ("score", "games", "result")])
     for s in students:
-        row: list[Any] = [s["owner"], s["bot"], s["version"], s["grade"], s["highest_beaten"]]
-        for r in s["levels"]:
+        # Derived here, not read: a report stored before states were written has none.
+        states = [level_state(r["games"], r["beaten"], r["decided_by"]) for r in s["levels"]]
+        status = grade_status(states)
+        row: list[Any] = [s["owner"], s["bot"], s["version"]]
+        row += [s["grade"] if status == "graded" else "", s["highest_beaten"], status]
+        for r, state in zip(s["levels"], states, strict=True):
             score = "" if r["score"] is None else f"{r['score']:.3f}"
-            result = "beaten" if r["beaten"] else ("not beaten" if r["games"] else "not played")
-            row += [score, r["games"], result]
+            row += [score, r["games"], state]
         writer.writerow(row)
     return out.getvalue()

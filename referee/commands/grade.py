@@ -96,9 +96,12 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(args)
     try:
         settings, game_settings = _settings(args)
-        students = chosen_versions(repo, args.bots, args.tournament, args.before)
+        chosen = chosen_versions(repo, args.bots, args.tournament, args.before)
+        students, notes = one_per_login(chosen, named=bool(args.bots))
     except (ValueError, KeyError, LookupError) as exc:
         return fail("grade", exc)
+    for note in notes:
+        print(f"referee grade: {note}", file=sys.stderr)
     if not students:
         return fail("grade", "nothing to grade: no submitted bot (name the bots to grade)", 1)
     try:
@@ -180,6 +183,31 @@ def chosen_versions(
         versions = [repo.get_bot_version(i) for i in ids if i is not None]
     owners = {p.id: p.name for p in repo.list_players()}
     return [(v, owners.get(v.owner_id, "-") if v.owner_id else "-") for v in versions]
+
+
+def one_per_login(
+    chosen: Sequence[tuple[BotVersionInfo, str]], *, named: bool
+) -> tuple[list[tuple[BotVersionInfo, str]], list[str]]:
+    """One version per student login (a grade is a student's): of a login's several bots the
+    newest version, with a note naming the others; bots the instructor ``named`` must be one
+    per login (``ValueError`` naming them). Bots without an owner are each their own."""
+    by_login: dict[str, list[BotVersionInfo]] = {}
+    for version, owner in chosen:
+        if owner != "-":
+            by_login.setdefault(owner, []).append(version)
+    several = {login: vs for login, vs in by_login.items() if len(vs) > 1}
+    if named and several:
+        login, versions = next(iter(several.items()))
+        labels = ", ".join(v.label for v in versions)
+        raise ValueError(f"{login} has several bots named ({labels}): name one per student")
+    kept = {login: max(vs, key=lambda v: v.id) for login, vs in several.items()}
+    notes = [
+        f"{login}: grading {kept[login].label}, the newest of {len(vs)} bots (not graded: "
+        f"{', '.join(v.label for v in vs if v is not kept[login])}; name a bot to grade another)"
+        for login, vs in several.items()
+    ]
+    students = [(v, o) for v, o in chosen if o not in kept or kept[o] is v]
+    return students, notes
 
 
 def _named(repo: Repository, text: str) -> BotVersionInfo:
@@ -307,9 +335,9 @@ def _print(grades: Sequence[StudentGrade], method: str, done: GradeRun) -> None:
             if not r.games:
                 cells.append("-")
                 continue
-            mark = "beaten" if r.beaten else "not beaten"
-            cells.append(f"{100 * (r.score or 0):.0f}% of {r.games} ({mark}, {r.decided_by})")
-        table.add_row(g.owner, f"{g.bot}@{g.version}", f"{g.grade} {g.highest}", *cells)
+            cells.append(f"{100 * (r.score or 0):.0f}% of {r.games} ({r.state}, {r.decided_by})")
+        grade = f"{g.grade} {g.highest}" if g.status == "graded" else g.status
+        table.add_row(g.owner, f"{g.bot}@{g.version}", grade, *cells)
     console().print(table)
     print(f"{done.played} games played now, {done.reused} reused from storage", end="")
     print(f"; {len(done.failed)} could not be played" if done.failed else "")

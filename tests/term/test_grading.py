@@ -5,6 +5,7 @@ stored by a stand-in player here; tests/term/test_term_e2e.py plays real ones)."
 from __future__ import annotations
 
 import asyncio
+import csv
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,10 +18,13 @@ from referee.analysis.grading import (
     GradeSettings,
     PlayGame,
     grade_all,
+    grade_uid,
 )
 from referee.commands.grade import grades_csv
+from referee.commands.main import main
 from referee.play.bots import register_source
-from referee.storage import BotVersionInfo, Repository, SourceKind
+from referee.storage import BotVersionInfo, Repository, SourceKind, TournamentFormat
+from referee.storage.tournaments import TournamentSettings
 
 
 @pytest.fixture
@@ -114,10 +118,53 @@ def test_csv_has_one_row_per_student_with_each_level(repo: Repository) -> None:
     _student(repo, "ann")
     grades, _ = _grade(repo, Umpire(repo, {"ann": 1}), GradeSettings(pairs=5), "ann")
     lines = grades_csv(grades).splitlines()
-    assert lines[0].startswith("login,bot,version,grade,highest_beaten,reference-L1_score")
+    assert lines[0].startswith("login,bot,version,grade,highest_beaten,status,reference-L1_score")
     assert lines[1] == (
-        "ann,ann,v1,1,reference-L1,1.000,10,beaten,0.000,10,not beaten,,0,not played"
+        "ann,ann,v1,1,reference-L1,graded,1.000,10,beaten,0.000,10,not beaten,,0,not played"
     )
+
+
+def test_no_games_and_an_undecided_sprt_are_not_grades(repo: Repository) -> None:
+    """A bot with no games is "not graded" (no grade, no "not beaten"); an SPRT stopped after
+    1 of 20 pairs is "incomplete" (no grade yet), in the grade and in its CSV row."""
+    _student(repo, "ann"), _student(repo, "bob")
+    umpire = Umpire(repo, {"bob": 0})
+    bob = repo.find_bot_version("bob")
+    for leg, seats in enumerate(([bob, _levels(repo)[0]], [_levels(repo)[0], bob])):
+        asyncio.run(umpire(grade_uid(bob, "reference-L1", 0, leg), seats, ()))
+    grades, _ = _grade(repo, None, GradeSettings(), "ann", "bob")  # read what is stored
+    ann, bob_grade = grades
+    assert ann.status == "not graded" and ann.levels[0].state == "not played"
+    assert bob_grade.status == "incomplete" and bob_grade.levels[0].games == 2
+    assert bob_grade.levels[0].state == "incomplete"
+    rows = grades_csv(grades).splitlines()[1:]
+    assert rows[0].startswith("ann,ann,v1,,none,not graded,,0,not played")
+    assert rows[1].startswith("bob,bob,v1,,none,incomplete,0.000,2,incomplete")
+
+
+@pytest.mark.slow
+def test_one_row_per_login(repo: Repository, tmp_path: Path) -> None:
+    """A student with two bots in the tournament graded is one row (the newer version, the
+    other named on stderr); naming two bots of one student is refused."""
+    repo.create_player("alice"), repo.create_player("bob")
+    old = repo.add_bot_version(
+        "alice-a", "1", source_kind=SourceKind.COMMAND, location="./a", owner="alice"
+    )
+    new = repo.add_bot_version(
+        "alice-b", "1", source_kind=SourceKind.COMMAND, location="./b", owner="alice"
+    )
+    bob = repo.add_bot_version(
+        "bob-a", "1", source_kind=SourceKind.COMMAND, location="./c", owner="bob"
+    )
+    settings = TournamentSettings(name="final", format=TournamentFormat.ROUND_ROBIN, game="tetress")
+    repo.create_tournament(settings, [old.id, new.id, bob.id])
+    db = str(tmp_path / "arena.db")
+    out = tmp_path / "grades.csv"
+    argv = ["grade", "--report-only", "--db", db]
+    assert main([*argv, "--tournament", "final", "--csv", str(out)]) == 0
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    assert [(r["login"], r["bot"]) for r in rows] == [("alice", "alice-b"), ("bob", "bob-a")]
+    assert main([*argv, "alice-a", "alice-b"]) == 2
 
 
 def test_other_terms_play_afresh(repo: Repository) -> None:

@@ -143,7 +143,7 @@ def test_instructor_sees_grades_and_csv(app_client: tuple[TestClient, dict[str, 
     csv_text = client.get("/instructor/grades.csv").text.splitlines()
     assert (
         csv_text[1]
-        == "ann,ann-bot,abc,1,reference-L1,1.000,4,beaten,0.250,4,not beaten,,0,not played"
+        == "ann,ann-bot,abc,1,reference-L1,graded,1.000,4,beaten,0.250,4,not beaten,,0,not played"
     )
 
 
