@@ -133,7 +133,7 @@ def _apply_one(
     active = [t for t in player.tokens if _active(t)]
     if not active and key is None:
         result.notes.append(f"{entry.login} holds no token: import again to issue one")
-    elif not active:
+    elif not active and key is not None:
         new = tokens.generate_token(key)
         s.add(
             Token(
