@@ -21,15 +21,28 @@ def repo(tmp_path: Path) -> Repository:
     return repo
 
 
-def test_entry_named_like_a_students_bot_is_refused_listing_both(repo: Repository) -> None:
-    """An example module and a student's bot of the same name: refused, both listed."""
-    register_remote(repo, f"alice/{GREEDY}", owner="alice", hello_name=GREEDY)
+def test_entry_named_like_a_students_bot_is_refused_listing_both(
+    repo: Repository, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local module and a student's bot of the same name: refused, both listed."""
+    (tmp_path / "tactic_bot.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_remote(repo, "alice/tactic_bot", owner="alice", hello_name="tactic_bot")
     with pytest.raises(ValueError) as exc:
-        resolve_bot(repo, GREEDY)
+        resolve_bot(repo, "tactic_bot")
     assert str(exc.value) == (
-        f"{GREEDY} names several bots: the local bot {GREEDY} and alice/{GREEDY}; "
-        f"give one of alice/{GREEDY}, or sdk:{GREEDY} for the local one"
+        "tactic_bot names several bots: the local bot tactic_bot and alice/tactic_bot; "
+        "give one of alice/tactic_bot, or sdk:tactic_bot for the local one"
     )
+    remote = resolve_bot(repo, "alice/tactic_bot")
+    assert remote.source_kind is SourceKind.REMOTE and remote.bot_name == "alice/tactic_bot"
+
+
+def test_a_shipped_module_is_the_shipped_bot_whatever_a_student_named(repo: Repository) -> None:
+    """A student's bot named after a shipped module never makes the module ambiguous: the
+    module path launches the shipped bot, and the student's is named in full."""
+    register_remote(repo, f"alice/{GREEDY}", owner="alice", hello_name=GREEDY)
+    assert resolve_bot(repo, GREEDY).source_kind is SourceKind.SDK_MODULE
     launched = resolve_bot(repo, f"sdk:{GREEDY}")
     assert launched.source_kind is SourceKind.SDK_MODULE
     remote = resolve_bot(repo, f"alice/{GREEDY}")
