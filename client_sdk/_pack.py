@@ -25,6 +25,9 @@ VERSION = 1
 MAX_PACK_BYTES = 4 * 1024 * 1024
 #: Characters of the bot's output kept in a pack (its last ones).
 OUTPUT_TAIL_CHARS = 8000
+#: Characters kept of a received move's free texts (as the referee keeps a move's comment); a
+#: longer action (a protocol error) is kept to one more character, enough to show it.
+MAX_TEXT = 256
 
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "game_id": str,

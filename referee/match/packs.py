@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from client_sdk._pack import FORMAT, MAX_PACK_BYTES, OUTPUT_TAIL_CHARS, VERSION, encode
+from client_sdk._pack import (
+    FORMAT,
+    MAX_PACK_BYTES,
+    MAX_TEXT,
+    OUTPUT_TAIL_CHARS,
+    VERSION,
+    encode,
+)
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import Verdict
 from referee.match.report import GameReport
@@ -24,8 +31,6 @@ from referee.match.transcript import Answered, Happened, Sent
 
 #: Folders never part of a bot's code digest.
 _SKIPPED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"})
-#: Characters kept of a received move's free texts (as the runner keeps its comment).
-MAX_TEXT = 256
 #: The verdicts that are a seat's fault (a pack is written for the offender).
 FAULTS = frozenset(
     {

@@ -85,7 +85,7 @@ def test_each_fault_is_packed_and_reproduced_the_same_way(tmp_path: Path, fault:
     assert replay["match"] is True and replay["reproduced"]["verdict"] == verdict
     assert replay["reproduced"]["ply"] == pack["fault_ply"]
     # Seeded the same: the three good moves are the ones played in the game.
-    assert (replay["answers"], replay["differed"]) == (3, 0)
+    assert (replay["answers"], replay["diverged"]) == (3, None)
 
 
 def test_a_fixed_bot_does_not_match_and_says_so(tmp_path: Path) -> None:
