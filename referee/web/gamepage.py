@@ -18,7 +18,7 @@ from starlette.requests import Request
 
 from engine.records import SearchInfo
 from referee.match.verdicts import Verdict
-from referee.storage import GameDetail
+from referee.storage import GameDetail, readers
 from referee.web import gamechart as gc
 from referee.web.analysis import Analysis
 from referee.web.replay import GameView
@@ -136,9 +136,7 @@ def _fault_output(
         return None
     player = view.players[seat] if seat < len(view.players) else None
     mine = player is not None and player.owner_id == me.player_id
-    from referee.storage.enums import Role
-
-    if not mine and not Role(me.role).allows(Role.INSTRUCTOR):
+    if not readers.may_read_seat(me.role, mine):
         return None
     text = detail.stderr[seat] or "(nothing on standard error)"
     return "\n".join(text.splitlines()[-OUTPUT_LINES:])
