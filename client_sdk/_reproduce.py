@@ -30,6 +30,7 @@ from engine.adjudication import (
     ProtocolViolation,
     TimeControl,
     Verdict,
+    ply_number,
 )
 from engine.registry import load_game
 
@@ -145,10 +146,11 @@ class Replayer:
             for message in self.pack.sent:
                 kind = message.WhichOneof("kind")
                 if kind == "move_request":
-                    ply = message.move_request.ply
+                    ply = ply_number(message.move_request.ply)
                     if self.until is not None and ply >= self.until:
                         self.holding = True
-                        return self._result(None, f"stopped before ply {ply} (--until)", ply)
+                        until = self.until
+                        return self._result(None, f"stopped before ply {until} (--until)", until)
                     end = self._request(message)
                     if end is not None:
                         return end
@@ -161,11 +163,12 @@ class Replayer:
 
     def _request(self, message: pb.RefereeMessage) -> Replayed | None:
         req = message.move_request
+        ply = ply_number(req.ply)
         self._opponent_moves(req)
         turn = self.judge.turn()
         if isinstance(turn, GameEnd) or turn.seat != self.seat or turn.ply != req.ply:
-            raise CannotReplay(f"the recorded messages skip a move before ply {req.ply}")
-        debug = not self._debugged and self.debug_ply is not None and req.ply >= self.debug_ply
+            raise CannotReplay(f"the recorded messages skip a move before ply {ply}")
+        debug = not self._debugged and self.debug_ply is not None and ply >= self.debug_ply
         self._debugged = self._debugged or debug
         deadline = None if debug else turn.allowance.deadline
         request = _line(message, debug=debug)
@@ -174,14 +177,14 @@ class Replayer:
         if recorded is not None and said is not None and said != recorded:
             # From here on the bot plays another game than the one recorded: say so, and
             # judge nothing of a position the game never reached.
-            diverged = Diverged(req.ply, recorded, said)
-            reason = f"diverged at ply {req.ply}: the game's answer was {recorded}, here {said}"
-            return Replayed(None, reason, req.ply, self.answers, diverged)
+            diverged = Diverged(ply, recorded, said)
+            reason = f"diverged at ply {ply}: the game's answer was {recorded}, here {said}"
+            return Replayed(None, reason, ply, self.answers, diverged)
         if isinstance(answer, MoveAnswer) and action_problem(answer.text) is not None:
             answer = ProtocolViolation(action_problem(answer.text) or "")
         decision = self.judge.judge(self.seat, answer)
         if isinstance(decision, GameEnd):
-            return self._result(decision.verdict, decision.reason, req.ply)
+            return self._result(decision.verdict, decision.reason, ply)
         self.answers += 1
         return None
 
@@ -195,7 +198,9 @@ class Replayer:
             return
         decision = self.judge.judge(turn.seat, MoveAnswer(last.action, last.time_s, 0))
         if isinstance(decision, GameEnd):
-            raise CannotReplay(f"the opponent's recorded move at ply {last.ply} is refused here")
+            raise CannotReplay(
+                f"the opponent's recorded move at ply {ply_number(last.ply)} is refused here"
+            )
 
     def _after_the_last(self) -> Replayed:
         """Every message was sent without a fault: a process that ended since is a crash."""
@@ -203,7 +208,7 @@ class Replayer:
         if code is not None:
             crash = self.bot._crashed(self.pack.seat_name)
             assert isinstance(crash, Measured)
-            return self._result(crash.verdict, crash.sentence, self.judge.state.ply)
+            return self._result(crash.verdict, crash.sentence, ply_number(self.judge.state.ply))
         return self._result(None, "the bot answered every recorded request", None)
 
     def _result(self, verdict: Verdict | None, reason: str, ply: int | None) -> Replayed:

@@ -82,7 +82,7 @@ def test_a_hanging_bot_loses_on_time_and_is_killed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     game = json.loads(done.stdout.splitlines()[-1])["games"][0]
     assert game["verdict"] == "time"
-    assert "RED exceeded its wall time" in game["reason"] and "for move 1" in game["reason"]
+    assert "RED exceeded its wall time" in game["reason"] and "for ply 1" in game["reason"]
 
 
 def test_a_bot_over_its_memory_loses_by_memory(tmp_path: Path) -> None:
