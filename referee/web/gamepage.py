@@ -9,6 +9,7 @@ drawn once; a ply only moves the chart's marker and redraws the board.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -138,8 +139,24 @@ def _fault_output(
     mine = player is not None and player.owner_id == me.player_id
     if not readers.may_read_seat(me.role, mine):
         return None
-    text = detail.stderr[seat] or "(nothing on standard error)"
-    return "\n".join(text.splitlines()[-OUTPUT_LINES:])
+    packs = detail.failure_packs
+    text = detail.stderr[seat] or reported_error(packs[seat] if seat < len(packs) else None)
+    return "\n".join((text or "(nothing on standard error)").splitlines()[-OUTPUT_LINES:])
+
+
+def reported_error(pack: str | None) -> str:
+    """What a bot reported of its own failure in a pack (e.g. a remote bot's traceback, which
+    the referee holds although the bot's output stayed on its machine); empty: nothing."""
+    try:
+        raw = json.loads(pack or "")
+    except ValueError:
+        return ""
+    messages = raw.get("messages") if isinstance(raw, dict) else None
+    return "\n".join(
+        str(m.get("detail", ""))
+        for m in messages or ()
+        if isinstance(m, dict) and m.get("event") == "bot_error"
+    )
 
 
 def _chart(

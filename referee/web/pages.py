@@ -23,7 +23,7 @@ from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
-from referee.web.gamepage import Extras, extras, pv_of
+from referee.web.gamepage import Extras, extras, pv_of, reported_error
 from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
 from referee.web.plots import versions_plot
 from referee.web.replay import GameView, build_view
@@ -286,7 +286,9 @@ def readable_output(
             and seat < len(detail.stderr)
             and readers.may_read_seat(me.role, owns)
         ):
-            out.append((view.seat_names[seat], player, detail.stderr[seat] or ""))
+            pack = detail.failure_packs[seat] if seat < len(detail.failure_packs) else None
+            text = detail.stderr[seat] or reported_error(pack)
+            out.append((view.seat_names[seat], player, text))
     return out
 
 
