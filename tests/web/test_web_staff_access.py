@@ -6,31 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.testclient import TestClient
-from webdata import sign_in
+from webdata import alphas_game, sign_in
 
 from referee.hosting.callers import Caller, may_read_game
-from referee.storage import FinishedGame, Repository, SeatResult
+from referee.storage import Repository
 from referee.storage.enums import GameKind, Role
 
 
 def _validation_game(repo: Repository, ids: dict[str, Any]) -> int:
     """A validation game of alpha's (alice's) against another player's bot."""
-    rated = repo.get_game(ids["games"][0])
-    alpha = next(v for v in repo.list_bot_versions() if v.bot_name == "alpha")
-    other = next(v for v in repo.list_bot_versions() if v.owner_id != alpha.owner_id)
-    return repo.record_game(
-        FinishedGame(
-            game=rated.summary.game,
-            seats=[SeatResult(alpha.id, stderr="alpha checked"), SeatResult(other.id)],
-            verdict=rated.summary.verdict,
-            winner_seat=rated.summary.winner_seat,
-            plies=rated.summary.plies,
-            started_at=rated.summary.started_at,
-            finished_at=rated.summary.finished_at,
-            record_text=rated.record_text,
-            kind=GameKind.VALIDATION,
-        )
-    ).id
+    return alphas_game(repo, ids, {"stderr": "alpha checked"}, kind=GameKind.VALIDATION).id
 
 
 def _token(repo: Repository, name: str, role: Role) -> str:

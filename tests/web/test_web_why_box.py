@@ -8,39 +8,28 @@ import json
 from typing import Any
 
 from starlette.testclient import TestClient
-from webdata import sign_in
+from webdata import alphas_game, sign_in
 
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import Repository, Verdict
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "bot.py", line 9\nValueError: broke'
 
 
 def _remote_crash(repo: Repository, ids: dict[str, Any]) -> tuple[int, str]:
     """alpha (alice's, seat 0) crashed remotely: no output kept, its traceback in its pack."""
-    rated = repo.get_game(ids["games"][0])
-    alpha = next(v for v in repo.list_bot_versions() if v.bot_name == "alpha")
-    other = next(v for v in repo.list_bot_versions() if v.owner_id != alpha.owner_id)
     pack = {
         "format": "tetromino-failure-pack",
         "version": 2,
         "messages": [{"t": 0.5, "event": "bot_error", "detail": TRACEBACK}],
     }
-    stored = repo.record_game(
-        FinishedGame(
-            game=rated.summary.game,
-            seats=[
-                SeatResult(alpha.id, stderr="", failure_pack=json.dumps(pack)),
-                SeatResult(other.id),
-            ],
-            verdict=Verdict.RUNTIME_ERROR,
-            winner_seat=1,
-            offender_seat=0,
-            plies=rated.summary.plies,
-            started_at=rated.summary.started_at,
-            finished_at=rated.summary.finished_at,
-            reason="RED's bot raised an exception: ValueError: broke",
-            record_text=rated.record_text,
-        )
+    stored = alphas_game(
+        repo,
+        ids,
+        {"stderr": "", "failure_pack": json.dumps(pack)},
+        verdict=Verdict.RUNTIME_ERROR,
+        winner_seat=1,
+        offender_seat=0,
+        reason="RED's bot raised an exception: ValueError: broke",
     )
     return stored.id, stored.uid
 
