@@ -21,7 +21,7 @@ from engine.adjudication import (
     TimeControl,
     Turn,
 )
-from engine.adjudication.verdicts import RECORD_WORDS
+from engine.adjudication.verdicts import RECORD_WORDS, ply_number
 from engine.records import RecordBuilder
 from engine.records.model import GameRecord
 from engine.records.search import SearchInfo
@@ -174,7 +174,7 @@ def _record(
 def _picture(judge: Adjudicator, move: Accepted) -> str:
     names = judge.seat_names
     clocks = "  ".join(f"{names[s]} {_seconds(judge.clocks[s].remaining)}" for s in (0, 1))
-    head = f"ply {move.ply + 1}: {names[move.seat]} {move.text} ({move.elapsed:.3f} s)"
+    head = f"ply {ply_number(move.ply)}: {names[move.seat]} {move.text} ({move.elapsed:.3f} s)"
     return f"{head}\n{render_text(judge.state, color=sys.stdout.isatty())}\nclocks: {clocks}\n"
 
 
