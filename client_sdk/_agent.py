@@ -70,6 +70,9 @@ class GameInfo:
     #: whose bots the referee launched) or ``wall`` (time at the referee; any game with a
     #: remote bot). See docs/sdk.md.
     clock: str = "wall"
+    #: The seed the referee handed this seat for the game (see :func:`client_sdk.game_seed`);
+    #: None: none.
+    seed: int | None = None
 
     @property
     def seat_name(self) -> str:

@@ -17,6 +17,7 @@ import os
 import random
 import signal
 import sys
+from dataclasses import asdict
 from typing import IO, Any
 
 from client_sdk._agent import Clocks, GameInfo, GameResult
@@ -104,6 +105,8 @@ def serve(bot: str) -> int:
                 error=reply.error,
                 think=reply.think_time_s,
                 peak=reply.peak_rss_bytes,
+                # The bot's think record, for the game's record (as the referee keeps it).
+                search=None if reply.think is None else asdict(reply.think),
             )
         elif op == "accepted":
             driver.accepted(request["seat"], request["text"])

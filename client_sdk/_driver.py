@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from client_sdk._agent import Agent, AgentEnv, Clocks, GameInfo, GameResult, IllegalReturn
 from client_sdk._metrics import peak_rss, used_mb
+from client_sdk._seed import use_game_seed
 from client_sdk._think import ThinkParts, prepare
 from engine.errors import EngineError
 from engine.game import Game, State
@@ -75,6 +76,9 @@ class GameDriver:
         self.started = True
         began = time.perf_counter()
         where = "the agent's constructor"
+        if self.info.seed is not None:
+            # The same seed, so the same draws, in the game and in its replay.
+            use_game_seed(self.info.seed)
         try:
             with _stdout_to_stderr():
                 self.agent = self._factory()

@@ -58,13 +58,21 @@ def new_failures(server: str, player: str, games: Iterable[Any]) -> list[Any]:
     return fresh
 
 
-def print_failures(fresh: list[Any], server: str) -> None:
-    """Each new failure with the command that reproduces it."""
-    if not fresh:
-        print("no new failures since your last look")
+def every_failure(games: Iterable[Any]) -> list[Any]:
+    """Every game (``MyGame``) your bot lost by a fault, shown before or not."""
+    return [g for g in games if g.my_fault]
+
+
+def print_failures(failures: list[Any], server: str, login: str, *, new: bool = True) -> None:
+    """Each failure (the new ones, or with ``new`` False all of them) with the command that
+    reproduces it, logging in as the command that listed them did (``login``)."""
+    which = "new failures since your last look" if new else "failures of your bots"
+    if not failures:
+        print(f"no {which}" + (" (all of them: mine failures --all)" if new else ""))
         return
-    print(f"new failures since your last look ({len(fresh)}):")
-    for g in fresh:
+    print(f"{which} ({len(failures)}):")
+    for g in failures:
         mine = g.seats[g.my_seat] if g.my_seat < len(g.seats) else "?"
         print(f"  {g.game_id}  {g.game}  {mine}: {g.verdict}: {g.reason}")
-        print(f"      python -m client_sdk reproduce {g.game_id} BOT --server {server}")
+        command = f"python -m client_sdk reproduce {g.game_id} BOT --server {server} {login}"
+        print(f"      {command.rstrip()}")

@@ -21,9 +21,10 @@ from engine.adjudication import (
     TimeControl,
     Turn,
 )
-from engine.adjudication.verdicts import RECORD_WORDS
+from engine.adjudication.verdicts import RECORD_WORDS, ply_number
 from engine.records import RecordBuilder
 from engine.records.model import GameRecord
+from engine.records.search import SearchInfo
 from engine.registry import load_game
 from engine.render.text import render_text
 
@@ -87,7 +88,9 @@ def play_one(
         event="local game",
         site="python -m client_sdk play",
         date=datetime.now(UTC).strftime("%Y.%m.%d"),
-        time_control=limits.control.describe(),
+        # The clock the judge charges (no CPU is measured here: a wall clock), not the one
+        # asked for.
+        time_control=judge.control.describe(),
         extra_tags=(("GameId", game_id), *opening.labels),
     )
     for accepted in judge.play_book(opening.moves):
@@ -140,7 +143,7 @@ def _loop(
         if isinstance(decision, GameEnd):
             return decision
         assert isinstance(answer, MoveAnswer | NotAMove)
-        _record(builder, decision, answer, bot.last_think)
+        _record(builder, decision, answer, bot.last_think, bot.last_search)
         if show is not None:
             show(_picture(judge, decision))
         if judge.state.outcome() is None:
@@ -151,7 +154,11 @@ def _loop(
 
 
 def _record(
-    builder: RecordBuilder, move: Accepted, answer: MoveAnswer | NotAMove, think: float
+    builder: RecordBuilder,
+    move: Accepted,
+    answer: MoveAnswer | NotAMove,
+    think: float,
+    search: SearchInfo | None,
 ) -> None:
     builder.add(
         move.move,
@@ -160,13 +167,14 @@ def _record(
         clock=None if move.clock_after_s is None else round(move.clock_after_s, 3),
         mem=round(answer.peak_rss_bytes / _MB, 1) if answer.peak_rss_bytes else None,
         extra=(("time", f"{move.elapsed:.4f}"),),
+        search=search,
     )
 
 
 def _picture(judge: Adjudicator, move: Accepted) -> str:
     names = judge.seat_names
     clocks = "  ".join(f"{names[s]} {_seconds(judge.clocks[s].remaining)}" for s in (0, 1))
-    head = f"ply {move.ply + 1}: {names[move.seat]} {move.text} ({move.elapsed:.3f} s)"
+    head = f"ply {ply_number(move.ply)}: {names[move.seat]} {move.text} ({move.elapsed:.3f} s)"
     return f"{head}\n{render_text(judge.state, color=sys.stdout.isatty())}\nclocks: {clocks}\n"
 
 

@@ -42,6 +42,7 @@ def game_info_of(game_id: str, info: pb.GameInfo, game: Game[Any]) -> GameInfo:
         memory_limit_mb=info.memory_limit_bytes / 2**20 if info.memory_limit_bytes else None,
         opponent=players[1 - info.seat] if len(players) == 2 else "",
         clock=tc.clock or "wall",
+        seed=info.seed if info.HasField("seed") else None,
     )
 
 

@@ -8,6 +8,7 @@ bot's captured output, from the referee's Submissions service (authenticated by 
     python -m client_sdk mine games ...                                   # games only
     python -m client_sdk mine game GAME_ID ... [-o game.pgn]              # one game's record
     python -m client_sdk mine output GAME_ID ... [--seat N]               # your bot's output
+    python -m client_sdk mine failures ... [--all]                        # new (or all) failures
 
 A student sees only their own; asking for another player's output is refused with a sentence
 (exit status 1). The instructor's token sees everyone's (``--player NAME``, ``--seat N``).
@@ -47,6 +48,11 @@ def mine_main(argv: Sequence[str]) -> int:
     parser.add_argument("-o", "--out", metavar="FILE", help="game: write the record to FILE")
     parser.add_argument("--seat", type=int, help="output: this seat's (default: your bot's)")
     parser.add_argument("--player", default="", help="another player's (instructor only)")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="failures: every failure of your bots again, not only the new ones",
+    )
     args = parser.parse_args(argv)
     if args.what in ("game", "output") and not args.game_id:
         parser.error(f"mine {args.what} needs a GAME_ID")
@@ -72,10 +78,19 @@ def mine_main(argv: Sequence[str]) -> int:
     else:
         _print_mine(data, args.what)
         if args.what in ("all", "failures"):
-            from client_sdk._failures_seen import new_failures, print_failures
-
-            print_failures(new_failures(args.server, data.player, data.games), args.server)
+            _print_failures(args, data)
     return 0
+
+
+def _print_failures(args: Any, data: Any) -> None:
+    from client_sdk._failures_seen import every_failure, new_failures, print_failures
+    from client_sdk._options import login_options
+
+    if args.all:
+        failures = every_failure(data.games)
+    else:
+        failures = new_failures(args.server, data.player, data.games)
+    print_failures(failures, args.server, login_options(args), new=not args.all)
 
 
 def _call(args: Any) -> Any:

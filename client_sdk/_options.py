@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 
 from client_sdk._errors import SdkError
 
@@ -65,6 +66,24 @@ def add_server_options(parser: argparse.ArgumentParser, *, required: bool = True
         default=None,
         help=f"your player token (open servers take any); {TOKEN_HELP}",
     )
+
+
+def login_options(args: argparse.Namespace) -> str:
+    """The options a command printed for the user to run next needs to log in as this one
+    did, never the token itself: the same ``--token-file``; ``--token YOUR_TOKEN`` for a token
+    given on the command line; nothing when it came from the environment (read again there).
+    With TLS, the same ``--tls``, ``--ca``, ``--cert`` and ``--key``."""
+    words: list[str] = []
+    if getattr(args, "token_file", None):
+        words += ["--token-file", shlex.quote(args.token_file)]
+    elif getattr(args, "token", None):
+        words += ["--token", "YOUR_TOKEN"]
+    if getattr(args, "tls", False):
+        words.append("--tls")
+    for option in ("ca", "cert", "key"):
+        if getattr(args, option, None):
+            words += [f"--{option}", shlex.quote(getattr(args, option))]
+    return " ".join(words)
 
 
 def token_of(token: str | None, token_file: str | None) -> str:

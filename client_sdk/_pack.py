@@ -1,7 +1,8 @@
 """Failure packs: one faulted seat's side of a game, enough to replay it on a laptop.
 
-A pack is one JSON object (``format`` ``tetromino-failure-pack``, ``version`` 1; the fields
-are described in docs/records.md). The referee writes it (:mod:`referee.match.packs`);
+A pack is one JSON object (``format`` ``tetromino-failure-pack``, ``version`` 2; the fields
+are described in docs/records.md; its plies are numbered as everywhere people read them,
+:func:`engine.adjudication.ply_number`). The referee writes it (:mod:`referee.match.packs`);
 ``python -m client_sdk reproduce`` reads it here. Reading is strict and says in one line what
 is wrong with a pack that is not one, too big, or of another version.
 """
@@ -20,11 +21,16 @@ from client_sdk._errors import SdkError
 from client_sdk.proto import referee_pb2 as pb
 
 FORMAT = "tetromino-failure-pack"
-VERSION = 1
+VERSION = 2
+#: The versions read: version 1 numbered ``fault_ply`` and ``moves[].ply`` from 0.
+READS = (1, 2)
 #: A pack is refused above this size (a whole 300-ply game is far below it).
 MAX_PACK_BYTES = 4 * 1024 * 1024
 #: Characters of the bot's output kept in a pack (its last ones).
 OUTPUT_TAIL_CHARS = 8000
+#: Characters kept of a received move's free texts (as the referee keeps a move's comment); a
+#: longer action (a protocol error) is kept to one more character, enough to show it.
+MAX_TEXT = 256
 
 _REQUIRED: dict[str, type | tuple[type, ...]] = {
     "game_id": str,
@@ -73,8 +79,11 @@ class Pack:
 
     @property
     def fault_ply(self) -> int | None:
+        """The ply of the move the fault took the place of (counted from 1)."""
         ply = self.raw.get("fault_ply")
-        return ply if isinstance(ply, int) else None
+        if not isinstance(ply, int) or isinstance(ply, bool):
+            return None
+        return ply + 1 if self.raw["version"] == 1 else ply
 
     @property
     def limits(self) -> dict[str, Any]:
@@ -109,9 +118,10 @@ def parse_pack(data: bytes, where: str = "pack") -> Pack:
         raise FailurePackError(f"{where}: not JSON ({str(exc).splitlines()[0]})") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise FailurePackError(f"{where}: not a failure pack (no format {FORMAT!r})")
-    if raw.get("version") != VERSION:
+    if raw.get("version") not in READS:
         raise FailurePackError(
-            f"{where}: pack version {raw.get('version')!r}; this SDK reads version {VERSION}"
+            f"{where}: pack version {raw.get('version')!r}; this SDK reads versions "
+            f"{', '.join(map(str, READS))}"
         )
     for key, kind in _REQUIRED.items():
         if not isinstance(raw.get(key), kind) or isinstance(raw.get(key), bool):

@@ -40,6 +40,7 @@ from engine.adjudication import (
     Verdict,
     verdicts,
 )
+from engine.records.search import SearchInfo
 
 #: How long loading a bot (importing its code) may take before the command gives up on it.
 LOAD_TIMEOUT_S = 120.0
@@ -95,6 +96,8 @@ class ProcessBot:
         self.memory_measured = True
         #: The bot's own measure of its last move's thinking time.
         self.last_think = 0.0
+        #: The think record of its last move (None: it said nothing).
+        self.last_search: SearchInfo | None = None
         self._ready()
 
     # -- the process's two output streams -------------------------------------------------------
@@ -173,6 +176,7 @@ class ProcessBot:
             if reply is None:
                 return self._crashed(seat_name)
             self.last_think = float(reply.get("think") or 0.0)
+            self.last_search = _search(reply.get("search"))
             # A bot that allocates and answers between two samples reports its own peak.
             peak = max(int(reply.get("peak") or 0), self._sample())
             self.peak_rss = max(self.peak_rss, peak)
@@ -251,6 +255,21 @@ class ProcessBot:
 
 def _memory(seat_name: str, rss: int, limit: int) -> str:
     return verdicts.memory_sentence(seat_name, rss, limit, "resident memory, measured locally")
+
+
+def _search(sent: object) -> SearchInfo | None:
+    """A move's think record as the child sent it (None: none, or not one)."""
+    if not isinstance(sent, dict):
+        return None
+    try:
+        search = SearchInfo(
+            **{k: sent.get(k) for k in ("depth", "nodes", "score")},
+            pv=tuple(sent.get("pv") or ()),
+            text=str(sent.get("text") or ""),
+        )
+    except (TypeError, ValueError):
+        return None
+    return None if search.empty else search
 
 
 def _answer(reply: dict[str, Any], elapsed: float) -> Answer:

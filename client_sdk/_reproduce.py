@@ -16,19 +16,21 @@ from dataclasses import dataclass
 
 from client_sdk._errors import SdkError
 from client_sdk._messages import action_problem
-from client_sdk._pack import Pack
+from client_sdk._pack import MAX_TEXT, Pack
 from client_sdk._procbot import ProcessBot
 from client_sdk._seed import SEED_ENV
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import (
-    Accepted,
     Adjudicator,
+    Answer,
     GameEnd,
     Measured,
     MoveAnswer,
+    NotAMove,
     ProtocolViolation,
     TimeControl,
     Verdict,
+    ply_number,
 )
 from engine.registry import load_game
 
@@ -42,19 +44,31 @@ class CannotReplay(SdkError):
 
 
 @dataclass(frozen=True, slots=True)
+class Diverged:
+    """The first answer of the bot's that differed from the game's: at ``ply``, the game's
+    answer ``recorded`` and this one's ``replayed``. Nothing after it is judged: the game never
+    reached the position the replayed answer would lead to."""
+
+    ply: int
+    recorded: str
+    replayed: str
+
+
+@dataclass(frozen=True, slots=True)
 class Replayed:
-    """What the bot did here: the verdict it reached (None: none), at which ply, and how
-    many of its answers differed from the recorded ones before that."""
+    """What the bot did here: the verdict it reached (None: none), at which ply, how many of
+    its answers were judged, and where it first answered otherwise than in the game (None:
+    never)."""
 
     verdict: Verdict | None
     reason: str
     ply: int | None
     answers: int
-    differed: int
+    diverged: Diverged | None = None
 
     def matches(self, pack: Pack) -> bool:
         """The same verdict (or its local equivalent) at the same ply as recorded."""
-        if self.verdict is None:
+        if self.verdict is None or self.diverged is not None:
             return False
         recorded = Verdict(pack.verdict)
         same = self.verdict in SAME.get(recorded, {recorded})
@@ -73,13 +87,28 @@ def _control(pack: Pack) -> tuple[TimeControl, int]:
 
 
 def _recorded_answers(pack: Pack) -> dict[int, str]:
-    """The bot's recorded move text per ply (what it answered in the game)."""
+    """What the bot answered in the game per ply, as :func:`_said` words it."""
     out: dict[int, str] = {}
     for entry in pack.raw["messages"]:
         if isinstance(entry, dict) and isinstance(entry.get("from_bot"), str):
             move = pb.Move.FromString(base64.b64decode(entry["from_bot"]))
-            out.setdefault(move.ply, move.action)
+            nam = move.not_a_move
+            said = _not_a_move(nam.returned) if move.HasField("not_a_move") else move.action
+            out.setdefault(move.ply, said)
     return out
+
+
+def _not_a_move(returned: str) -> str:
+    return f"not a move ({returned or 'None'})"
+
+
+def _said(answer: Answer) -> str | None:
+    """The answer's words, to compare with the game's (None: no answer, e.g. a crash)."""
+    if isinstance(answer, MoveAnswer):
+        return answer.text[: MAX_TEXT + 1]  # as much as a pack keeps
+    if isinstance(answer, NotAMove):
+        return _not_a_move(answer.returned)
+    return None
 
 
 class Replayer:
@@ -106,7 +135,6 @@ class Replayer:
         env = {} if pack.seed is None else {SEED_ENV: str(pack.seed)}
         self.bot = ProcessBot(bot, label=pack.seat_name, child="client_sdk._replay", env=env)
         self.answers = 0
-        self.differed = 0
         #: The bot is left running at ``until`` for a debugger.
         self.holding = False
         self._debugged = False
@@ -118,10 +146,11 @@ class Replayer:
             for message in self.pack.sent:
                 kind = message.WhichOneof("kind")
                 if kind == "move_request":
-                    ply = message.move_request.ply
+                    ply = ply_number(message.move_request.ply)
                     if self.until is not None and ply >= self.until:
                         self.holding = True
-                        return self._result(None, f"stopped before ply {ply} (--until)", ply)
+                        until = self.until
+                        return self._result(None, f"stopped before ply {until} (--until)", until)
                     end = self._request(message)
                     if end is not None:
                         return end
@@ -134,21 +163,29 @@ class Replayer:
 
     def _request(self, message: pb.RefereeMessage) -> Replayed | None:
         req = message.move_request
+        ply = ply_number(req.ply)
         self._opponent_moves(req)
         turn = self.judge.turn()
         if isinstance(turn, GameEnd) or turn.seat != self.seat or turn.ply != req.ply:
-            raise CannotReplay(f"the recorded messages skip a move before ply {req.ply}")
-        debug = not self._debugged and self.debug_ply is not None and req.ply >= self.debug_ply
+            raise CannotReplay(f"the recorded messages skip a move before ply {ply}")
+        debug = not self._debugged and self.debug_ply is not None and ply >= self.debug_ply
         self._debugged = self._debugged or debug
         deadline = None if debug else turn.allowance.deadline
         request = _line(message, debug=debug)
         answer = self.bot.ask(request, self.pack.seat_name, deadline, 0 if debug else self.memory)
+        recorded, said = self.expected.get(req.ply), _said(answer)
+        if recorded is not None and said is not None and said != recorded:
+            # From here on the bot plays another game than the one recorded: say so, and
+            # judge nothing of a position the game never reached.
+            diverged = Diverged(ply, recorded, said)
+            reason = f"diverged at ply {ply}: the game's answer was {recorded}, here {said}"
+            return Replayed(None, reason, ply, self.answers, diverged)
         if isinstance(answer, MoveAnswer) and action_problem(answer.text) is not None:
             answer = ProtocolViolation(action_problem(answer.text) or "")
         decision = self.judge.judge(self.seat, answer)
         if isinstance(decision, GameEnd):
-            return self._result(decision.verdict, decision.reason, req.ply)
-        self._compare(req.ply, decision, answer)
+            return self._result(decision.verdict, decision.reason, ply)
+        self.answers += 1
         return None
 
     def _opponent_moves(self, req: pb.MoveRequest) -> None:
@@ -161,14 +198,9 @@ class Replayer:
             return
         decision = self.judge.judge(turn.seat, MoveAnswer(last.action, last.time_s, 0))
         if isinstance(decision, GameEnd):
-            raise CannotReplay(f"the opponent's recorded move at ply {last.ply} is refused here")
-
-    def _compare(self, ply: int, accepted: Accepted, answer: object) -> None:
-        self.answers += 1
-        recorded = self.expected.get(ply)
-        spoken = answer.text if isinstance(answer, MoveAnswer) else accepted.text
-        if recorded is not None and recorded != spoken:
-            self.differed += 1
+            raise CannotReplay(
+                f"the opponent's recorded move at ply {ply_number(last.ply)} is refused here"
+            )
 
     def _after_the_last(self) -> Replayed:
         """Every message was sent without a fault: a process that ended since is a crash."""
@@ -176,11 +208,11 @@ class Replayer:
         if code is not None:
             crash = self.bot._crashed(self.pack.seat_name)
             assert isinstance(crash, Measured)
-            return self._result(crash.verdict, crash.sentence, self.judge.state.ply)
+            return self._result(crash.verdict, crash.sentence, ply_number(self.judge.state.ply))
         return self._result(None, "the bot answered every recorded request", None)
 
     def _result(self, verdict: Verdict | None, reason: str, ply: int | None) -> Replayed:
-        return Replayed(verdict, reason, ply, self.answers, self.differed)
+        return Replayed(verdict, reason, ply, self.answers)
 
 
 def _line(message: pb.RefereeMessage, *, debug: bool = False) -> dict[str, object]:

@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from client_sdk._pack import FailurePackError, Pack, load_pack
 from client_sdk._procbot import BotStartError
@@ -90,6 +91,7 @@ def _pack(args: argparse.Namespace) -> Pack:
 
 def _say(pack: Pack, replayed: Replayed, *, as_json: bool) -> int:
     match = replayed.matches(pack)
+    diverged = replayed.diverged
     if as_json:
         print(
             json.dumps(
@@ -107,7 +109,7 @@ def _say(pack: Pack, replayed: Replayed, *, as_json: bool) -> int:
                         "ply": replayed.ply,
                     },
                     "answers": replayed.answers,
-                    "differed": replayed.differed,
+                    "diverged": None if diverged is None else asdict(diverged),
                     "match": match,
                 }
             ),
@@ -116,14 +118,16 @@ def _say(pack: Pack, replayed: Replayed, *, as_json: bool) -> int:
         return 0 if match else 1
     where = "" if pack.fault_ply is None else f" at ply {pack.fault_ply}"
     print(f"recorded ({pack.verdict}{where}): {pack.reason}")
-    if replayed.verdict is None:
+    if diverged is not None:
+        print(f"here: {replayed.reason}")
+        print(
+            f"the replay stopped there, after {replayed.answers} answers like the game's: the "
+            "bot does not play as it did (seed its randomness from client_sdk.game_seed(), "
+            "or it reads something that changed)"
+        )
+    elif replayed.verdict is None:
         print(f"here: no fault ({replayed.reason})")
     else:
         print(f"here ({replayed.verdict} at ply {replayed.ply}): {replayed.reason}")
-    if replayed.differed:
-        print(
-            f"note: {replayed.differed} of {replayed.answers} earlier answers differed from "
-            "the game's (the bot is not deterministic, or reads something that changed)"
-        )
     print("match: the same verdict at the same ply" if match else "no match")
     return 0 if match else 1

@@ -1,9 +1,10 @@
-"""The seed the referee gives a launched bot, so its game can be replayed exactly.
+"""The seed the referee hands a bot for each game, so its game can be replayed exactly.
 
-The referee puts a fresh seed in ``TETROMINO_SEED`` for every bot it launches and records it
-with the game (and in a failure pack); ``python -m client_sdk reproduce`` gives the bot the
-same one. The SDK seeds Python's :mod:`random` with it before loading the bot; a bot that
-draws from another generator seeds it from :func:`game_seed`.
+The referee gives every seat of every game a seed (``GameInfo.seed`` in its ``GameStart``; a
+bot it launches also finds it in ``TETROMINO_SEED``) and records it with the game and in a
+failure pack; ``python -m client_sdk reproduce`` hands the bot the same messages, so the same
+seed. Before the agent of a game is made the SDK seeds Python's :mod:`random` with it; a bot
+that draws from a generator of its own seeds it from :func:`game_seed`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ import random
 
 SEED_ENV = "TETROMINO_SEED"
 
+#: The seed of the game whose agent was made last (None: no game handed one yet).
+_handed: int | None = None
+
 
 def game_seed() -> int | None:
-    """The seed this bot was given (``TETROMINO_SEED``), or None when it was given none."""
+    """The seed of this bot's game: the one the referee handed it with the game, else
+    ``TETROMINO_SEED``; None when it was given none."""
+    if _handed is not None:
+        return _handed
     text = os.environ.get(SEED_ENV, "").strip()
     try:
         return int(text) if text else None
@@ -29,3 +36,10 @@ def apply_seed() -> int | None:
     if seed is not None:
         random.seed(seed)
     return seed
+
+
+def use_game_seed(seed: int) -> None:
+    """Make ``seed`` the game's: :func:`game_seed` returns it, :mod:`random` is seeded with it."""
+    global _handed
+    _handed = seed
+    random.seed(seed)

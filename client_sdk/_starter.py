@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from client_sdk import Agent, Clocks
+from client_sdk import Agent, Clocks, game_seed
 from engine.game import State
 
 
@@ -31,7 +31,9 @@ class {cls}(Agent):
     name = "{name}"
 
     def __init__(self) -> None:
-        self.rng = random.Random()
+        # Seeded with the game's seed: the same moves again when the game is replayed
+        # (python -m client_sdk reproduce), on a server or here.
+        self.rng = random.Random(game_seed())
 
     def choose_move(self, state: State[Any], clocks: Clocks) -> Any:
         # state.legal_moves lists every legal move; state.apply(move) / state.undo() look
@@ -66,7 +68,9 @@ class Agent:
     def __init__(self, color: PlayerColor, **referee: Any) -> None:
         self.color = color
         self.board = Board()
-        self.rng = random.Random()
+        # Drawn from Python's random, which the SDK seeds with the game's seed before this
+        # runs: the same moves again when the game is replayed (python -m client_sdk reproduce).
+        self.rng = random.Random(random.getrandbits(64))
 
     def action(self, **referee: Any) -> PlaceAction:
         # referee["time_remaining"] and referee["space_remaining"] are the budgets left.

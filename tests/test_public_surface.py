@@ -101,6 +101,7 @@ SURFACE: dict[str, list[str]] = {
         "Turn",
         "Verdict",
         "parse_ending",
+        "ply_number",
     ],
     "referee.errors": ["RefereeError", "Refused"],
     "client_sdk.testing": ["BUILTIN_OPPONENTS", "BotLike", "LocalGame", "play_local"],

@@ -791,12 +791,19 @@ class GameInfo(_message.Message):
     INITIAL_POSITION_FIELD_NUMBER: _builtins.int
     PLAYERS_FIELD_NUMBER: _builtins.int
     LABELS_FIELD_NUMBER: _builtins.int
+    SEED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """Your seat: an index into seat_names (0 moves first)."""
     memory_limit_bytes: _builtins.int
     """Memory limit in bytes for your process (resident set size); 0 when none."""
     initial_position: _builtins.str
     """The start position (State.to_string of the game's engine)."""
+    seed: _builtins.int
+    """This seat's seed for the game (the SDK seeds Python's random with it, and
+    client_sdk.game_seed() returns it, before the agent is made), recorded with the game and
+    in a failure pack so that a replay gives the bot the same one. A launched bot is also
+    given it in TETROMINO_SEED. Unset: none (an older referee).
+    """
     @_builtins.property
     def game(self) -> Global___GameSpec: ...
     @_builtins.property
@@ -824,12 +831,15 @@ class GameInfo(_message.Message):
         initial_position: _builtins.str = ...,
         players: _abc.Iterable[Global___Player] | None = ...,
         labels: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        seed: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "time_control", b"time_control"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game", b"game", "initial_position", b"initial_position", "labels", b"labels", "memory_limit_bytes", b"memory_limit_bytes", "players", b"players", "seat", b"seat", "seat_names", b"seat_names", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seed", b"_seed", "game", b"game", "initial_position", b"initial_position", "labels", b"labels", "memory_limit_bytes", b"memory_limit_bytes", "players", b"players", "seat", b"seat", "seat_names", b"seat_names", "seed", b"seed", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__seed: _TypeAlias = _typing.Literal["seed"]  # noqa: Y015
+    _WhichOneofArgType__seed: _TypeAlias = _typing.Literal["_seed", b"_seed"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seed) -> _WhichOneofReturnType__seed | None: ...
 
 Global___GameInfo: _TypeAlias = GameInfo  # noqa: Y015
 

@@ -22,7 +22,7 @@ from engine.adjudication.adjudicator import (
     Turn,
 )
 from engine.adjudication.clock import Allowance, ClockMode, SeatClock, Spent, TimeControl
-from engine.adjudication.verdicts import Ending, GameEnd, Verdict, parse_ending
+from engine.adjudication.verdicts import Ending, GameEnd, Verdict, parse_ending, ply_number
 
 __all__ = [
     "Accepted",
@@ -46,4 +46,5 @@ __all__ = [
     "Turn",
     "Verdict",
     "parse_ending",
+    "ply_number",
 ]

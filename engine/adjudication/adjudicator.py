@@ -290,11 +290,13 @@ class Adjudicator:
         if allowance.blown(spent) == "backstop" and allowance.backstop is not None:
             assert limit is not None
             sentence = verdicts.backstop_sentence(
-                name, spent.wall, allowance.backstop, spent.cpu, limit, ply + 1
+                name, spent.wall, allowance.backstop, spent.cpu, limit, verdicts.ply_number(ply)
             )
         elif allowance.per_move:
             assert limit is not None
-            sentence = verdicts.time_sentence(name, elapsed, limit, ply + 1, allowance.clock.label)
+            sentence = verdicts.time_sentence(
+                name, elapsed, limit, verdicts.ply_number(ply), allowance.clock.label
+            )
         else:
             total = clock.budget_total
             sentence = verdicts.time_sentence(

@@ -159,23 +159,34 @@ def aborted(reason: str) -> GameEnd:
     return GameEnd(Verdict.ABORTED, None, Verdict.ABORTED, reason)
 
 
+def ply_number(ply: int) -> int:
+    """The number people are shown for the move at protocol ply ``ply`` (which counts from 0).
+
+    The one numbering of every page, sentence, failure pack and replay (docs/records.md):
+    ply N is the game's N-th move, counting from 1 (book moves included), and the board "at
+    ply N" is the position after it (ply 0: the start).
+    """
+    return ply + 1
+
+
 def time_sentence(
     seat: str, used: float, allowed: float, move_number: int | None, clock: str = "wall time"
 ) -> str:
-    """E.g. ``BLUE exceeded its CPU time: used 2.31 s of 2.00 s for move 17`` (``clock`` names
-    the clock that ran out: ``CPU time`` or ``wall time``)."""
-    scope = f"for move {move_number}" if move_number is not None else "for the game"
+    """E.g. ``BLUE exceeded its CPU time: used 2.31 s of 2.00 s for ply 17`` (``clock`` names
+    the clock that ran out: ``CPU time`` or ``wall time``; ``move_number``: the
+    :func:`ply_number` of the move, None: the game's whole budget)."""
+    scope = f"for ply {move_number}" if move_number is not None else "for the game"
     return f"{seat} exceeded its {clock}: used {used:.2f} s of {allowed:.2f} s {scope}"
 
 
 def backstop_sentence(
     seat: str, waited: float, backstop: float, cpu: float | None, allowed: float, move_number: int
 ) -> str:
-    """E.g. ``BLUE ran out of wall time: no answer to move 4 after 11.00 s (the backstop of a CPU
+    """E.g. ``BLUE ran out of wall time: no answer for ply 4 after 11.00 s (the backstop of a CPU
     clock), having used 0.01 s of 2.00 s CPU time; a bot that blocks or sleeps ends here``."""
     used = "an unmeasured amount" if cpu is None else f"{cpu:.2f} s"
     return (
-        f"{seat} ran out of wall time: no answer to move {move_number} after {waited:.2f} s "
+        f"{seat} ran out of wall time: no answer for ply {move_number} after {waited:.2f} s "
         f"(the backstop of a CPU clock, {backstop:.2f} s), having used {used} of "
         f"{allowed:.2f} s CPU time; a bot that blocks or sleeps ends here"
     )

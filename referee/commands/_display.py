@@ -49,6 +49,8 @@ class MoveDisplay:
     def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None:
         from rich.text import Text
 
+        from engine.adjudication import ply_number
+
         self.flush_output()
         name = self.seat_names[move.seat]
         times = "   ".join(
@@ -57,7 +59,7 @@ class MoveDisplay:
         )
         cpu = "" if move.cpu_s is None else f", CPU {move.cpu_s:.3f} s"
         self.console.print(
-            f"[bold]{move.ply + 1:>3}. {name}[/bold] {move.action}  "
+            f"[bold]{ply_number(move.ply):>3}. {name}[/bold] {move.action}  "
             f"[dim]{move.time_s:.3f} s (wall {move.wall:.3f} s{cpu})[/dim]   {times}"
         )
         self.console.print(Text.from_ansi(state.render(color=self.color)))

@@ -132,13 +132,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except ModuleNotFoundError as error:
-        # A bare `pip install tetromino-arena` is the bot author's install: say what is missing.
+        # The SDK's wheel (the class server's /sdk page) is the bot author's install: it runs
+        # bots and `python -m client_sdk`, not the server; the package is on no public index,
+        # so the way to the server's commands is the project's source.
         missing = (error.name or "").partition(".")[0]
         if not missing or missing in _OWN_PACKAGES:
             raise
         print(
-            f"referee: the Python package {missing!r} is not installed; the referee server and "
-            "its commands need the server extra: pip install 'tetromino-arena[server]'",
+            f"referee: the Python package {missing!r} is not installed: this is the bot "
+            "author's install (the SDK), which runs bots and 'python -m client_sdk' (play, "
+            "submit, mine, reproduce) but not the referee; the referee's commands run where "
+            "it is installed from the project's source (bash deploy/install.sh, or pip "
+            "install '.[server]' in its folder)",
             file=sys.stderr,
         )
         return 2

@@ -101,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _follow(out: Console, events: Iterable[arena_pb2.GameEvent], board: bool) -> None:
+    from engine.adjudication import ply_number
+
     """Print a watched game's events as they come: its start, each move, its end."""
     game: Game[Any] | None = None
     seat_names: list[str] = []
@@ -120,7 +122,7 @@ def _follow(out: Console, events: Iterable[arena_pb2.GameEvent], board: bool) ->
         elif kind == "move":
             m = event.move
             who = seat_names[m.seat] if m.seat < len(seat_names) else str(m.seat)
-            line = f"{m.ply + 1:>4}. {esc(who):<8} {esc(m.action)}"
+            line = f"{ply_number(m.ply):>4}. {esc(who):<8} {esc(m.action)}"
             out.print(f"{line}  [dim]{m.time_s:.3f} s[/dim]")
             if game is not None:
                 from rich.text import Text

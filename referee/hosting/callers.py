@@ -15,6 +15,7 @@ from typing import TypeVar
 import grpc
 
 from referee.server.access import Gate
+from referee.storage import readers
 from referee.storage.enums import GameKind, Role
 from referee.storage.games import GameSummary
 from referee.storage.players import PlayerInfo
@@ -35,7 +36,7 @@ class Caller:
     @property
     def sees_all(self) -> bool:
         """Whether this caller may read anyone's validation games and bot output."""
-        return self.role.allows(Role.INSTRUCTOR)
+        return readers.is_staff(self.role)
 
 
 class Callers:
@@ -66,7 +67,8 @@ def may_read_game(repo: Repository, caller: Caller | None, summary: GameSummary)
         return True
     if caller is None:
         return False
-    return caller.sees_all or own_seat(repo, caller.player, summary) is not None
+    owns = own_seat(repo, caller.player, summary) is not None
+    return readers.may_read_game(summary.kind, caller.role, owns)
 
 
 def private_game(game_id: str) -> str:

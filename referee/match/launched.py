@@ -103,7 +103,6 @@ def note_launched(report: GameReport, bots: Sequence[LaunchedBot | None]) -> Non
         seat_report.memory_layers = bot.measurement
         seat_report.exit = bot.describe_exit()
         seat_report.output = bot.output.text()
-        seat_report.seed = bot.seed
 
 
 async def explain_fault(

@@ -53,6 +53,7 @@ class GameMessages:
         memory_limit_bytes: int,
         initial_position: str,
         labels: Mapping[str, str],
+        seeds: Sequence[int] = (0, 0),
     ) -> None:
         self.game_id = game_id
         self.seat_names = tuple(game.seat_names)
@@ -73,6 +74,7 @@ class GameMessages:
                 initial_position=initial_position,
                 players=[pb.Player(name=name, version=version) for name, version in players],
                 labels=dict(labels),
+                seed=seeds[seat],
             )
             for seat in range(2)
         ]

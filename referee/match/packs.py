@@ -16,16 +16,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from client_sdk._pack import FORMAT, MAX_PACK_BYTES, OUTPUT_TAIL_CHARS, VERSION, encode
+from client_sdk._pack import (
+    FORMAT,
+    MAX_PACK_BYTES,
+    MAX_TEXT,
+    OUTPUT_TAIL_CHARS,
+    VERSION,
+    encode,
+)
 from client_sdk.proto import referee_pb2 as pb
-from engine.adjudication import Verdict
+from engine.adjudication import Verdict, ply_number
 from referee.match.report import GameReport
 from referee.match.transcript import Answered, Happened, Sent
 
 #: Folders never part of a bot's code digest.
 _SKIPPED = frozenset({"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"})
-#: Characters kept of a received move's free texts (as the runner keeps its comment).
-MAX_TEXT = 256
 #: The verdicts that are a seat's fault (a pack is written for the offender).
 FAULTS = frozenset(
     {
@@ -82,13 +87,13 @@ def build_pack(report: GameReport, seat: int, *, output: str | None = None) -> d
         "termination": str(end.termination),
         "reason": end.reason,
         "offender": end.offender,
-        "fault_ply": report.plies if end.offender == seat else None,
+        "fault_ply": ply_number(report.plies) if end.offender == seat else None,
         "exit": seat_report.exit,
         "peak_memory_bytes": max(seat_report.peak_rss_bytes, seat_report.sampled_rss_bytes),
         "memory_method": seat_report.memory_method,
         "moves": [
             {
-                "ply": m.ply,
+                "ply": ply_number(m.ply),
                 "time_s": round(m.time_s, 6),
                 "think_time_s": round(m.think_time_s, 6),
                 "peak_rss_bytes": m.peak_rss_bytes,

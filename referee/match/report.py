@@ -85,7 +85,8 @@ class SeatReport:
     output: str = ""
     #: Times the bot's session dropped and came back during the game.
     reconnects: int = 0
-    #: The seed a launched bot was given (``TETROMINO_SEED``); None: not launched here.
+    #: The seed the game handed the seat (``GameInfo.seed``; a launched bot's is also in its
+    #: ``TETROMINO_SEED``); None: a game that never started.
     seed: int | None = None
 
     @property

@@ -12,6 +12,7 @@ stalls, and a launched seat's CPU time.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
@@ -111,6 +112,7 @@ class MatchRunner(Generic[SeatT]):
         self_reported_memory: Sequence[bool] = (True, True),
         opening: Sequence[str] = (),
         cpu_meters: Sequence[CpuMeter | None] = (None, None),
+        seeds: Sequence[int | None] = (None, None),
     ) -> None:
         if len(sessions) != 2 or sessions[0] is sessions[1]:
             raise ValueError("a game needs two different sessions")
@@ -141,6 +143,10 @@ class MatchRunner(Generic[SeatT]):
         self._task: asyncio.Task[GameEnd] | None = None
         self._position = self.state.to_string()
         self.report = self._new_report(dict(labels or {}))
+        # Every seat is handed a seed (a launched bot's is the one in its TETROMINO_SEED), so
+        # that a replay of its side of the game gives it the same one.
+        for seat_report, seed in zip(self.report.seats, seeds, strict=True):
+            seat_report.seed = secrets.randbelow(2**31) if seed is None else seed
         self.transcript = self.report.transcript = Transcript()
         self.messages = self._messages(memory_limit_bytes)
         self._play_book(opening)
@@ -174,6 +180,7 @@ class MatchRunner(Generic[SeatT]):
             memory_limit_bytes=memory_limit_bytes,
             initial_position=self._position,
             labels=self.report.labels,
+            seeds=[seat.seed or 0 for seat in self.report.seats],
         )
 
     def _play_book(self, opening: Sequence[str]) -> None:

@@ -216,6 +216,7 @@ class GamePlayer:
                 self_reported_memory=[bot is None for bot in launched],
                 opening=opening,
                 cpu_meters=cpu_meters(launched),
+                seeds=[None if bot is None else bot.seed for bot in launched],
             )
         finally:
             self.seats.release(sessions)

@@ -377,6 +377,7 @@ async def _play(
         self_reported_memory=setup.remote,
         opening=setup.opening,
         cpu_meters=cpu_meters(watched),
+        seeds=[None if bot is None else bot.seed for bot in watched],
     )
     watchers = watch_launched(runner, watched)
     if shutdown is not None:

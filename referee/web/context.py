@@ -185,6 +185,18 @@ class Lru(Generic[V]):
                 self._items.popitem(last=False)
 
 
+#: The referee's default port: a command naming it needs no port in --server.
+DEFAULT_REFEREE_PORT = 50051
+
+
+def referee_server(request: Request) -> str:
+    """The referee's address as a student's ``--server`` names it: this page's host, and the
+    referee's port when it is not the default one."""
+    host = request.url.hostname or "HOST"
+    port = getattr(request.app.state, "referee_port", None) or DEFAULT_REFEREE_PORT
+    return host if port == DEFAULT_REFEREE_PORT else f"{host}:{port}"
+
+
 def web_of(request: Request) -> Web:
     web: Web = request.app.state.web
     return web

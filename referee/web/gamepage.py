@@ -9,6 +9,7 @@ drawn once; a ply only moves the chart's marker and redraws the board.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from starlette.requests import Request
 
 from engine.records import SearchInfo
 from referee.match.verdicts import Verdict
-from referee.storage import GameDetail
+from referee.storage import GameDetail, readers
 from referee.web import gamechart as gc
 from referee.web.analysis import Analysis
 from referee.web.replay import GameView
@@ -136,12 +137,26 @@ def _fault_output(
         return None
     player = view.players[seat] if seat < len(view.players) else None
     mine = player is not None and player.owner_id == me.player_id
-    from referee.storage.enums import Role
-
-    if not mine and not Role(me.role).allows(Role.INSTRUCTOR):
+    if not readers.may_read_seat(me.role, mine):
         return None
-    text = detail.stderr[seat] or "(nothing on standard error)"
-    return "\n".join(text.splitlines()[-OUTPUT_LINES:])
+    packs = detail.failure_packs
+    text = detail.stderr[seat] or reported_error(packs[seat] if seat < len(packs) else None)
+    return "\n".join((text or "(nothing on standard error)").splitlines()[-OUTPUT_LINES:])
+
+
+def reported_error(pack: str | None) -> str:
+    """What a bot reported of its own failure in a pack (e.g. a remote bot's traceback, which
+    the referee holds although the bot's output stayed on its machine); empty: nothing."""
+    try:
+        raw = json.loads(pack or "")
+    except ValueError:
+        return ""
+    messages = raw.get("messages") if isinstance(raw, dict) else None
+    return "\n".join(
+        str(m.get("detail", ""))
+        for m in messages or ()
+        if isinstance(m, dict) and m.get("event") == "bot_error"
+    )
 
 
 def _chart(

@@ -17,14 +17,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
-from referee.storage import GameDetail, NotFoundError, TournamentInfo
+from referee.storage import GameDetail, NotFoundError, TournamentInfo, readers
 from referee.storage.browse import VersionName, recent_games
-from referee.storage.enums import GameKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
-from referee.web.gamepage import Extras, extras, pv_of
+from referee.web.gamepage import Extras, extras, pv_of, reported_error
 from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
 from referee.web.plots import versions_plot
 from referee.web.replay import GameView, build_view
@@ -251,7 +250,7 @@ def load_game_view(
     web: Web, game_id: int, request: Request | None = None
 ) -> tuple[GameView, GameDetail]:
     """A stored game's view; 404 for a validation game unless ``request`` is signed in as the
-    student whose upload it checked (the public never sees one)."""
+    student whose upload it checked or as staff (:mod:`referee.storage.readers`)."""
     cached = web.views.get(game_id)
     if cached is None:
         try:
@@ -262,30 +261,34 @@ def load_game_view(
         cached = (build_view(detail, names), detail)
         web.views.put(game_id, cached)
     view, detail = cached
-    if detail.summary.kind is not GameKind.RATED and not _plays_in(web, request, view):
+    me = web.session(request) if request is not None else None
+    owns = me is not None and any(
+        p is not None and p.owner_id == me.player_id for p in view.players
+    )
+    if not readers.may_read_game(detail.summary.kind, me.role if me else None, owns):
         raise HTTPException(404, f"no game {game_id}")
     return cached
 
 
-def _plays_in(web: Web, request: Request | None, view: GameView) -> bool:
-    """Whether the signed-in student owns a bot seated in this game."""
-    me = web.session(request) if request is not None else None
-    if me is None:
-        return False
-    return any(p is not None and p.owner_id == me.player_id for p in view.players)
-
-
-def own_output(
+def readable_output(
     web: Web, request: Request, view: GameView, detail: GameDetail
 ) -> list[tuple[str, VersionName, str]]:
-    """The signed-in student's own bots' standard error in this game (nobody else's)."""
+    """The standard error of the bots in this game the signed-in reader may read: their own,
+    every seat's for staff (:mod:`referee.storage.readers`)."""
     me = web.session(request)
     if me is None:
         return []
     out = []
     for seat, player in enumerate(view.players):
-        if player is not None and player.owner_id == me.player_id and seat < len(detail.stderr):
-            out.append((view.seat_names[seat], player, detail.stderr[seat] or ""))
+        owns = player is not None and player.owner_id == me.player_id
+        if (
+            player is not None
+            and seat < len(detail.stderr)
+            and readers.may_read_seat(me.role, owns)
+        ):
+            pack = detail.failure_packs[seat] if seat < len(detail.failure_packs) else None
+            text = detail.stderr[seat] or reported_error(pack)
+            out.append((view.seat_names[seat], player, text))
     return out
 
 
@@ -308,7 +311,7 @@ def game_page(request: Request) -> Response:
     ply = int_param(request, "ply", view.plies, 0, view.plies)
     more = extras(web, request, view, detail)
     context = replay_context(view, ply, more)
-    context["output"] = own_output(web, request, view, detail)
+    context["output"] = readable_output(web, request, view, detail)
     context["story"] = more.story
     from referee.web.packs import own_packs  # it builds on this module's views
 

@@ -13,10 +13,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 
 from referee.server.app import PROTOCOL_VERSION, SERVER_VERSION
 from referee.tools.sdkwheel import Wheel, WheelError, sdk_wheel
-from referee.web.context import Web
-
-#: The referee's default port: a quick start for it needs no port in --server.
-_DEFAULT_REFEREE_PORT = 50051
+from referee.web.context import Web, referee_server
 
 
 async def _wheel() -> Wheel:
@@ -29,9 +26,7 @@ async def _wheel() -> Wheel:
 
 def _facts(request: Request, wheel: Wheel) -> dict[str, object]:
     url = str(request.url_for("sdk_file", name=wheel.name))
-    host = request.url.hostname or "HOST"
-    port = getattr(request.app.state, "referee_port", None) or _DEFAULT_REFEREE_PORT
-    server = host if port == _DEFAULT_REFEREE_PORT else f"{host}:{port}"
+    server = referee_server(request)
     return {
         "wheel": wheel.name,
         "url": url,

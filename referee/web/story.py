@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.adjudication import ply_number
 from referee.match.verdicts import Verdict
 from referee.web.analysis import WIN, Analysis, PlyEval
 
@@ -176,7 +177,7 @@ def _fault(
     plies: int,
     output: str | None,
 ) -> Story:
-    ply = plies + 1
+    ply = ply_number(plies)
     who = seat_names[offender]
     points = [
         Point(f"{who} was to play ply {ply} after the position shown at ply {plies}.", plies),

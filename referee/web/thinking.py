@@ -17,9 +17,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from referee.storage import NotFoundError
+from referee.storage import NotFoundError, readers
 from referee.storage.browse import VersionName
-from referee.storage.enums import Role, TournamentStatus
+from referee.storage.enums import TournamentStatus
 from referee.web.security import Session
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def visible_seats(
         return frozenset(range(len(players)))
     if me is None:
         return frozenset()
-    if Role(me.role).allows(Role.INSTRUCTOR):
+    if readers.is_staff(me.role):
         return frozenset(range(len(players)))
     return frozenset(
         seat for seat, p in enumerate(players) if p is not None and p.owner_id == me.player_id

@@ -13,6 +13,7 @@ The body limit (archive limit plus room for the form) is enforced by
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from starlette.datastructures import UploadFile
@@ -50,6 +51,51 @@ def view(
 
     found = rows.list_submissions(submissions.repo.db, owner=session.player)
     return sorted(found, key=lambda s: (s.uploaded_at, s.id), reverse=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """Where an upload's validation game is read: its page, and the bot's failure pack when it
+    faulted there (None: it did not)."""
+
+    game: str
+    pack: str | None
+
+
+def validation_links(
+    web: Web, session: Session, found: list[SubmissionInfo] | None
+) -> dict[int, Checked]:
+    """Per submission id, its validation game's page and the student's pack in it."""
+    from referee.storage import NotFoundError
+
+    repo = web.need_repo()
+    links: dict[int, Checked] = {}
+    for info in found or ():
+        if not info.validation_game_uid:
+            continue
+        try:
+            detail = repo.get_game(info.validation_game_uid)
+        except NotFoundError:
+            continue
+        game_id = detail.summary.id
+        pack = next(
+            (
+                f"/games/{game_id}/pack/{seat.seat}"
+                for seat in detail.summary.seats
+                if seat.seat < len(detail.failure_packs)
+                and detail.failure_packs[seat.seat]
+                and repo.get_bot_version(seat.bot_version_id).owner_id == session.player_id
+            ),
+            None,
+        )
+        links[info.id] = Checked(f"/games/{game_id}", pack)
+    return links
+
+
+def uploads_context(web: Web, session: Session, request: Request) -> dict[str, object]:
+    """The submissions table's values: the uploads, and links to their validation games."""
+    found = view(web, session, request.app.state.submissions)
+    return {"submissions": found, "checked": validation_links(web, session, found)}
 
 
 async def _form(request: Request) -> tuple[dict[str, str], UploadFile | None]:
@@ -93,7 +139,7 @@ async def _page(request: Request, web: Web, session: Session, error: str) -> Res
 def me_context(request: Request, web: Web, session: Session) -> dict[str, object]:
     """The ``me`` page's template values."""
     context: dict[str, object] = dict(my_bots(web, session))
-    context["submissions"] = view(web, session, request.app.state.submissions)
+    context.update(uploads_context(web, session, request))
     context["upload_limit"] = upload_limit(request.app.state.submissions)
     context["upload_error"] = None
     return context
@@ -103,8 +149,7 @@ def submissions_fragment(request: Request) -> Response:
     """The submissions table alone (the page polls it while a validation runs)."""
     web = web_of(request)
     session = require_session(request)
-    context = {"submissions": view(web, session, request.app.state.submissions)}
-    return web.render(request, "_submissions.html", context)
+    return web.render(request, "_submissions.html", uploads_context(web, session, request))
 
 
 def me_page(request: Request) -> Response:

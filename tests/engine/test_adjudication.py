@@ -63,7 +63,7 @@ def test_time_sentences_say_which_limit_was_broken() -> None:
         0,
         1,
     )
-    assert end.reason == "RED exceeded its wall time: used 2.50 s of 2.00 s for move 1"
+    assert end.reason == "RED exceeded its wall time: used 2.50 s of 2.00 s for ply 1"
     budget = _judge(control=TimeControl(game_time_s=1, grace_s=0.25))
     _turn(budget)
     end = budget.judge(0, TimedOut(1.3))

@@ -63,7 +63,7 @@ def test_running_out_of_cpu_time_names_the_cpu_clock() -> None:
     judge = _judge(TimeControl(move_time_s=2, grace_s=0.25))
     end = judge.judge(0, MoveAnswer(_move(judge), 2.4, cpu=2.5))
     assert isinstance(end, GameEnd) and end.verdict is Verdict.TIME and end.offender == 0
-    assert end.reason == "RED exceeded its CPU time: used 2.50 s of 2.00 s for move 1"
+    assert end.reason == "RED exceeded its CPU time: used 2.50 s of 2.00 s for ply 1"
 
 
 def test_a_sleeping_bot_ends_by_the_wall_backstop_with_its_own_sentence() -> None:
@@ -76,7 +76,7 @@ def test_a_sleeping_bot_ends_by_the_wall_backstop_with_its_own_sentence() -> Non
     assert turn.allowance.blown(Spent(11.1, 0.01)) == "backstop"
     end = judge.judge(0, TimedOut(11.1, 0.01))
     assert isinstance(end, GameEnd) and end.verdict is Verdict.TIME
-    assert end.reason.startswith("RED ran out of wall time: no answer to move 1 after 11.10 s")
+    assert end.reason.startswith("RED ran out of wall time: no answer for ply 1 after 11.10 s")
     assert "backstop of a CPU clock, 11.00 s" in end.reason
     assert "used 0.01 s of 2.00 s CPU time" in end.reason
 

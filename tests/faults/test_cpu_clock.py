@@ -140,7 +140,7 @@ def test_a_bot_sleeping_forever_on_a_cpu_clock_ends_by_the_backstop(tmp_path: Pa
     assert summary["verdict"] == "time" and summary["offender"] == "BLUE", summary
     assert summary["clock"] == "cpu"
     reason = summary["reason"]
-    assert reason.startswith("BLUE ran out of wall time: no answer to move"), reason
+    assert reason.startswith("BLUE ran out of wall time: no answer for ply"), reason
     assert "the backstop of a CPU clock, 8.00 s" in reason
     data = json.loads(record.read_text())
     assert data["tags"]["Clock"] == "cpu"

@@ -30,9 +30,9 @@ CASES: dict[str, tuple[str, tuple[str, ...]]] = {
     # Launched bots play on CPU clocks: a busy loop runs out of CPU time (or, on a machine so
     # busy that it gets less than a fifth of a core, meets the backstop first), a sleeper is
     # ended by the wall-clock backstop.
-    "hang": ("time", ("exceeded its CPU time: used|ran out of wall time: no answer to move",)),
-    "sleep": ("time", ("ran out of wall time: no answer to move", "the backstop of a CPU clock")),
-    "noterm": ("time", ("ran out of wall time: no answer to move",)),
+    "hang": ("time", ("exceeded its CPU time: used|ran out of wall time: no answer for ply",)),
+    "sleep": ("time", ("ran out of wall time: no answer for ply", "the backstop of a CPU clock")),
+    "noterm": ("time", ("ran out of wall time: no answer for ply",)),
     "flood": ("protocol_error", ("flooded its stream: more than 400 unrequested",)),
     "oversized": ("protocol_error", ("bytes (at most 65536 bytes are accepted)",)),
     "huge": ("protocol_error", ("sent a message of 3", "at most 65536 bytes are accepted")),

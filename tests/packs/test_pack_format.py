@@ -17,7 +17,7 @@ def _pack(**fields: object) -> bytes:
     start = pb.RefereeMessage(game_start=pb.GameStart(game_id="g")).SerializeToString()
     raw: dict[str, object] = {
         "format": FORMAT,
-        "version": 1,
+        "version": 2,
         "game_id": "g",
         "game": "tetress",
         "params": {},
@@ -38,12 +38,19 @@ def test_a_well_formed_pack_is_read() -> None:
     assert pack.seat_name == "RED" and pack.sent[0].WhichOneof("kind") == "game_start"
 
 
+def test_a_version_1_pack_is_read_in_the_one_numbering() -> None:
+    """A version 1 pack counted its fault's ply from 0: it is read counted from 1, as a
+    version 2 pack says it."""
+    assert parse_pack(_pack(version=1, fault_ply=6)).fault_ply == 7
+    assert parse_pack(_pack(fault_ply=7)).fault_ply == 7
+
+
 @pytest.mark.parametrize(
     ("data", "words"),
     [
         (b"[1, 2", "not JSON"),
         (b'"a string"', "not a failure pack"),
-        (_pack(version=2), "pack version 2"),
+        (_pack(version=3), "pack version 3"),
         (_pack(seat="zero"), "field 'seat' missing or not a number"),
         (_pack(seat=True), "field 'seat'"),
         (_pack(messages=[{"to_bot": "%%%"}]), "message 0 cannot be decoded"),

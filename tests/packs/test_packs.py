@@ -72,11 +72,12 @@ def test_each_fault_is_packed_and_reproduced_the_same_way(tmp_path: Path, fault:
     pack = json.loads(pack_path.read_text())
     assert (pack["format"], pack["version"], pack["verdict"]) == (
         "tetromino-failure-pack",
-        1,
+        2,
         verdict,
     )
     assert pack["reason"] == result["reason"] and pack["sandbox"] == "bwrap"
-    assert isinstance(pack["seed"], int) and pack["fault_ply"] == result["plies"]
+    # Plies counted from 1: the fault took the place of the move after the ones played.
+    assert isinstance(pack["seed"], int) and pack["fault_ply"] == result["plies"] + 1
     assert len(pack["bot"]["code_digest"]) == 12
     assert len(pack["moves"]) == 3 and all(m["peak_rss_bytes"] > 0 for m in pack["moves"])
     out = _reproduce(pack_path, bot, "--json")
@@ -85,7 +86,37 @@ def test_each_fault_is_packed_and_reproduced_the_same_way(tmp_path: Path, fault:
     assert replay["match"] is True and replay["reproduced"]["verdict"] == verdict
     assert replay["reproduced"]["ply"] == pack["fault_ply"]
     # Seeded the same: the three good moves are the ones played in the game.
-    assert (replay["answers"], replay["differed"]) == (3, 0)
+    assert (replay["answers"], replay["diverged"]) == (3, None)
+
+
+def test_the_sentence_the_pack_the_replay_and_the_page_number_a_ply_alike(tmp_path: Path) -> None:
+    """A bot out of time at its fourth move (RED: the game's 7th move): the verdict's sentence,
+    the pack (its fault and its own moves), reproduce's lines and the game page's "why" box all
+    say ply 7, the numbering of docs/records.md."""
+    from referee.match.verdicts import Verdict
+    from referee.web.story import tell
+
+    bot = f"{FAULTY}:Hang"
+    result, _ = _match(tmp_path, bot, "client_sdk.examples.random_bot", "--move-time", "1")
+    pack = json.loads(Path(result["seats"]["RED"]["failure_pack"]).read_text())
+    assert (result["plies"], pack["fault_ply"]) == (6, 7), (result, pack["fault_ply"])
+    assert "for ply 7" in pack["reason"] or "no answer for ply 7" in pack["reason"], pack
+    assert [m["ply"] for m in pack["moves"]] == [1, 3, 5]
+    out = _reproduce(result["seats"]["RED"]["failure_pack"], bot)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "recorded (time at ply 7)" in out.stdout and "here (time at ply 7)" in out.stdout
+    story = tell(
+        verdict=Verdict.TIME,
+        sentence=pack["reason"],
+        winner=1,
+        offender=0,
+        seat_names=("RED", "BLUE"),
+        movers=[0, 1] * 3,
+        moves=["m"] * 6,
+        analysis=None,
+        output=None,
+    )
+    assert "RED was to play ply 7" in story.points[0].text and story.fault_ply == 6
 
 
 def test_a_fixed_bot_does_not_match_and_says_so(tmp_path: Path) -> None:

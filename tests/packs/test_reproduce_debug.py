@@ -98,7 +98,7 @@ def test_until_leaves_the_bot_running_at_a_ply(pack: Path) -> None:
     assert "before ply 4" in text
     pid = int(text.split("(pid ")[1].split(")")[0])
     assert psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    assert "move 3" not in text  # the third move (ply 4) was never asked for
+    assert "move 3" not in text  # its third move (ply 5) was never asked for
     term.type("")
     assert term.wait() == 0, term.text
     deadline = time.monotonic() + WAIT_S

@@ -106,7 +106,7 @@ def test_faults_get_their_verdicts_while_the_server_keeps_serving() -> None:
         assert report.seat_names[1] in end.reason
     slow = faulty["slow"].end
     assert slow is not None and "exceeded its wall time: used" in slow.reason
-    assert "of 8.00 s for move 4" in slow.reason
+    assert "of 8.00 s for ply 4" in slow.reason
     illegal = faulty["illegal"].end
     assert illegal is not None and "played an illegal move PLACE(" in illegal.reason
     error = faulty["error"].end

@@ -63,7 +63,7 @@ def test_verdict_sentences() -> None:
     """The sentences bot authors see read as documented."""
     assert (
         verdicts.time_sentence("BLUE", 2.314, 2.0, 17, "CPU time")
-        == "BLUE exceeded its CPU time: used 2.31 s of 2.00 s for move 17"
+        == "BLUE exceeded its CPU time: used 2.31 s of 2.00 s for ply 17"
     )
     assert verdicts.illegal_sentence("RED", "PLACE(3-4)", "cell 3-4 is occupied") == (
         "RED played an illegal move PLACE(3-4): cell 3-4 is occupied"

@@ -163,7 +163,9 @@ def test_bare_install_bots_play_a_real_referee_over_grpc() -> None:
 
 @pytest.mark.slow
 def test_the_referee_command_names_the_server_extra_when_it_is_missing() -> None:
-    """On a bare install, `referee` says to install the server extra instead of a traceback."""
+    """On a bare install, `referee` says in one line what this install runs (the SDK's
+    commands) and where the referee's come from, instead of a traceback or an extra to install
+    from an index that does not have it."""
     done = subprocess.run(
         [sys.executable, "-m", "referee.commands.main", "games"],
         env=_bare_env(),
@@ -172,5 +174,6 @@ def test_the_referee_command_names_the_server_extra_when_it_is_missing() -> None
         timeout=60,
     )
     assert done.returncode == 2, done.stderr
-    assert "pip install 'tetromino-arena[server]'" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert "python -m client_sdk" in done.stderr and "reproduce" in done.stderr
+    assert "deploy/install.sh" in done.stderr and "tetromino-arena[server]" not in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

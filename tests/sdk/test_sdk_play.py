@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine.records import read_records
+from engine.records.jsonform import read_json
 
 pytestmark = pytest.mark.slow
 
@@ -82,7 +83,7 @@ def test_a_hanging_bot_loses_on_time_and_is_killed(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     game = json.loads(done.stdout.splitlines()[-1])["games"][0]
     assert game["verdict"] == "time"
-    assert "RED exceeded its wall time" in game["reason"] and "for move 1" in game["reason"]
+    assert "RED exceeded its wall time" in game["reason"] and "for ply 1" in game["reason"]
 
 
 def test_a_bot_over_its_memory_loses_by_memory(tmp_path: Path) -> None:
@@ -176,3 +177,19 @@ def test_the_game_its_parameters_and_a_shipped_bot_name_work_as_on_the_server() 
         bad = _sdk("play", "greedy", *flags)
         assert bad.returncode == 2 and said in bad.stderr and "Traceback" not in bad.stderr
         assert "nothing is sandboxed" not in bad.stderr  # refused before anything ran
+
+
+def test_a_record_keeps_the_think_records_and_names_the_wall_clock(tmp_path: Path) -> None:
+    """--record keeps each move's think record (the reference bot's depth, nodes, score, PV)
+    and names the clock the local judge charged: wall time (no CPU is measured here)."""
+    record = tmp_path / "game.json"
+    done = _sdk(
+        "play", "level1", "random", "--param", "turn_limit=8", "--record", str(record), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    game = read_json(record.read_text(encoding="utf-8"))
+    assert game.time_control is not None and " wall" in game.time_control, game.time_control
+    assert "CPU" not in game.time_control
+    thought = [m.search for m in game.moves[0::2]]
+    assert all(s is not None and s.depth and s.nodes and s.pv for s in thought), thought
+    assert all(m.search is None for m in game.moves[1::2])  # the random bot says nothing

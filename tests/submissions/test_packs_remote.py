@@ -80,3 +80,38 @@ def test_the_owner_fetches_and_reproduces_a_stored_pack_and_no_one_else_may(
             assert "none of your bots played" in err and "Traceback" not in err
 
     asyncio.run(main())
+
+
+def test_mines_reproduce_command_logs_in_as_mine_did_and_old_failures_list_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`mine failures --token-file F` prints a reproduce command carrying `--token-file F`
+    (never the token), which runs as printed and matches; once seen, `mine failures --all`
+    lists the failure again; a --token on the command line becomes a placeholder."""
+    monkeypatch.setenv("TETROMINO_STATE_DIR", str(tmp_path / "state"))
+    bot = write_tree(tmp_path / "bot", {"raiser.py": RAISING_BOT}) / "raiser.py"
+
+    async def main() -> None:
+        async with upload_server(tmp_path, players=("alice",)) as up:
+            assert (await submit_cli(up, "alice", str(bot)))["status"] == "rejected"
+            game_id = rows.get_submission(up.repo.db, "alice-raiser").validation_game_uid
+            token_file = tmp_path / "token.txt"
+            token_file.write_text(up.tokens["alice"])
+            login = ("--server", up.address, "--token-file", str(token_file))
+            code, out, err = await cli("mine", "failures", *login)
+            assert code == 0, err
+            assert up.tokens["alice"] not in out
+            line = next(x.strip() for x in out.splitlines() if "client_sdk reproduce" in x)
+            assert line.endswith(f"--server {up.address} --token-file {token_file}"), line
+            argv = line.split()[3:]  # after `python -m client_sdk`
+            code, replay, err = await cli(*[str(bot) if w == "BOT" else w for w in argv], "--json")
+            assert code == 0 and json.loads(replay.strip().splitlines()[-1])["match"], err
+            code, out, _ = await cli("mine", "failures", *login)
+            assert "no new failures" in out and game_id not in out
+            code, out, _ = await cli("mine", "failures", "--all", *login)
+            assert code == 0 and f"  {game_id}  " in out and "failures of your bots (1)" in out
+            plain = ("--server", up.address, "--token", up.tokens["alice"])
+            code, out, _ = await cli("mine", "failures", "--all", *plain)
+            assert "--token YOUR_TOKEN" in out and up.tokens["alice"] not in out
+
+    asyncio.run(main())

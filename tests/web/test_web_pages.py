@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from webdata import HOSTILE, sign_in
+from webdata import HOSTILE, alphas_game, sign_in
 
 from referee.storage import Repository
 from referee.web.security import CSP
@@ -267,25 +267,9 @@ def test_validation_games_are_shown_only_to_their_uploader(
 ) -> None:
     """A validation game (an upload's private check) has no page, record download or API
     view for the public and stays out of the games list; its uploader, signed in, sees it."""
-    from referee.storage import FinishedGame, SeatResult
     from referee.storage.enums import GameKind
 
-    rated = repo.get_game(ids["games"][0])
-    alpha = next(v for v in repo.list_bot_versions() if v.bot_name == "alpha")
-    other = next(v for v in repo.list_bot_versions() if v.owner_id != alpha.owner_id)
-    check = repo.record_game(
-        FinishedGame(
-            game=rated.summary.game,
-            seats=[SeatResult(alpha.id, stderr="alpha checked"), SeatResult(other.id)],
-            verdict=rated.summary.verdict,
-            winner_seat=rated.summary.winner_seat,
-            plies=rated.summary.plies,
-            started_at=rated.summary.started_at,
-            finished_at=rated.summary.finished_at,
-            record_text=rated.record_text,
-            kind=GameKind.VALIDATION,
-        )
-    )
+    check = alphas_game(repo, ids, {"stderr": "alpha checked"}, kind=GameKind.VALIDATION)
     paths = (f"/games/{check.id}", f"/games/{check.id}/record.pgn", f"/api/games/{check.id}")
     for path in paths:
         assert client.get(path).status_code == 404, path

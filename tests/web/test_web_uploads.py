@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,3 +92,45 @@ def test_an_upload_is_validated_and_shown_to_its_owner(
     assert '<b class="status">accepted</b>' in fragment, fragment
     mine = uploads_client.get("/api/me").json()["versions"]
     assert "alice-greedy" in {v["bot"] for v in mine}
+
+
+@pytest.mark.slow
+def test_a_rejected_upload_links_its_validation_game_and_failure_pack(
+    uploads_client: TestClient, ids: dict[str, Any], tmp_path: Path
+) -> None:
+    """A course bot that raises at its third move is rejected; /me links the validation game
+    (readable by its uploader) and the bot's failure pack, which downloads."""
+    import json
+    import shutil
+
+    folder = tmp_path / "agent"
+    shutil.copytree(
+        Path(__file__).resolve().parents[2] / "client_sdk/examples/course_greedy", folder
+    )
+    program = folder / "program.py"
+    program.write_text(
+        program.read_text().replace(
+            "    def action(self, **referee: Any) -> PlaceAction:\n",
+            "    def action(self, **referee: Any) -> PlaceAction:\n"
+            "        self.calls = getattr(self, 'calls', 0) + 1\n"
+            "        if self.calls == 3:\n"
+            "            raise ValueError('broken on the third move')\n",
+        )
+    )
+    sign_in(uploads_client, ids["token"])
+    assert _upload(uploads_client, bot_zip(folder), name="alice-broken").status_code == 303
+    deadline = time.monotonic() + 180
+    fragment = ""
+    while time.monotonic() < deadline and "validating" in (
+        fragment := uploads_client.get("/me/submissions").text
+    ):
+        time.sleep(0.5)
+    assert '<b class="status">rejected</b>' in fragment, fragment
+    page = uploads_client.get("/me").text
+    game = re.search(r'href="(/games/\d+)">validation game</a>', page)
+    pack = re.search(r'href="(/games/\d+/pack/\d)" download>failure pack</a>', page)
+    assert game is not None and pack is not None, page
+    assert pack.group(1).startswith(game.group(1) + "/")
+    assert uploads_client.get(game.group(1)).status_code == 200
+    served = uploads_client.get(pack.group(1))
+    assert served.status_code == 200 and json.loads(served.text)["verdict"] == "runtime_error"

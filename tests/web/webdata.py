@@ -24,6 +24,7 @@ from referee.storage import (
     TournamentSettings,
     Verdict,
 )
+from referee.storage.games import GameSummary
 from referee.storage.models import Bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -213,3 +214,25 @@ def bot_zip(folder: Path = ROOT / "client_sdk" / "examples" / "course_greedy") -
         for path in sorted(folder.rglob("*.py")):
             archive.write(path, f"agent/{path.relative_to(folder)}")
     return buffer.getvalue()
+
+
+def alphas_game(
+    repo: Repository, ids: dict[str, Any], alpha_seat: dict[str, Any], **changes: Any
+) -> GameSummary:
+    """A game of alpha's (alice's, seat 0; ``alpha_seat``: its :class:`SeatResult`'s fields)
+    against another player's bot, as the site's first game went but for ``changes`` (e.g.
+    ``kind``, ``verdict``) to the stored fields."""
+    rated = repo.get_game(ids["games"][0])
+    alpha = next(v for v in repo.list_bot_versions() if v.bot_name == "alpha")
+    other = next(v for v in repo.list_bot_versions() if v.owner_id != alpha.owner_id)
+    fields: dict[str, Any] = {
+        "game": rated.summary.game,
+        "seats": [SeatResult(alpha.id, **alpha_seat), SeatResult(other.id)],
+        "verdict": rated.summary.verdict,
+        "winner_seat": rated.summary.winner_seat,
+        "plies": rated.summary.plies,
+        "started_at": rated.summary.started_at,
+        "finished_at": rated.summary.finished_at,
+        "record_text": rated.record_text,
+    }
+    return repo.record_game(FinishedGame(**{**fields, **changes}))
