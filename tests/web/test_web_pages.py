@@ -165,7 +165,8 @@ def test_game_page_shows_board_moves_clocks_verdict_and_downloads(
     assert page.count('id="clock-') == 2
     assert '<svg xmlns="http://www.w3.org/2000/svg"' in page
     cell = r"\d\.\d{3} s</td><td class=\"num\">"
-    assert re.search(cell * 3 + r"\d+\.\d MB", page)
+    clock = r"\d+:\d\d\.\d</td><td class=\"num\">"
+    assert re.search(cell + clock + cell * 2 + r"\d+\.\d MB", page)
     assert 'id="charged-clock"' in page and "Clocks charged <b>CPU time</b>" in page
     assert 'id="verdict"' in page and "wins:" in page
     assert f"/games/{game}/record.pgn" in page and f"/games/{game}/record.json" in page

@@ -81,6 +81,7 @@ def test_pages_fit_a_phone(site_url: Any, phone: Any) -> None:
         ("game", f"/games/{ids['games'][0]}"),
         ("bot", "/bots/1"),
         ("tournaments", "/tournaments"),
+        ("sdk", "/sdk"),
     ):
         phone.goto(base + path)
         phone.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
@@ -105,3 +106,42 @@ def test_wide_table_scrolls_inside_its_box(site_url: Any, phone: Any) -> None:
     last = phone.locator("#board thead th").last.bounding_box()
     assert last is not None and last["x"] + last["width"] <= PHONE["width"] + 1
     phone.screenshot(path=str(ARTIFACTS / "phone-leaderboard-scrolled.png"), full_page=True)
+
+
+#: Per page, a table and the columns a reader comes for: they must be on the screen without
+#: scrolling the table sideways (names wrap instead).
+KEY_COLUMNS = (
+    ("/leaderboard/tetress", "#board", ("Elo",)),
+    ("/games", "table.games", ("result",)),
+    ("/games/{game}", "#moves", ("time", "clock")),
+    ("/bots/{alpha}", "table.data >> nth=1", ("Elo",)),
+    ("/tournaments/{tournament}", "#standings", ("Elo",)),
+)
+
+
+def test_key_columns_are_on_a_phone_screen(site_url: Any, phone: Any) -> None:
+    """At 390 px the rating, result, move time and clock columns are inside the screen
+    when a page opens, not behind its table's own sideways scroll."""
+    base, ids = site_url
+    values = {"game": ids["games"][0], "alpha": ids["bots"]["alpha"]}
+    values["tournament"] = ids["tournament"]
+    for path, table, keys in KEY_COLUMNS:
+        phone.goto(base + path.format(**values))
+        for key in keys:
+            head = phone.locator(table).first.locator("thead th", has_text=key).first
+            box = head.bounding_box()
+            assert box is not None, f"{path}: no {key} column"
+            assert box["x"] + box["width"] <= PHONE["width"], f"{path}: {key} is off the screen"
+
+
+def test_game_chart_fits_a_phone(site_url: Any, phone: Any) -> None:
+    """The game chart scales to the phone's width: all of it on the screen, no inner scroll."""
+    base, ids = site_url
+    phone.goto(f"{base}/games/{ids['games'][0]}")
+    chart = phone.locator("svg.game-chart")
+    box = chart.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    # Drawn in 680 units, shown at most the screen's width: scaled down, not cropped.
+    assert box["width"] < 680
+    inner = phone.locator("figure.chart").evaluate("f => [f.scrollWidth, f.clientWidth]")
+    assert inner[0] <= inner[1]
