@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,3 +64,25 @@ def settings() -> WebSettings:
 def client(repo: Repository, hub: LiveHub, settings: WebSettings) -> Iterator[TestClient]:
     with TestClient(create_app(repo, hub, settings), follow_redirects=False) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
+    """``referee web`` over a copy of the populated database."""
+    work = tmp_path_factory.mktemp("web-front")
+    db = work / "site.db"
+    shutil.copy(site_template[0], db)
+    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
+    address = work / "url"
+    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
+    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
+    proc = subprocess.Popen(command, cwd=work)
+    try:
+        deadline = time.monotonic() + 60
+        while not (address.exists() and address.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
+            time.sleep(0.1)
+        yield address.read_text().strip(), site_template[1]
+    finally:
+        proc.terminate()
+        proc.wait(20)

@@ -5,10 +5,6 @@ own box. Screenshots go to ``test-artifacts/web/phone-*.png``."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,28 +21,6 @@ def _missing(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI=true: the browser tests must run)")
     pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
-    """``referee web`` over a copy of the populated database."""
-    work = tmp_path_factory.mktemp("phone")
-    db = work / "site.db"
-    shutil.copy(site_template[0], db)
-    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
-    address = work / "url"
-    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
-    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
-    proc = subprocess.Popen(command, cwd=work)
-    try:
-        deadline = time.monotonic() + 60
-        while not (address.exists() and address.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
-            time.sleep(0.1)
-        yield address.read_text().strip(), site_template[1]
-    finally:
-        proc.terminate()
-        proc.wait(20)
 
 
 @pytest.fixture(scope="module")

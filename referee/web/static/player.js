@@ -1,7 +1,10 @@
 // The replay player on a game page: play/pause at a chosen speed, a step slider, and chart
 // columns and summary links that move the board without reloading the page. The replay
-// fragment (#replay) is swapped by htmx on every step, so the player keeps its state here and
-// re-reads the controls after each swap. No inline script: the content security policy.
+// fragment (#replay: clocks, board, controls, think record) is swapped by htmx on every step,
+// so the player keeps its state here and re-reads the controls after each swap. The move list
+// and the chart are on the page once: after each step the current ply is marked there (the
+// list scrolls to it inside its own box, the chart's marker moves). No inline script: the
+// content security policy.
 (function () {
   "use strict";
   var BASE_MS = 1000;
@@ -96,7 +99,33 @@
     if (playing) stop(); else start();
   });
 
-  document.addEventListener("htmx:afterSwap", sync);
+  // Mark the shown ply in the move list (scrolled into its box, the page itself left where
+  // it is) and move the chart's marker to its column.
+  function follow() {
+    var root = replay();
+    if (!root) return;
+    var ply = root.getAttribute("data-ply");
+    var rows = document.querySelectorAll("#moves tr.current");
+    for (var i = 0; i < rows.length; i++) rows[i].classList.remove("current");
+    var row = document.querySelector("#moves tr[data-ply='" + ply + "']");
+    var box = row && row.closest(".moves-side");
+    if (row) row.classList.add("current");
+    if (row && box) {
+      var r = row.getBoundingClientRect(), b = box.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top - b.top - box.clientHeight / 3;
+    }
+    var column = document.querySelector("svg.game-chart a.ply-link[data-ply='" + ply + "'] rect");
+    var marker = document.querySelector("svg.game-chart line.now");
+    if (column && marker) {
+      var x = String(parseFloat(column.getAttribute("x")) + parseFloat(column.getAttribute("width")) / 2);
+      marker.setAttribute("x1", x);
+      marker.setAttribute("x2", x);
+    }
+  }
+
+  document.addEventListener("htmx:afterSwap", function () { sync(); follow(); });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", follow);
+  else follow();
   window.addEventListener("popstate", function () {
     var match = /[?&]ply=(\d+)/.exec(location.search);
     if (match && replay()) go(parseInt(match[1], 10));
