@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
-from referee.storage import GameDetail, NotFoundError, TournamentInfo
+from referee.storage import GameDetail, NotFoundError, Repository, TournamentInfo
 from referee.storage.browse import VersionName, recent_games
-from referee.storage.enums import GameKind
+from referee.storage.enums import GameKind, SourceKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
@@ -82,6 +82,7 @@ def leaderboard(request: Request) -> Response:
     if board_html is None:
         rows, sort, direction = sorted_rows(request, table)
         context = {"game": game, "table": table, "rows": rows, "sort": sort, "dir": direction}
+        context["same_author"] = snap.same_author()
         board_html = Markup(web.env.get_template("_board_rows.html").render(context))
         web.fragments.put(key, board_html)
     fragment = request.headers.get("hx-request") == "true" and "hx-history-restore-request" not in (
@@ -197,7 +198,16 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         "per_game": per_game,
         "recent": recent,
         "names": snap.names,
+        "same_author": [
+            (other, _kind(repo, other)) for other in snap.same_author().get(bot_id, [])
+        ],
     }
+
+
+def _kind(repo: Repository, version: VersionName) -> str:
+    """``remote`` for a bot that connects from its author's machine, else ``uploaded``."""
+    info = {i.id: i for i in repo.list_bot_versions(version.bot)}.get(version.id)
+    return "remote" if info is None or info.source_kind is SourceKind.REMOTE else "uploaded"
 
 
 def bot(request: Request) -> Response:
@@ -212,6 +222,8 @@ def versus_data(web: Web, bot_id: int, other_id: int) -> VersusData:
     theirs = sorted((v for v in names.values() if v.bot_id == other_id), key=lambda v: v.id)
     if not mine or not theirs:
         raise HTTPException(404, "no such bot")
+    if bot_id == other_id:
+        raise HTTPException(404, "a bot has no head to head with itself: pick another bot")
     played = bot_games(web.need_repo(), [v.id for v in mine])
     h2h = head_to_head(played, [v.id for v in theirs])
     game = h2h.games[0].game if h2h.games else "tetress"
