@@ -26,7 +26,7 @@ from referee.web.botstory import bot_games, head_to_head, matchups, time_profile
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, pv_of
 from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
-from referee.web.plots import versions_plot
+from referee.web.plots import VersionLine, versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
@@ -81,8 +81,8 @@ def leaderboard(request: Request) -> Response:
     board_html = web.fragments.get(key)
     if board_html is None:
         rows, sort, direction = sorted_rows(request, table)
-        context = {"game": game, "table": table, "rows": rows, "sort": sort, "dir": direction}
-        context["same_author"] = snap.same_author()
+        context: dict[str, object] = {"game": game, "table": table, "rows": rows}
+        context |= {"sort": sort, "dir": direction, "same_author": snap.same_author()}
         board_html = Markup(web.env.get_template("_board_rows.html").render(context))
         web.fragments.put(key, board_html)
     fragment = request.headers.get("hx-request") == "true" and "hx-history-restore-request" not in (
@@ -179,13 +179,16 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         rows = [r for r in (table.row_of(v.id) for v in versions) if r is not None]
         if not rows:
             continue
-        series = [(v.version, table.history.get(v.id, ())) for v in versions]
+        series = [
+            VersionLine(v.version, table.history.get(v.id, ()), _elo(table.row_of(v.id)))
+            for v in versions
+        ]
         mine = [g for g in played if g.game == game]
         per_game.append(
             {
                 "game": game,
                 "rows": rows,
-                "plot": versions_plot([(f"{versions[0].bot}@{v}", h) for v, h in series], uploads),
+                "plot": versions_plot(series, uploads),
                 "opponents": results_by_opponent(table, ids, snap.names),
                 "matchups": matchups(mine, snap.names),
                 "profiles": time_profiles(mine, versions),
@@ -202,6 +205,10 @@ def bot_data(web: Web, bot_id: int) -> BotData:
             (other, _kind(repo, other)) for other in snap.same_author().get(bot_id, [])
         ],
     }
+
+
+def _elo(row: BoardRow | None) -> float | None:
+    return row.row.elo if row is not None else None
 
 
 def _kind(repo: Repository, version: VersionName) -> str:

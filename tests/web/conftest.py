@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from webdata import populate
+from webdata import populate, site_copy, web_front
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
@@ -69,20 +66,6 @@ def client(repo: Repository, hub: LiveHub, settings: WebSettings) -> Iterator[Te
 @pytest.fixture(scope="module")
 def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
     """``referee web`` over a copy of the populated database."""
-    work = tmp_path_factory.mktemp("web-front")
-    db = work / "site.db"
-    shutil.copy(site_template[0], db)
-    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
-    address = work / "url"
-    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
-    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
-    proc = subprocess.Popen(command, cwd=work)
-    try:
-        deadline = time.monotonic() + 60
-        while not (address.exists() and address.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
-            time.sleep(0.1)
-        yield address.read_text().strip(), site_template[1]
-    finally:
-        proc.terminate()
-        proc.wait(20)
+    db = site_copy(site_template, tmp_path_factory.mktemp("web-front"))
+    with web_front(db) as url:
+        yield url, site_template[1]
