@@ -154,14 +154,7 @@ def versions_plot(
         f'<text x="{width - right}" y="{height - 8}" text-anchor="end" fill="#555">time →</text>'
     )
     out.append(f'<text class="key" x="{left}" y="14" fill="#555">{escape(KEY)}</text>')
-    for label, when in uploads:
-        at = x(when)
-        out.append(
-            f'<g class="upload"><line x1="{at:.1f}" x2="{at:.1f}" y1="{top - 6}" '
-            f'y2="{height - bottom}" stroke="#888" stroke-dasharray="4 3"/>'
-            f'<text x="{at + 3:.1f}" y="{top - 8}" fill="#555">{escape(label)}</text>'
-            f"<title>{escape(label)} uploaded {when:%Y-%m-%d %H:%M}</title></g>"
-        )
+    out.extend(_uploads(uploads, x, top, height - bottom))
     for n, (line, points) in enumerate(drawn):
         colour = COLOURS[n % len(COLOURS)]
         out.extend(_version_line(line, points, colour, x, y, (left, width - right)))
@@ -171,6 +164,22 @@ def versions_plot(
         )
     out.append("</svg>")
     return Markup("".join(out))
+
+
+def _uploads(
+    uploads: Sequence[tuple[str, datetime]], x: Callable[[datetime], float], top: int, base: int
+) -> list[str]:
+    """A dashed marker with the version's name where each version was uploaded."""
+    out = []
+    for label, when in uploads:
+        at = x(when)
+        out.append(
+            f'<g class="upload"><line x1="{at:.1f}" x2="{at:.1f}" y1="{top - 6}" '
+            f'y2="{base}" stroke="#888" stroke-dasharray="4 3"/>'
+            f'<text x="{at + 3:.1f}" y="{top - 8}" fill="#555">{escape(label)}</text>'
+            f"<title>{escape(label)} uploaded {when:%Y-%m-%d %H:%M}</title></g>"
+        )
+    return out
 
 
 def _version_line(
