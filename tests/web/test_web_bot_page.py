@@ -4,7 +4,6 @@ real Chromium)."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from test_web_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from test_web_browser import ARTIFACTS, chromium
 from webdata import site_copy, store_game, web_front
 
 from referee.storage import Repository, SourceKind
@@ -59,12 +58,6 @@ def test_a_one_game_bot_gets_a_dot_and_its_rating_not_an_empty_plot(
     assert "v1: " in plot and "after its only game" in plot and "no rated games" not in plot
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def regressed(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
     """``referee web`` over the populated database plus a bot whose second version is three
@@ -91,34 +84,23 @@ def test_a_regression_sentence_stays_inside_its_table(regressed: Any) -> None:
     """The profile table's regression sentence wraps inside its cell: never wider than the
     screen (a phone scrolls the table's other columns in its box), and on a laptop screen the
     whole table fits with the cell inside it."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
-    if not Path(CHROMIUM).exists():
-        _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     base, bot = regressed
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            for width in (1280, 390):
-                context = chromium.new_context(viewport={"width": width, "height": 900})
-                tab = context.new_page()
-                tab.goto(f"{base}/bots/{bot}")
-                table = tab.locator("#profiles-tetress")
-                cell = table.locator("tr.regression td").last
-                assert "slower than v1" in cell.inner_text()
-                box, outer = cell.bounding_box(), table.bounding_box()
-                assert outer["x"] + outer["width"] <= width
-                # Wrapped, the sentence is never wider than the screen ...
-                assert box["width"] <= width - 2 * outer["x"]
-                if width > 1000:
-                    # ... and on a laptop the whole table fits: no sideways scroll.
-                    inner = table.evaluate("t => [t.scrollWidth, t.clientWidth]")
-                    assert inner[0] <= inner[1], f"at {width} px the table scrolls sideways"
-                    assert box["x"] + box["width"] <= outer["x"] + outer["width"] + 1
-                tab.screenshot(path=str(ARTIFACTS / f"bot-regression-{width}.png"), full_page=True)
-                context.close()
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        for width in (1280, 390):
+            context = browser.new_context(viewport={"width": width, "height": 900})
+            tab = context.new_page()
+            tab.goto(f"{base}/bots/{bot}")
+            table = tab.locator("#profiles-tetress")
+            cell = table.locator("tr.regression td").last
+            assert "slower than v1" in cell.inner_text()
+            box, outer = cell.bounding_box(), table.bounding_box()
+            assert outer["x"] + outer["width"] <= width
+            # Wrapped, the sentence is never wider than the screen ...
+            assert box["width"] <= width - 2 * outer["x"]
+            if width > 1000:
+                # ... and on a laptop the whole table fits: no sideways scroll.
+                inner = table.evaluate("t => [t.scrollWidth, t.clientWidth]")
+                assert inner[0] <= inner[1], f"at {width} px the table scrolls sideways"
+                assert box["x"] + box["width"] <= outer["x"] + outer["width"] + 1
+            tab.screenshot(path=str(ARTIFACTS / f"bot-regression-{width}.png"), full_page=True)
+            context.close()

@@ -4,41 +4,24 @@ own box. Screenshots go to ``test-artifacts/web/phone-*.png``."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from test_web_browser import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def phone(site_url: Any) -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
-    if not Path(CHROMIUM).exists():
-        _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         # The pages' CSP forbids eval; measuring layout from the test needs it.
-        context = chromium.new_context(viewport=PHONE, is_mobile=True, bypass_csp=True)
+        context = browser.new_context(viewport=PHONE, is_mobile=True, bypass_csp=True)
         yield context.new_page()
         context.close()
-        chromium.close()
 
 
 def _page_width(page: Any) -> int:

@@ -4,38 +4,21 @@ move list and the chart follow the shown ply."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from test_web_browser import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.slow
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def tab(site_url: Any) -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
-    if not Path(CHROMIUM).exists():
-        _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    with chromium() as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         yield context.new_page()
         context.close()
-        chromium.close()
 
 
 def _inside(inner: dict[str, float], outer: dict[str, float]) -> bool:
