@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -31,6 +32,7 @@ from referee.storage import (
     Verdict,
 )
 from referee.storage.models import Bot
+from referee.tools.sdkwheel import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A bot name with markup in it (stored before the name rules refused it): every page must show
@@ -240,7 +242,9 @@ def web_front(db: Path) -> Iterator[str]:
     address = db.with_name("url")
     command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
     command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
-    proc = subprocess.Popen(command, cwd=db.parent)
+    # /sdk builds the SDK's wheel: into the test's folder, not the user's cache.
+    env = {**os.environ, CACHE_ENV: str(db.with_name("sdk-cache"))}
+    proc = subprocess.Popen(command, cwd=db.parent, env=env)
     try:
         deadline = time.monotonic() + 60
         while not (address.exists() and address.read_text().strip()):
