@@ -17,7 +17,7 @@ Two notations exist for every move, as in chess (UCI vs SAN):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, Generic, Protocol, Self, TypeVar
 
 from engine.outcome import Outcome
@@ -49,6 +49,8 @@ class Game(ABC, Generic[M]):
     title: str
     #: Names of the seats, in move order of the first ply (seat 0 moves first).
     seat_names: tuple[str, str]
+    #: The board symmetries :meth:`canonical_line` folds, in words ("" for none).
+    symmetries: str = ""
 
     @property
     @abstractmethod
@@ -70,6 +72,12 @@ class Game(ABC, Generic[M]):
     @abstractmethod
     def move_from_text(self, text: str) -> M:
         """Parse the long form; raises :class:`~engine.errors.NotationError` on bad syntax."""
+
+    def canonical_line(self, moves: Sequence[M]) -> tuple[M, ...]:
+        """One representative of the lines from the start that the rules make the same game as
+        ``moves`` (up to a symmetry of the board that keeps the seats): equivalent lines give
+        the same tuple. A game without such symmetries returns the line as it is."""
+        return tuple(moves)
 
     def seat_index(self, name: str) -> int:
         """The seat index for a seat name (case-insensitive)."""

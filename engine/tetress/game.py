@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from engine.errors import PositionError
 from engine.game import Game
 from engine.tetress.geometry import COL_MASKS, ROW_MASKS, N
 from engine.tetress.placement import Placement
 from engine.tetress.state import SEAT_CHARS, TetressState
+from engine.tetress.symmetry import canonical_line
 
 TURN_LIMIT = 150
 
@@ -20,6 +21,7 @@ class Tetress(Game[Placement]):
     title = "Tetress"
     seat_names = ("RED", "BLUE")
     board_size = N
+    symmetries = "shifted across the torus (it wraps), rotated or mirrored"
 
     def __init__(self, turn_limit: int = TURN_LIMIT) -> None:
         if turn_limit < 0:
@@ -73,6 +75,11 @@ class Tetress(Game[Placement]):
             if occupied & line == line:
                 raise PositionError(f"column {i} is full; full lines are always removed")
         return TetressState(self, red, blue, ply)
+
+    def canonical_line(self, moves: Sequence[Placement]) -> tuple[Placement, ...]:
+        """Up to the torus's translations and the square's rotations and reflections (see
+        :mod:`engine.tetress.symmetry`)."""
+        return canonical_line(moves)
 
     def move_to_text(self, move: Placement) -> str:
         return str(move)

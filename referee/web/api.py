@@ -160,6 +160,9 @@ def bot(request: Request) -> Response:
                 for item in data["per_game"]
             },
             "recent": [_line(g, names) for g in data["recent"]],
+            "same_author": [
+                {"bot_id": o.bot_id, "bot": o.bot, "kind": kind} for o, kind in data["same_author"]
+            ],
         }
     )
 

@@ -2,6 +2,11 @@
 its games, the score of the side that chose it and the bots that play it, filterable by bot and
 by period, each line linking to its games.
 
+Lines the rules make the same game are one line of the tree: each game's first moves are read
+as the game's representative of their class (:meth:`engine.game.Game.canonical_line`; for
+Tetress, up to the torus's translations and the square's rotations and reflections), so the
+tree shows them in one frame and a linked game may show its line shifted or turned.
+
 Read from the stored move lists of the newest :data:`MAX_GAMES` rated games of one game kind
 (Tetress by default), the first :data:`DEPTH` plies; pure once the rows are read.
 """
@@ -11,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import select
 
+from engine.registry import load_game
 from referee.storage import Repository
 from referee.storage.browse import VersionName
 from referee.storage.enums import GameKind
@@ -106,8 +113,20 @@ def opening_games(
         if set(pair) != {0, 1}:
             continue
         texts = tuple(str(m.get("move", "")) for m in (moves or ())[:DEPTH] if isinstance(m, dict))
-        out.append(OpeningGame(gid, finished, winner, (pair[0], pair[1]), texts))
+        out.append(OpeningGame(gid, finished, winner, (pair[0], pair[1]), folded(game, texts)))
     return out
+
+
+@lru_cache(maxsize=16384)
+def folded(game: str, texts: tuple[str, ...]) -> tuple[str, ...]:
+    """The representative of the opening ``texts`` (see the module's docstring); a line the
+    engine cannot read stays as it was stored."""
+    rules = load_game(game)
+    try:
+        line = rules.canonical_line([rules.move_from_text(text) for text in texts])
+    except Exception:
+        return texts
+    return tuple(rules.move_to_text(move) for move in line)
 
 
 def tree(games: Sequence[OpeningGame], depth: int = DEPTH) -> Line:
@@ -205,6 +224,7 @@ def explorer_page(request: Request) -> HTMLResponse:
     f, root, names = _explore(request)
     bots = sorted({(v.bot_id, v.display) for v in names.values()}, key=lambda b: b[1].lower())
     context = {"f": f, "root": root, "names": names, "bots": bots}
+    context["symmetries"] = load_game(f["game"]).symmetries
     return web_of(request).render(request, "explorer.html", context)
 
 

@@ -46,6 +46,8 @@ class BotData(TypedDict):
     per_game: list[BotGameData]
     recent: list[GameLine]
     names: Mapping[int, VersionName]
+    #: The author's other bots (a remote bot and uploads are separate bots), with their kind.
+    same_author: list[tuple[VersionName, str]]
 
 
 class VersusData(TypedDict):

@@ -17,15 +17,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
-from referee.storage import GameDetail, NotFoundError, TournamentInfo, readers
+from referee.storage import GameDetail, NotFoundError, Repository, TournamentInfo, readers
 from referee.storage.browse import VersionName, recent_games
+from referee.storage.enums import SourceKind
 from referee.tournament import schedule
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, pv_of, reported_error
 from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
-from referee.web.plots import versions_plot
+from referee.web.plots import VersionLine, versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
@@ -80,7 +81,8 @@ def leaderboard(request: Request) -> Response:
     board_html = web.fragments.get(key)
     if board_html is None:
         rows, sort, direction = sorted_rows(request, table)
-        context = {"game": game, "table": table, "rows": rows, "sort": sort, "dir": direction}
+        context: dict[str, object] = {"game": game, "table": table, "rows": rows}
+        context |= {"sort": sort, "dir": direction, "same_author": snap.same_author()}
         board_html = Markup(web.env.get_template("_board_rows.html").render(context))
         web.fragments.put(key, board_html)
     fragment = request.headers.get("hx-request") == "true" and "hx-history-restore-request" not in (
@@ -177,13 +179,16 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         rows = [r for r in (table.row_of(v.id) for v in versions) if r is not None]
         if not rows:
             continue
-        series = [(v.version, table.history.get(v.id, ())) for v in versions]
+        series = [
+            VersionLine(v.version, table.history.get(v.id, ()), _elo(table.row_of(v.id)))
+            for v in versions
+        ]
         mine = [g for g in played if g.game == game]
         per_game.append(
             {
                 "game": game,
                 "rows": rows,
-                "plot": versions_plot([(f"{versions[0].bot}@{v}", h) for v, h in series], uploads),
+                "plot": versions_plot(series, uploads),
                 "opponents": results_by_opponent(table, ids, snap.names),
                 "matchups": matchups(mine, snap.names),
                 "profiles": time_profiles(mine, versions),
@@ -196,7 +201,20 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         "per_game": per_game,
         "recent": recent,
         "names": snap.names,
+        "same_author": [
+            (other, _kind(repo, other)) for other in snap.same_author().get(bot_id, [])
+        ],
     }
+
+
+def _elo(row: BoardRow | None) -> float | None:
+    return row.row.elo if row is not None else None
+
+
+def _kind(repo: Repository, version: VersionName) -> str:
+    """``remote`` for a bot that connects from its author's machine, else ``uploaded``."""
+    info = {i.id: i for i in repo.list_bot_versions(version.bot)}.get(version.id)
+    return "remote" if info is None or info.source_kind is SourceKind.REMOTE else "uploaded"
 
 
 def bot(request: Request) -> Response:
@@ -211,6 +229,8 @@ def versus_data(web: Web, bot_id: int, other_id: int) -> VersusData:
     theirs = sorted((v for v in names.values() if v.bot_id == other_id), key=lambda v: v.id)
     if not mine or not theirs:
         raise HTTPException(404, "no such bot")
+    if bot_id == other_id:
+        raise HTTPException(404, "a bot has no head to head with itself: pick another bot")
     played = bot_games(web.need_repo(), [v.id for v in mine])
     h2h = head_to_head(played, [v.id for v in theirs])
     game = h2h.games[0].game if h2h.games else "tetress"

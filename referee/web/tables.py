@@ -130,6 +130,25 @@ class Snapshot:
         known = [g for g in GAME_ORDER if g in self.tables]
         return known + sorted(g for g in self.tables if g not in GAME_ORDER)
 
+    def same_author(self) -> dict[int, list[VersionName]]:
+        """For each bot of an author with more than one bot (a student's remote bot and their
+        uploads are separate bots), that author's other bots, newest version each, by name."""
+        newest: dict[int, VersionName] = {}
+        for name in self.names.values():
+            held = newest.get(name.bot_id)
+            if held is None or name.id > held.id:
+                newest[name.bot_id] = name
+        by_owner: dict[int, list[VersionName]] = {}
+        for name in sorted(newest.values(), key=lambda n: n.display.lower()):
+            if name.owner_id is not None:
+                by_owner.setdefault(name.owner_id, []).append(name)
+        return {
+            name.bot_id: [other for other in bots if other.bot_id != name.bot_id]
+            for bots in by_owner.values()
+            if len(bots) > 1
+            for name in bots
+        }
+
 
 @dataclass
 class Tables:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
-from webdata import populate
+from webdata import populate, site_copy, web_front
 
 from referee.server.live import LiveHub
 from referee.storage import Repository
@@ -61,3 +61,11 @@ def settings() -> WebSettings:
 def client(repo: Repository, hub: LiveHub, settings: WebSettings) -> Iterator[TestClient]:
     with TestClient(create_app(repo, hub, settings), follow_redirects=False) as c:
         yield c
+
+
+@pytest.fixture(scope="module")
+def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
+    """``referee web`` over a copy of the populated database."""
+    db = site_copy(site_template, tmp_path_factory.mktemp("web-front"))
+    with web_front(db) as url:
+        yield url, site_template[1]

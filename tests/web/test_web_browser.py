@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +107,10 @@ def arena(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> 
                 proc.kill()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright (skipped without them, failed under CI=true);
+    the screenshots' folder made."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
@@ -116,9 +119,17 @@ def browser() -> Iterator[Any]:
         _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture

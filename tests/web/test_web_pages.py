@@ -165,7 +165,8 @@ def test_game_page_shows_board_moves_clocks_verdict_and_downloads(
     assert page.count('id="clock-') == 2
     assert '<svg xmlns="http://www.w3.org/2000/svg"' in page
     cell = r"\d\.\d{3} s</td><td class=\"num\">"
-    assert re.search(cell * 3 + r"\d+\.\d MB", page)
+    clock = r"\d+:\d\d\.\d</td><td class=\"num\">"
+    assert re.search(cell + clock + cell * 2 + r"\d+\.\d MB", page)
     assert 'id="charged-clock"' in page and "Clocks charged <b>CPU time</b>" in page
     assert 'id="verdict"' in page and "wins:" in page
     assert f"/games/{game}/record.pgn" in page and f"/games/{game}/record.json" in page
@@ -279,3 +280,23 @@ def test_validation_games_are_shown_only_to_their_uploader(
     for path in paths:
         assert client.get(path).status_code == 200, path
     assert "alpha checked" in client.get(f"/games/{check.id}").text
+
+
+def test_every_score_says_what_it_is(client: TestClient, ids: dict[str, Any]) -> None:
+    """Each page with a score figure says in the page what the score is (points per game as a
+    percentage, with what a win, a draw and a loss count), and its score headings say it too."""
+    alpha, beta = ids["bots"]["alpha"], ids["bots"]["beta"]
+    for path in (
+        "/leaderboard/tetress",
+        f"/bots/{alpha}",
+        f"/tournaments/{ids['tournament']}",
+        f"/bots/{alpha}/vs/{beta}",
+        "/explorer/tetress",
+    ):
+        page = client.get(path).text
+        note = re.search(r'<p class="note score-note">(.*?)</p>', page, re.S)
+        assert note is not None, f"{path} does not say what its score is"
+        assert "points per game as a percentage" in note.group(1)
+        assert "a win is 1 point, a draw ½, a loss 0" in note.group(1)
+        for head in re.findall(r"<th[^>]*>(?:<a [^>]*>)?score(?:</a>)?</th>", page):
+            assert 'title="points per game' in head, f"{path}: {head}"

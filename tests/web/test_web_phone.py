@@ -4,67 +4,24 @@ own box. Screenshots go to ``test-artifacts/web/phone-*.png``."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from test_web_browser import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.slow
 
 PHONE = {"width": 390, "height": 844}
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the browser tests must run)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def site_url(site_template: tuple[Path, dict[str, Any]], tmp_path_factory: Any) -> Iterator[Any]:
-    """``referee web`` over a copy of the populated database."""
-    work = tmp_path_factory.mktemp("phone")
-    db = work / "site.db"
-    shutil.copy(site_template[0], db)
-    shutil.copy(site_template[0].with_name("site.db.token-key"), work / "site.db.token-key")
-    address = work / "url"
-    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
-    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
-    proc = subprocess.Popen(command, cwd=work)
-    try:
-        deadline = time.monotonic() + 60
-        while not (address.exists() and address.read_text().strip()):
-            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
-            time.sleep(0.1)
-        yield address.read_text().strip(), site_template[1]
-    finally:
-        proc.terminate()
-        proc.wait(20)
-
-
 @pytest.fixture(scope="module")
 def phone(site_url: Any) -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("Playwright for Python is not installed (pip install playwright)")
-    if not Path(CHROMIUM).exists():
-        _missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as browser:
         # The pages' CSP forbids eval; measuring layout from the test needs it.
-        context = chromium.new_context(viewport=PHONE, is_mobile=True, bypass_csp=True)
+        context = browser.new_context(viewport=PHONE, is_mobile=True, bypass_csp=True)
         yield context.new_page()
         context.close()
-        chromium.close()
 
 
 def _page_width(page: Any) -> int:
@@ -81,6 +38,7 @@ def test_pages_fit_a_phone(site_url: Any, phone: Any) -> None:
         ("game", f"/games/{ids['games'][0]}"),
         ("bot", "/bots/1"),
         ("tournaments", "/tournaments"),
+        ("sdk", "/sdk"),
     ):
         phone.goto(base + path)
         phone.screenshot(path=str(ARTIFACTS / f"phone-{name}.png"), full_page=True)
@@ -105,3 +63,42 @@ def test_wide_table_scrolls_inside_its_box(site_url: Any, phone: Any) -> None:
     last = phone.locator("#board thead th").last.bounding_box()
     assert last is not None and last["x"] + last["width"] <= PHONE["width"] + 1
     phone.screenshot(path=str(ARTIFACTS / "phone-leaderboard-scrolled.png"), full_page=True)
+
+
+#: Per page, a table and the columns a reader comes for: they must be on the screen without
+#: scrolling the table sideways (names wrap instead).
+KEY_COLUMNS = (
+    ("/leaderboard/tetress", "#board", ("Elo",)),
+    ("/games", "table.games", ("result",)),
+    ("/games/{game}", "#moves", ("time", "clock")),
+    ("/bots/{alpha}", "table.data >> nth=1", ("Elo",)),
+    ("/tournaments/{tournament}", "#standings", ("Elo",)),
+)
+
+
+def test_key_columns_are_on_a_phone_screen(site_url: Any, phone: Any) -> None:
+    """At 390 px the rating, result, move time and clock columns are inside the screen
+    when a page opens, not behind its table's own sideways scroll."""
+    base, ids = site_url
+    values = {"game": ids["games"][0], "alpha": ids["bots"]["alpha"]}
+    values["tournament"] = ids["tournament"]
+    for path, table, keys in KEY_COLUMNS:
+        phone.goto(base + path.format(**values))
+        for key in keys:
+            head = phone.locator(table).first.locator("thead th", has_text=key).first
+            box = head.bounding_box()
+            assert box is not None, f"{path}: no {key} column"
+            assert box["x"] + box["width"] <= PHONE["width"], f"{path}: {key} is off the screen"
+
+
+def test_game_chart_fits_a_phone(site_url: Any, phone: Any) -> None:
+    """The game chart scales to the phone's width: all of it on the screen, no inner scroll."""
+    base, ids = site_url
+    phone.goto(f"{base}/games/{ids['games'][0]}")
+    chart = phone.locator("svg.game-chart")
+    box = chart.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    # Drawn in 680 units, shown at most the screen's width: scaled down, not cropped.
+    assert box["width"] < 680
+    inner = phone.locator("figure.chart").evaluate("f => [f.scrollWidth, f.clientWidth]")
+    assert inner[0] <= inner[1]

@@ -131,7 +131,7 @@ def test_the_chart_links_every_ply_and_marks_the_current_one(
     repo, game_id = thinking
     with _client(repo, publish_thinking=PublishThinking.ALWAYS) as client:
         plies = client.get(f"/api/games/{game_id}").json()["rows"][-1]["ply"]
-        page = client.get(f"/games/{game_id}/ply/3").text
+        page = client.get(f"/games/{game_id}?ply=3").text
     assert page.count('class="ply-link"') == plies + 1
     assert f'href="/games/{game_id}?ply=3"' in page
     for title in ("own score", "Search depth", "Legal moves", "Move time", "Memory", "Clock"):

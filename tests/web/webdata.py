@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
+import shutil
+import subprocess
+import sys
+import time
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,7 @@ from referee.storage import (
 )
 from referee.storage.games import GameSummary
 from referee.storage.models import Bot
+from referee.tools.sdkwheel import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A bot name with markup in it (stored before the name rules refused it): every page must show
@@ -172,14 +180,27 @@ def populate(path: Path | str, games: int = 12) -> dict[str, Any]:
     }
 
 
-def store_game(repo: Repository, a: BotVersionInfo, b: BotVersionInfo, seed: int) -> int:
-    """One rated Tetress game between ``a`` and ``b``, stored now; its id."""
+def store_game(
+    repo: Repository,
+    a: BotVersionInfo,
+    b: BotVersionInfo,
+    seed: int,
+    *,
+    slower: float = 1.0,
+    peak_mb: float | None = None,
+) -> int:
+    """One rated Tetress game between ``a`` and ``b``, stored now; its id. ``a``'s move times
+    are ``slower`` times what was played; ``peak_mb`` is its peak memory when given."""
     played = play("tetress", seed, (a.label, b.label))
+    for move in played["moves"]:
+        if move["seat"] == 0:
+            move["measured_s"] = round(move["measured_s"] * slower, 4)
     now = datetime.now(UTC)
+    peak = int(peak_mb * 2**20) if peak_mb is not None else None
     summary = repo.record_game(
         FinishedGame(
             game="tetress",
-            seats=[SeatResult(a.id), SeatResult(b.id)],
+            seats=[SeatResult(a.id, peak_memory_bytes=peak), SeatResult(b.id)],
             verdict=Verdict.NORMAL,
             winner_seat=played["winner"],
             plies=len(played["moves"]),
@@ -236,3 +257,31 @@ def alphas_game(
         "record_text": rated.record_text,
     }
     return repo.record_game(FinishedGame(**{**fields, **changes}))
+
+
+@contextmanager
+def web_front(db: Path) -> Iterator[str]:
+    """``referee web`` over the database ``db`` (its token key beside it); its address."""
+    address = db.with_name("url")
+    command = [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db)]
+    command += ["--listen", "127.0.0.1:0", "--address-file", str(address)]
+    # /sdk builds the SDK's wheel: into the test's folder, not the user's cache.
+    env = {**os.environ, CACHE_ENV: str(db.with_name("sdk-cache"))}
+    proc = subprocess.Popen(command, cwd=db.parent, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (address.exists() and address.read_text().strip()):
+            assert proc.poll() is None and time.monotonic() < deadline, "referee web did not start"
+            time.sleep(0.1)
+        yield address.read_text().strip()
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def site_copy(site_template: tuple[Path, dict[str, Any]], folder: Path) -> Path:
+    """A copy of the populated database (and its token key) in ``folder``."""
+    db = folder / "site.db"
+    shutil.copy(site_template[0], db)
+    shutil.copy(site_template[0].with_name("site.db.token-key"), folder / "site.db.token-key")
+    return db

@@ -39,6 +39,7 @@
       var td = document.createElement("td");
       td.textContent = text;
       if (i === 0 || i === 3) td.className = "num";
+      else if (i === 2) td.className = "mv";
       tr.appendChild(td);
     });
     moves.appendChild(tr);

@@ -1,15 +1,20 @@
 // The replay player on a game page: play/pause at a chosen speed, a step slider, and chart
 // columns and summary links that move the board without reloading the page. The replay
-// fragment (#replay) is swapped by htmx on every step, so the player keeps its state here and
-// re-reads the controls after each swap. No inline script: the content security policy.
+// fragment (#replay: clocks, board, controls, think record) is swapped by htmx on every step,
+// so the player keeps its state here and re-reads the controls after each swap. The move list
+// and the chart are on the page once: after each step the current ply is marked there (the
+// list scrolls to it inside its own box, the chart's marker moves). No inline script: the
+// content security policy.
 (function () {
   "use strict";
   var BASE_MS = 1000;
   // Playing: the next step is scheduled only once the previous one is on the page, so a slow
-  // answer delays the player instead of piling up requests.
+  // answer delays the player instead of piling up requests; the wait counts from when the
+  // step was asked for, so a quick answer keeps the chosen pace (4x: four plies a second).
   var playing = false;
   var timer = null;
   var speed = 1;
+  var asked = 0;
 
   function replay() { return document.getElementById("replay"); }
   function gamePath() { return location.pathname.replace(/\/+$/, ""); }
@@ -28,7 +33,8 @@
 
   function schedule() {
     if (timer !== null) clearTimeout(timer);
-    timer = setTimeout(tick, BASE_MS / speed);
+    var waited = asked ? performance.now() - asked : 0;
+    timer = setTimeout(tick, Math.max(0, BASE_MS / speed - waited));
   }
 
   function stop() {
@@ -43,11 +49,13 @@
     var ply = parseInt(root.getAttribute("data-ply"), 10);
     var plies = parseInt(root.getAttribute("data-plies"), 10);
     if (ply >= plies) { stop(); return; }
+    asked = performance.now();
     go(ply + 1);
   }
 
   function start() {
     playing = true;
+    asked = 0;
     schedule();
     sync();
   }
@@ -81,6 +89,7 @@
     if (!target) return;
     if (target.id === "speed") {
       speed = parseFloat(target.value) || 1;
+      asked = 0;
       if (playing) schedule();
     } else if (target.id === "ply-slider") {
       stop();
@@ -96,7 +105,33 @@
     if (playing) stop(); else start();
   });
 
-  document.addEventListener("htmx:afterSwap", sync);
+  // Mark the shown ply in the move list (scrolled into its box, the page itself left where
+  // it is) and move the chart's marker to its column.
+  function follow() {
+    var root = replay();
+    if (!root) return;
+    var ply = root.getAttribute("data-ply");
+    var rows = document.querySelectorAll("#moves tr.current");
+    for (var i = 0; i < rows.length; i++) rows[i].classList.remove("current");
+    var row = document.querySelector("#moves tr[data-ply='" + ply + "']");
+    var box = row && row.closest(".moves-side");
+    if (row) row.classList.add("current");
+    if (row && box) {
+      var r = row.getBoundingClientRect(), b = box.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top - b.top - box.clientHeight / 3;
+    }
+    var column = document.querySelector("svg.game-chart a.ply-link[data-ply='" + ply + "'] rect");
+    var marker = document.querySelector("svg.game-chart line.now");
+    if (column && marker) {
+      var x = String(parseFloat(column.getAttribute("x")) + parseFloat(column.getAttribute("width")) / 2);
+      marker.setAttribute("x1", x);
+      marker.setAttribute("x2", x);
+    }
+  }
+
+  document.addEventListener("htmx:afterSwap", function () { sync(); follow(); });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", follow);
+  else follow();
   window.addEventListener("popstate", function () {
     var match = /[?&]ply=(\d+)/.exec(location.search);
     if (match && replay()) go(parseInt(match[1], 10));
