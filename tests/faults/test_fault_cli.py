@@ -101,6 +101,18 @@ def _descendants(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
 
 
+def _ignores_sigterm(process: psutil.Process) -> bool:
+    """Whether ``process`` is the fault bot and ignores SIGTERM (its SigIgn mask says so)."""
+    try:
+        if not any("faultbot.py" in part for part in process.cmdline()):
+            return False
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except (psutil.Error, OSError):
+        return False
+    ignored = next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(int(ignored, 16) & (1 << (signal.SIGTERM - 1)))
+
+
 def test_sigterm_to_match_records_the_game_as_aborted_and_stops_every_bot(
     tmp_path: Path,
 ) -> None:
@@ -130,9 +142,11 @@ def test_sigterm_to_match_records_the_game_as_aborted_and_stops_every_bot(
     )
     try:
         deadline = time.monotonic() + 60
-        while len(_descendants(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(2.0)  # into the game
+        # Into the game: the fault bot has reached ply 6, where it ignores SIGTERM.
+        while not any(_ignores_sigterm(p) for p in _descendants(proc.pid)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the fault bot never reached its fault"
+            time.sleep(0.05)
         bots = _descendants(proc.pid)
         assert bots
         proc.send_signal(signal.SIGTERM)
