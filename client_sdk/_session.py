@@ -21,6 +21,7 @@ from client_sdk._agent import Agent, Clocks, GameResult
 from client_sdk._challenge import ChallengePolicy, ChallengeSide
 from client_sdk._connect import DEFAULT_WAIT_FOR_SERVER_S, Connector
 from client_sdk._driver import GameDriver
+from client_sdk._inbox import Inbox, over_while_thinking
 from client_sdk._link import Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
 from client_sdk._messages import game_info_of, protocol_mismatch, result_of, think_message
@@ -154,6 +155,10 @@ class Session(ChallengeSide, Connector):
         self._done = False
         self._outbox: Outbox | None = None
         self._lock = threading.Lock()
+        #: The game whose move the agent is thinking about, if any; the games that ended
+        #: meanwhile (their move is not sent).
+        self._thinking: str | None = None
+        self._over_early: set[str] = set()
 
     # -- connection (the retry loop is :class:`Connector`'s) ------------------------------
 
@@ -168,7 +173,7 @@ class Session(ChallengeSide, Connector):
             responses = stub.Play(iter(outbox))
             watch = HandshakeWatch(responses.cancel, self.handshake_timeout)
             try:
-                for message in responses:
+                for message in Inbox(responses, self._over_while_thinking):
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
                         watch.welcomed()
@@ -323,7 +328,13 @@ class Session(ChallengeSide, Connector):
             move_limit=req.move_time_limit_s if req.HasField("move_time_limit_s") else None,
             increment=driver.info.increment,
         )
-        reply = driver.request(clocks, req.position or None)
+        self._thinking = req.game_id
+        try:
+            reply = driver.request(clocks, req.position or None)
+        finally:
+            self._thinking = None
+        if req.game_id in self._over_early:
+            return  # the game ended meanwhile (said when it did): nothing to send
         if reply.error is not None:
             self._runtime_error(req.game_id, reply.error)
             return
@@ -375,7 +386,17 @@ class Session(ChallengeSide, Connector):
             )
         )
 
+    def _over_while_thinking(self, over: pb.GameOver) -> None:
+        """On the inbox's thread: a game ended while the agent thinks about its move there
+        (stuck in a loop, say): say so now, the agent may never return."""
+        driver = self._drivers.get(over.game_id)
+        if driver is None or self._thinking != over.game_id:
+            return
+        self._over_early.add(over.game_id)
+        self.log(over_while_thinking(result_of(over, driver.info)))
+
     def _game_over(self, over: pb.GameOver) -> None:
+        self._over_early.discard(over.game_id)
         driver = self._drivers.pop(over.game_id, None)
         self._answered.pop(over.game_id, None)
         if driver is None:
