@@ -40,9 +40,17 @@ class Inbox:
                     self._on_game_over(message.game_over)
                 self._items.put(message)
         except BaseException as error:  # handed to the session's thread, which raises it
+            # A gRPC error is the call itself: a traceback through this frame (which holds the
+            # call) would be a cycle keeping the call alive until the garbage collector runs.
+            error.__traceback__ = None
             self._items.put(error)
         else:
             self._items.put(_END)
+
+    def join(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the reader to end, once the call is over or
+        cancelled: it holds the call until then."""
+        self._thread.join(timeout)
 
     def __iter__(self) -> Iterator[pb.RefereeMessage]:
         while True:
@@ -50,7 +58,11 @@ class Inbox:
             if item is _END:
                 return
             if isinstance(item, BaseException):
-                raise item
+                error, item = item, None
+                try:
+                    raise error
+                finally:
+                    del error  # the traceback keeps this frame: not the error (the call) in it
             assert isinstance(item, pb.RefereeMessage)
             yield item
 

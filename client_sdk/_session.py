@@ -37,6 +37,8 @@ from engine.game import Game
 from engine.registry import load_game
 
 _FATAL_CODES = FINAL_REFUSALS
+#: How long a connection's end waits for its reader thread, which holds the call until it ends.
+INBOX_JOIN_S = 5.0
 
 
 def run(
@@ -172,8 +174,9 @@ class Session(ChallengeSide, Connector):
             stub = pb_grpc.RefereeStub(channel)
             responses = stub.Play(iter(outbox))
             watch = HandshakeWatch(responses.cancel, self.handshake_timeout)
+            inbox = Inbox(responses, self._over_while_thinking)
             try:
-                for message in Inbox(responses, self._over_while_thinking):
+                for message in inbox:
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
                         watch.welcomed()
@@ -190,9 +193,10 @@ class Session(ChallengeSide, Connector):
                 watch.stop()
                 outbox.close()
                 responses.cancel()  # a no-op on a call that is already over
+                inbox.join(INBOX_JOIN_S)
                 # Free the call now, while gRPC's threads run: finalised at interpreter exit, it
                 # could wait forever on a lock held by a frozen gRPC thread (a bot that hangs).
-                del watch, responses
+                del watch, responses, inbox
         if not self._done:
             # The referee closed the stream without a goodbye: treat as a drop.
             raise Dropped()
