@@ -70,8 +70,11 @@ def test_out_of_range_negative_and_non_numeric_ids_are_404_on_every_route(
 
 
 def test_huge_string_parameters_are_refused_without_a_crash(client: TestClient) -> None:
-    """A 5,000-character name or uid in any route's text parameter is a 4xx, never a 500."""
+    """A 5,000-character name or uid in any route's text parameter is a 4xx, never a 500
+    (the SDK's file, built by a process on first ask, is left to the SDK page's tests)."""
     for route in _get_routes():
+        if route.path == "/sdk/{name}":
+            continue
         for name, convertor in route.param_convertors.items():
             if isinstance(convertor, IdConvertor):
                 continue
