@@ -97,6 +97,10 @@ def _first_reply(address: str) -> pb.RefereeMessage:
         return reply
 
 
+def _said(log: Path, words: str) -> bool:
+    return log.exists() and words in log.read_text(errors="replace")
+
+
 def _descendants(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
 
@@ -214,14 +218,23 @@ def test_sigterm_to_serve_lets_games_finish_within_grace_then_aborts_them(
                     cwd=REPO,
                     env=env,
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                    stderr=(tmp_path / f"{name}.err").open("w"),
                     text=True,
                 )
             )
-        time.sleep(4.0)  # both connected and a game under way
+        # A game under way: each bot has said which seat it plays (on its GameStart).
+        deadline = time.monotonic() + 60
+        while not all(_said(tmp_path / f"{n}.err", ", playing ") for n in ("a", "b")):
+            assert time.monotonic() < deadline, "no game started"
+            assert serve.poll() is None
+            time.sleep(0.05)
         serve.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
-        assert _first_reply(address).error.code == pb.ERROR_CODE_SHUTTING_DOWN
+        # A new bot is told the referee is shutting down, once the signal has been handled.
+        deadline = time.monotonic() + 30
+        while (reply := _first_reply(address)).error.code != pb.ERROR_CODE_SHUTTING_DOWN:
+            assert reply.WhichOneof("kind") == "welcome", reply
+            assert time.monotonic() < deadline, "never refused as shutting down"
+            time.sleep(0.05)
         _, stderr = serve.communicate(timeout=60)
         assert serve.returncode == 0, stderr
         for bot in bots:
