@@ -21,6 +21,7 @@ from client_sdk._agent import Agent, Clocks, GameResult
 from client_sdk._challenge import ChallengePolicy, ChallengeSide
 from client_sdk._connect import DEFAULT_WAIT_FOR_SERVER_S, Connector
 from client_sdk._driver import GameDriver
+from client_sdk._inbox import Inbox, over_while_thinking
 from client_sdk._link import Backoff, Dropped, Outbox, SessionError
 from client_sdk._loader import AgentFactory, bot_name, factory_for, games_of, load_bot
 from client_sdk._messages import game_info_of, protocol_mismatch, result_of, think_message
@@ -36,6 +37,8 @@ from engine.game import Game
 from engine.registry import load_game
 
 _FATAL_CODES = FINAL_REFUSALS
+#: How long a connection's end waits for its reader thread, which holds the call until it ends.
+INBOX_JOIN_S = 5.0
 
 
 def run(
@@ -154,6 +157,10 @@ class Session(ChallengeSide, Connector):
         self._done = False
         self._outbox: Outbox | None = None
         self._lock = threading.Lock()
+        #: The game whose move the agent is thinking about, if any; the games that ended
+        #: meanwhile (their move is not sent).
+        self._thinking: str | None = None
+        self._over_early: set[str] = set()
 
     # -- connection (the retry loop is :class:`Connector`'s) ------------------------------
 
@@ -167,8 +174,9 @@ class Session(ChallengeSide, Connector):
             stub = pb_grpc.RefereeStub(channel)
             responses = stub.Play(iter(outbox))
             watch = HandshakeWatch(responses.cancel, self.handshake_timeout)
+            inbox = Inbox(responses, self._over_while_thinking)
             try:
-                for message in responses:
+                for message in inbox:
                     kind = message.WhichOneof("kind")
                     if kind == "welcome":
                         watch.welcomed()
@@ -185,9 +193,10 @@ class Session(ChallengeSide, Connector):
                 watch.stop()
                 outbox.close()
                 responses.cancel()  # a no-op on a call that is already over
+                inbox.join(INBOX_JOIN_S)
                 # Free the call now, while gRPC's threads run: finalised at interpreter exit, it
                 # could wait forever on a lock held by a frozen gRPC thread (a bot that hangs).
-                del watch, responses
+                del watch, responses, inbox
         if not self._done:
             # The referee closed the stream without a goodbye: treat as a drop.
             raise Dropped()
@@ -323,7 +332,13 @@ class Session(ChallengeSide, Connector):
             move_limit=req.move_time_limit_s if req.HasField("move_time_limit_s") else None,
             increment=driver.info.increment,
         )
-        reply = driver.request(clocks, req.position or None)
+        self._thinking = req.game_id
+        try:
+            reply = driver.request(clocks, req.position or None)
+        finally:
+            self._thinking = None
+        if req.game_id in self._over_early:
+            return  # the game ended meanwhile (said when it did): nothing to send
         if reply.error is not None:
             self._runtime_error(req.game_id, reply.error)
             return
@@ -375,7 +390,17 @@ class Session(ChallengeSide, Connector):
             )
         )
 
+    def _over_while_thinking(self, over: pb.GameOver) -> None:
+        """On the inbox's thread: a game ended while the agent thinks about its move there
+        (stuck in a loop, say): say so now, the agent may never return."""
+        driver = self._drivers.get(over.game_id)
+        if driver is None or self._thinking != over.game_id:
+            return
+        self._over_early.add(over.game_id)
+        self.log(over_while_thinking(result_of(over, driver.info)))
+
     def _game_over(self, over: pb.GameOver) -> None:
+        self._over_early.discard(over.game_id)
         driver = self._drivers.pop(over.game_id, None)
         self._answered.pop(over.game_id, None)
         if driver is None:

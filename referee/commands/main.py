@@ -128,7 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         # Commands with a --log-level reconfigure; the others log warnings only.
         logs.configure("console", "WARNING")
-        code = _run(args)
+        try:
+            code = _run(args)
+        finally:
+            logs.flush()  # lines a command logged on its event loop are written by now
     except KeyboardInterrupt:
         return 130
     except ModuleNotFoundError as error:

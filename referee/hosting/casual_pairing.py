@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "AFTER_GAME_S",
     "COOLING_BASE_S",
     "COOLING_MAX_S",
     "FIRST_MOVE_MAX_S",
@@ -43,6 +44,10 @@ COOLING_MAX_S = 3600.0
 #: doubles it, up to FIRST_MOVE_MAX_S (its clock still applies as well).
 FIRST_MOVE_S = 2.0
 FIRST_MOVE_MAX_S = 64.0
+#: After each game a session rests this long before casual pairing gives it another: a bot
+#: that leaves right after its game (its stream closed on the GameOver, with no Goodbye) is
+#: seen leaving first, instead of being handed a game it can only lose by disconnect.
+AFTER_GAME_S = 1.0
 #: Conduct records kept at most (the oldest clean ones go first).
 MAX_RECORDS = 100_000
 
@@ -105,11 +110,19 @@ class _Conduct:
 class CasualPairing:
     """The casual pairing policy; the matchmaker reports games started and ended."""
 
-    def __init__(self, base_s: float = COOLING_BASE_S, max_s: float = COOLING_MAX_S) -> None:
-        if base_s < 0 or max_s < base_s:
-            raise ValueError("cooling-off periods must satisfy 0 <= base <= max")
+    def __init__(
+        self,
+        base_s: float = COOLING_BASE_S,
+        max_s: float = COOLING_MAX_S,
+        rest_s: float = AFTER_GAME_S,
+    ) -> None:
+        if base_s < 0 or max_s < base_s or rest_s < 0:
+            raise ValueError("periods must satisfy 0 <= base <= max and rest >= 0")
         self.base_s = base_s
         self.max_s = max_s
+        self.rest_s = rest_s
+        #: Session key -> when its rest after its last game ends.
+        self._rest_until: dict[str, float] = {}
         #: Session key -> when its current wait began, and the wait's serial number (which
         #: orders waits that began at the same moment).
         self._since: dict[str, tuple[float, int]] = {}
@@ -127,6 +140,10 @@ class CasualPairing:
         self._met[frozenset((pairing.first, pairing.second))] = self._serial
         self._since.pop(pairing.first, None)
         self._since.pop(pairing.second, None)
+
+    def finished(self, key: str, now: float) -> None:
+        """A game of the session ended (any game): it rests :attr:`rest_s` before the next."""
+        self._rest_until[key] = now + self.rest_s
 
     def ended(
         self, seeker: Seeker, failed: bool, now: float, answered: bool = True
@@ -152,6 +169,7 @@ class CasualPairing:
     def left(self, key: str) -> None:
         """The session is gone: forget its wait and its meetings (its conduct stays)."""
         self._since.pop(key, None)
+        self._rest_until.pop(key, None)
         for pair in [p for p in self._met if key in p]:
             del self._met[pair]
 
@@ -176,17 +194,21 @@ class CasualPairing:
         return 0.0 if conduct is None else conduct.until
 
     def next_release(self, seekers: Sequence[Seeker], now: float) -> float | None:
-        """When the first of ``seekers`` still cooling off may play again."""
-        ends = [u for s in seekers if (u := self.cooling_until(s)) > now]
+        """When the first of ``seekers`` still cooling off or resting may play again."""
+        ends = [u for s in seekers if (u := self.free_from(s)) > now]
         return min(ends, default=None)
 
+    def free_from(self, seeker: Seeker) -> float:
+        """When it may be paired again: after its cooling-off and its rest after a game."""
+        return max(self.cooling_until(seeker), self._rest_until.get(seeker.key, 0.0))
+
     def place(self, seeker: Seeker) -> tuple[float, int] | None:
-        """Its place in the queue: when its wait began (or its cooling-off ended, if later),
-        and the wait's serial number; ``None`` when it is not waiting."""
+        """Its place in the queue: when its wait began (or its cooling-off or rest ended, if
+        later), and the wait's serial number; ``None`` when it is not waiting."""
         since = self._since.get(seeker.key)
         if since is None:
             return None
-        return (max(since[0], self.cooling_until(seeker)), since[1])
+        return (max(since[0], self.free_from(seeker)), since[1])
 
     def next_pair(self, seekers: Sequence[Seeker], now: float) -> Pairing | None:
         """The next game to start among ``seekers`` (the free sessions), or ``None``."""

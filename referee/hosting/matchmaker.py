@@ -231,8 +231,8 @@ class Matchmaker:
         for session in self.lobby.sessions():
             if session.session_id in self._told_waiting or self.desk.withheld(session):
                 continue
-            if not session.is_free() or self.policy.cooling_until(self._seeker(session)) > now:
-                continue  # a bot cooling off was told so, and why
+            if not session.is_free() or self.policy.free_from(self._seeker(session)) > now:
+                continue  # a bot cooling off was told so, and why; one resting is not waiting
             self._told_waiting.add(session.session_id)
             games = ", ".join(g.name for g in self.games if session.pairs_casually(g.name))
             where = f" in channel {session.channel}" if session.channel else ""
@@ -306,6 +306,9 @@ class Matchmaker:
                     runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
                 )
         self.finished += 1
+        ended_at = time.monotonic()
+        for session in runner.sessions:
+            self.policy.finished(session.session_id, ended_at)
         if seats is not None:
             no_show = None
             if watcher is not None and watcher.done() and not watcher.cancelled():

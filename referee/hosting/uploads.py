@@ -211,6 +211,10 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         caller = await self._caller(context)
         return await call_in_thread(context, view, self.repo, caller, *args, **kwargs)
 
+    def receiving(self, player: str) -> bool:
+        """Whether an upload of ``player`` is arriving now (a second one is refused)."""
+        return player in self._uploading
+
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""
         while self._validations:

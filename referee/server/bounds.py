@@ -123,13 +123,36 @@ def bounded(value: str, field: str, max_chars: int) -> str:
     return value
 
 
+def _digits_up_to(limit: int) -> str:
+    """A regular expression for the decimal numbers from 0 to ``limit`` (ASCII digits, no
+    sign): any shorter number, or one of ``limit``'s length that is not above it."""
+    top = str(limit)
+    longest = [top] + [
+        top[:i] + f"[0-{int(top[i]) - 1}]" + f"[0-9]{{{len(top) - i - 1}}}"
+        for i in range(len(top))
+        if top[i] != "0"
+    ]
+    return f"(?:[0-9]{{1,{len(top) - 1}}}|{'|'.join(longest)})"
+
+
+#: A database id in a path or a query (ASCII digits, at most :data:`MAX_ID`): the web front's
+#: routes match only these, so a number past the database's range is an unknown page (404).
+ID_PATTERN = _digits_up_to(MAX_ID)
+_ID = re.compile(ID_PATTERN)
+
+
+def database_id(value: str) -> int | None:
+    """``value`` as a database id (ASCII digits, at most :data:`MAX_ID`), else ``None``."""
+    return int(value) if _ID.fullmatch(value) else None
+
+
 def reference(value: str, field: str) -> int | str:
     """A name or a decimal id (ASCII digits only): the id as an ``int`` within the database's
     range, else the name, bounded."""
     bounded(value, field, MAX_REF_CHARS)
     if value.isascii() and value.isdigit():
-        number = int(value)
-        if number > MAX_ID:
+        number = database_id(value)
+        if number is None:
             raise BadField(field, f"id {shown(value)} is out of range (at most {MAX_ID})")
         return number
     return value

@@ -30,6 +30,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from referee.storage import locks
+from referee.storage.errors import UnsupportedDatabase
 from referee.storage.locks import busy_timeout_s
 
 if TYPE_CHECKING:
@@ -270,9 +271,51 @@ def head_revision() -> str | None:
 
 
 def _normalise_url(url: str | os.PathLike[str] | None) -> str:
-    if url is None:
-        return default_url()
-    text_url = os.fspath(url)
+    text_url = default_url() if url is None else os.fspath(url)
     if "://" not in text_url:
         return sqlite_url(text_url)
-    return text_url
+    return checked_url(text_url)
+
+
+#: The databases the referee runs on (SQLAlchemy's backend names), as a person names them.
+SUPPORTED = {
+    "sqlite": "a SQLite file (a path, or sqlite:///PATH)",
+    "postgresql": "PostgreSQL (postgresql://USER@HOST[:PORT]/NAME)",
+}
+#: Seconds a PostgreSQL server has to answer a new connection (libpq waits for ever without
+#: one, and a host that drops packets takes minutes to refuse); ``$ARENA_DB_CONNECT_TIMEOUT_S``.
+CONNECT_TIMEOUT_ENV = "ARENA_DB_CONNECT_TIMEOUT_S"
+DEFAULT_CONNECT_TIMEOUT_S = 10
+
+
+def connect_timeout_s() -> int:
+    """The PostgreSQL connect timeout: ``$ARENA_DB_CONNECT_TIMEOUT_S`` when it is a whole
+    number above 0 (libpq's unit), else :data:`DEFAULT_CONNECT_TIMEOUT_S`."""
+    text_value = os.environ.get(CONNECT_TIMEOUT_ENV, "")
+    return (
+        int(text_value)
+        if text_value.isdigit() and int(text_value) > 0
+        else DEFAULT_CONNECT_TIMEOUT_S
+    )
+
+
+def checked_url(url: str) -> str:
+    """``url`` if it names a database the referee runs on (:class:`UnsupportedDatabase`
+    saying which ones otherwise); a PostgreSQL URL gets a connect timeout unless it has one,
+    so every connection made from it (the engine's, the job queue's) fails fast."""
+    try:
+        parsed = make_url(url)
+        backend = parsed.get_backend_name()
+    except Exception:  # SQLAlchemy's ArgumentError for text that is no URL at all
+        backend = None
+    if backend not in SUPPORTED:
+        scheme = url.split("://", 1)[0]
+        raise UnsupportedDatabase(
+            f"the referee runs on {' or '.join(SUPPORTED.values())}, not {scheme}"
+        )
+    if backend == "postgresql" and "connect_timeout" not in parsed.query:
+        timeout = str(connect_timeout_s())
+        return parsed.update_query_dict({"connect_timeout": timeout}).render_as_string(
+            hide_password=False
+        )
+    return url

@@ -28,3 +28,7 @@ class DuplicateGameError(ConflictError):
 
 class PairingStateError(StorageError, ValueError):
     """A pairing asked to do something its status does not allow (e.g. a void pairing)."""
+
+
+class UnsupportedDatabase(StorageError, ValueError):
+    """A database URL of a kind the referee does not run on (only SQLite and PostgreSQL)."""

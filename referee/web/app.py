@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -12,6 +13,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from referee.server import bounds
 from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.web import account, api, explorer, instructor, live, packs, pages, sdk, uploads
@@ -20,6 +22,23 @@ from referee.web.security import BodyLimit, SecurityHeaders
 
 if TYPE_CHECKING:
     from referee.submissions.service import Submissions
+
+
+class IdConvertor(Convertor[int]):
+    """A path's database id, ply or seat: ASCII digits within the database's range
+    (:data:`referee.server.bounds.ID_PATTERN`). Anything else matches no route, so it is a 404
+    like any unknown page, never a number the database cannot hold."""
+
+    regex = bounds.ID_PATTERN
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("id", IdConvertor())
 
 
 def routes() -> list[BaseRoute]:
@@ -31,17 +50,17 @@ def routes() -> list[BaseRoute]:
         Route("/api/sdk", sdk.sdk_api),
         Route("/leaderboard/{game}", pages.leaderboard),
         Route("/tournaments", pages.tournaments),
-        Route("/tournaments/{tid:int}", pages.tournament),
-        Route("/bots/{bot_id:int}", pages.bot),
-        Route("/bots/{bot_id:int}/vs/{other_id:int}", pages.versus),
+        Route("/tournaments/{tid:id}", pages.tournament),
+        Route("/bots/{bot_id:id}", pages.bot),
+        Route("/bots/{bot_id:id}/vs/{other_id:id}", pages.versus),
         Route("/games", pages.games),
         Route("/explorer/{game}", explorer.explorer_page),
         Route("/api/explorer/{game}", explorer.explorer_api),
-        Route("/games/{game_id:int}", pages.game_page),
+        Route("/games/{game_id:id}", pages.game_page),
         Route("/games/uid/{uid}", pages.game_by_uid),
-        Route("/games/{game_id:int}/ply/{ply:int}", pages.game_ply),
-        Route("/games/{game_id:int}/record.{kind:str}", pages.game_download),
-        Route("/games/{game_id:int}/pack/{seat:int}", packs.pack_download),
+        Route("/games/{game_id:id}/ply/{ply:id}", pages.game_ply),
+        Route("/games/{game_id:id}/record.{kind:str}", pages.game_download),
+        Route("/games/{game_id:id}/pack/{seat:id}", packs.pack_download),
         Route("/live", live.live_list),
         Route("/live/{uid}", live.live_game),
         Route("/live/{uid}/events", live.events),
@@ -56,11 +75,11 @@ def routes() -> list[BaseRoute]:
         Route("/me/upload", uploads.upload, methods=["POST"]),
         Route("/api/leaderboard/{game}", api.leaderboard),
         Route("/api/tournaments", api.tournaments),
-        Route("/api/tournaments/{tid:int}", api.tournament),
-        Route("/api/bots/{bot_id:int}", api.bot),
-        Route("/api/bots/{bot_id:int}/vs/{other_id:int}", api.versus),
+        Route("/api/tournaments/{tid:id}", api.tournament),
+        Route("/api/bots/{bot_id:id}", api.bot),
+        Route("/api/bots/{bot_id:id}/vs/{other_id:id}", api.versus),
         Route("/api/games", api.games),
-        Route("/api/games/{game_id:int}", api.game),
+        Route("/api/games/{game_id:id}", api.game),
         Route("/api/live", api.live),
         Route("/api/live/{uid}", api.live_game),
         Route("/api/me", api.me),

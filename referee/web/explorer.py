@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypedDict
 from sqlalchemy import select
 
 from engine.registry import load_game
+from referee.server import bounds
 from referee.storage import Repository
 from referee.storage.browse import VersionName
 from referee.storage.enums import GameKind
@@ -189,9 +190,9 @@ def _filters(request: Request) -> Filters:
     out: Filters = {"game": game, "bot": None, "since": None, "until": None}
     bot = request.query_params.get("bot", "")
     if bot:
-        if not bot.isascii() or not bot.isdigit() or len(bot) > 18:
+        out["bot"] = bounds.database_id(bot)
+        if out["bot"] is None:
             raise HTTPException(400, "bot is a bot's number")
-        out["bot"] = int(bot)
     for key in ("since", "until"):
         text = request.query_params.get(key, "")
         if text:

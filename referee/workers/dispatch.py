@@ -27,6 +27,7 @@ from referee.workers.queue import (
     ensure_schema,
     job_states,
     make_app,
+    opened,
     slot_lock,
 )
 
@@ -47,24 +48,25 @@ class QueueDispatcher:
         self._conn: psycopg.AsyncConnection[Any] | None = None
         self._waiting: dict[int, asyncio.Future[str]] = {}
         self._poller: asyncio.Task[None] | None = None
+        self._open = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> QueueDispatcher:
-        await ensure_schema(self.url)
-        await self.app.open_async()
-        self._conn = await psycopg.AsyncConnection.connect(conninfo(self.url), autocommit=True)
-        self._poller = asyncio.create_task(self._poll(), name="queue-poller")
+        # What is open is closed again if opening the rest fails or is cancelled.
+        async with contextlib.AsyncExitStack() as stack:
+            await ensure_schema(self.url)
+            await stack.enter_async_context(opened(self.app))
+            self._conn = await stack.enter_async_context(
+                await psycopg.AsyncConnection.connect(conninfo(self.url), autocommit=True)
+            )
+            self._poller = asyncio.create_task(self._poll(), name="queue-poller")
+            stack.push_async_callback(_stop, self._poller)
+            self._open = stack.pop_all()
         return self
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
-        if self._conn is not None:
-            await self._conn.close()
-        await self.app.close_async()
+        await self._open.aclose()
 
     async def enqueue(self, tournament_id: int, pairing_id: int, game_index: int) -> int:
         """The id of a job for this slot: one already waiting or running, else a new one."""
@@ -137,3 +139,9 @@ class QueueDispatcher:
                 status = states.get(job_id, "gone")
                 if status in FINAL or status == "gone":
                     self._waiting.pop(job_id).set_result(status)
+
+
+async def _stop(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -9,7 +9,8 @@ the same time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import psycopg
@@ -50,9 +51,22 @@ def with_idle_timeout(url: str, seconds: float) -> str:
 
 
 def make_app(url: str, *, pool_size: int = 4) -> App:
-    """A procrastinate app on ``url`` (open it with ``async with app.open_async()``)."""
+    """A procrastinate app on ``url`` (open it with ``async with opened(app)``)."""
     connector = PsycopgConnector(conninfo=conninfo(url), min_size=1, max_size=pool_size)
     return App(connector=connector)
+
+
+@contextlib.asynccontextmanager
+async def opened(app: App) -> AsyncIterator[App]:
+    """``app`` open for the block and closed after it, also when opening it fails or is
+    cancelled half-way (procrastinate's own ``async with app.open_async()`` closes nothing
+    then). A pool left open outlives every cancellation: psycopg's async pool counts a
+    cancelled task as a failed connection and tries again, so the event loop never ends."""
+    try:
+        await app.open_async()
+        yield app
+    finally:
+        await app.close_async()
 
 
 def slot_lock(pairing_id: int, game_index: int) -> str:

@@ -27,6 +27,7 @@ from procrastinate.exceptions import ProcrastinateException
 from procrastinate.jobs import Status
 
 from referee.storage import PairingInfo
+from referee.telemetry.logs import flush as flush_logs
 from referee.telemetry.logs import get_logger
 from referee.tournament.gamespec import slot_seats
 from referee.workers import MAX_ATTEMPTS, TASK_NAME
@@ -183,4 +184,5 @@ async def abandon(state: WorkerState, why: str) -> None:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(STOP_GRACE_S):
             await asyncio.gather(*tasks, return_exceptions=True)
+    flush_logs()  # os._exit runs no exit handler: the log writer's queue is written first
     os._exit(LEASE_LOST_EXIT)

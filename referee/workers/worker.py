@@ -27,7 +27,7 @@ from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, T
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, play_job
 from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
-from referee.workers.queue import ensure_schema, make_app, with_idle_timeout
+from referee.workers.queue import ensure_schema, make_app, opened, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
 from referee.workers.warmup import keep_warm
 
@@ -126,7 +126,7 @@ async def run_worker(options: WorkerOptions) -> int:
         try:
             if publisher is not None:
                 await publisher.start()
-            async with app.open_async():
+            async with opened(app):
                 every = options.heartbeat_s
                 sides.append(
                     asyncio.create_task(

@@ -36,11 +36,12 @@ def test_channel_pairs_only_its_members_and_is_not_rated(tmp_path: Path) -> None
             bot("dana", GREEDY),
         ]
         outs = finish(procs)  # type: ignore[arg-type]
+        # Both games settled: the open one stored, the channel's passed over (the server
+        # says so in its log), before the server stops.
         deadline = time.monotonic() + 20
-        while not repo.list_games():
-            assert time.monotonic() < deadline
+        while not repo.list_games() or "private_game_not_rated" not in _log(tmp_path):
+            assert time.monotonic() < deadline, _log(tmp_path)
             time.sleep(0.2)
-        time.sleep(1.0)
     ann, carl, ben, dana = outs
     assert "against ben-bot" in ann and "against ann-bot" in ben
     assert "against dana-bot" in carl and "against carl-bot" in dana
@@ -51,6 +52,10 @@ def test_channel_pairs_only_its_members_and_is_not_rated(tmp_path: Path) -> None
         "carl/carl-bot",
         "dana/dana-bot",
     ]
+
+
+def _log(tmp: Path) -> str:
+    return (tmp / "serve.log").read_text(errors="replace")
 
 
 def test_rated_channels_when_the_server_says_so(tmp_path: Path) -> None:

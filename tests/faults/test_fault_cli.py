@@ -97,8 +97,24 @@ def _first_reply(address: str) -> pb.RefereeMessage:
         return reply
 
 
+def _said(log: Path, words: str) -> bool:
+    return log.exists() and words in log.read_text(errors="replace")
+
+
 def _descendants(pid: int) -> list[psutil.Process]:
     return psutil.Process(pid).children(recursive=True)
+
+
+def _ignores_sigterm(process: psutil.Process) -> bool:
+    """Whether ``process`` is the fault bot and ignores SIGTERM (its SigIgn mask says so)."""
+    try:
+        if not any("faultbot.py" in part for part in process.cmdline()):
+            return False
+        status = Path(f"/proc/{process.pid}/status").read_text()
+    except (psutil.Error, OSError):
+        return False
+    ignored = next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:"))
+    return bool(int(ignored, 16) & (1 << (signal.SIGTERM - 1)))
 
 
 def test_sigterm_to_match_records_the_game_as_aborted_and_stops_every_bot(
@@ -130,9 +146,11 @@ def test_sigterm_to_match_records_the_game_as_aborted_and_stops_every_bot(
     )
     try:
         deadline = time.monotonic() + 60
-        while len(_descendants(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(2.0)  # into the game
+        # Into the game: the fault bot has reached ply 6, where it ignores SIGTERM.
+        while not any(_ignores_sigterm(p) for p in _descendants(proc.pid)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the fault bot never reached its fault"
+            time.sleep(0.05)
         bots = _descendants(proc.pid)
         assert bots
         proc.send_signal(signal.SIGTERM)
@@ -200,14 +218,23 @@ def test_sigterm_to_serve_lets_games_finish_within_grace_then_aborts_them(
                     cwd=REPO,
                     env=env,
                     stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
+                    stderr=(tmp_path / f"{name}.err").open("w"),
                     text=True,
                 )
             )
-        time.sleep(4.0)  # both connected and a game under way
+        # A game under way: each bot has said which seat it plays (on its GameStart).
+        deadline = time.monotonic() + 60
+        while not all(_said(tmp_path / f"{n}.err", ", playing ") for n in ("a", "b")):
+            assert time.monotonic() < deadline, "no game started"
+            assert serve.poll() is None
+            time.sleep(0.05)
         serve.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
-        assert _first_reply(address).error.code == pb.ERROR_CODE_SHUTTING_DOWN
+        # A new bot is told the referee is shutting down, once the signal has been handled.
+        deadline = time.monotonic() + 30
+        while (reply := _first_reply(address)).error.code != pb.ERROR_CODE_SHUTTING_DOWN:
+            assert reply.WhichOneof("kind") == "welcome", reply
+            assert time.monotonic() < deadline, "never refused as shutting down"
+            time.sleep(0.05)
         _, stderr = serve.communicate(timeout=60)
         assert serve.returncode == 0, stderr
         for bot in bots:

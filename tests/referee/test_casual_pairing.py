@@ -265,3 +265,22 @@ def test_time_losses_without_a_move_or_on_probation_are_not_rated() -> None:
     idle = _report(fault(Verdict.TIME, 1, "BLUE exceeded its time"), moved=(0,))
     settle(policy, seat_conduct(policy, a, c), idle, None, 0.0)
     assert unrated(idle) and "without making a move" in idle.labels["unrated"]
+
+
+def test_a_session_rests_after_each_game_before_it_is_paired_again() -> None:
+    """After a game both sessions rest AFTER_GAME_S (a bot leaving right after its game is
+    seen leaving first); the matchmaker is told when the rest ends, and then they meet."""
+    from referee.hosting.casual_pairing import AFTER_GAME_S
+
+    policy = CasualPairing()
+    a, b = Seeker("a", games=("tetress",)), Seeker("b", games=("tetress",))
+    first = policy.next_pair([a, b], 0.0)
+    assert first is not None
+    policy.started(first)
+    for key in ("a", "b"):
+        policy.finished(key, 10.0)
+    assert policy.next_pair([a, b], 10.0) is None
+    assert policy.next_pair([a, b], 10.0 + AFTER_GAME_S / 2) is None
+    assert policy.next_release([a, b], 10.0) == 10.0 + AFTER_GAME_S
+    assert policy.next_pair([a, b], 10.0 + AFTER_GAME_S) is not None
+    assert 0 < AFTER_GAME_S <= 2.0  # long enough for a round trip, short beside a game

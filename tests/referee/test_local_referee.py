@@ -96,7 +96,11 @@ def test_cancelling_a_game_stops_its_bots() -> None:
             task = asyncio.create_task(_forever_game(ref))
             while len(ref.bots) < 2 or not all(_alive(b.pid) for b in ref.bots):
                 await asyncio.sleep(0.05)
-            await asyncio.sleep(0.5)
+            # Mid-game: the SDK bot has connected (the other never will) and waits for it.
+            since = ref.server.lobby.generation
+            while len(ref.server.lobby) < 1:
+                await ref.server.lobby.wait_change(since)
+                since = ref.server.lobby.generation
             seen.extend(bot.pid for bot in ref.bots)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):

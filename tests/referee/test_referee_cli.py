@@ -233,7 +233,7 @@ def test_sigterm_during_the_load_check_still_ends_in_an_aborted_game() -> None:
             match.wait()
 
 
-def test_sigterm_stops_a_match_and_every_bot_it_started() -> None:
+def test_sigterm_stops_a_match_and_every_bot_it_started(tmp_path: Path) -> None:
     """SIGTERM during a game: after the grace period `referee match` records the game as
     aborted (exit status 1, the JSON result says so) and leaves no bot process behind."""
     import psutil
@@ -249,10 +249,12 @@ def test_sigterm_stops_a_match_and_every_bot_it_started() -> None:
             "--json",
             "--shutdown-grace",
             "0.5",
+            "--log-level",
+            "info",
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=(tmp_path / "match.err").open("w"),
         text=True,
     )
     try:
@@ -263,7 +265,10 @@ def test_sigterm_stops_a_match_and_every_bot_it_started() -> None:
             assert time.monotonic() < deadline and match.poll() is None
             time.sleep(0.1)
             children = parent.children(recursive=True)
-        time.sleep(1.0)  # let the game start
+        # The game starts once both bots' sessions are open (the referee logs each).
+        while (tmp_path / "match.err").read_text().count("session_open") < 2:
+            assert time.monotonic() < deadline and match.poll() is None
+            time.sleep(0.05)
         children = parent.children(recursive=True)
         match.send_signal(signal.SIGTERM)
         assert match.wait(30) == 1

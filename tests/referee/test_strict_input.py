@@ -58,6 +58,23 @@ BAD_ARENA_CALLS: dict[str, tuple[Call, str]] = {
         "tournament",
     ),
     "30-digit game id": (lambda s: s.GetGame(apb.GetGameRequest(game="9" * 30)), "game"),
+    "game id 2^63": (lambda s: s.GetGame(apb.GetGameRequest(game=str(2**63))), "game"),
+    "tournament id 2^64": (
+        lambda s: s.GetTournament(apb.GetTournamentRequest(tournament=str(2**64))),
+        "tournament",
+    ),
+    "listed tournament 2^63": (
+        lambda s: s.ListGames(apb.ListGamesRequest(tournament=str(2**63))),
+        "tournament",
+    ),
+    "presence of tournament 2^63": (
+        lambda s: s.GetTournamentPresence(apb.GetTournamentRequest(tournament=str(2**63))),
+        "tournament",
+    ),
+    "watched uid 2^63": (
+        lambda s: _all(s.WatchGame(apb.WatchGameRequest(uid=str(2**63)))),
+        "uid",
+    ),
     "30-digit watched uid": (
         lambda s: _all(s.WatchGame(apb.WatchGameRequest(uid="9" * 30))),
         "uid",
@@ -233,6 +250,15 @@ def test_bad_submissions_fields_get_invalid_argument_naming_them(tmp_path: Path)
                     "unknown id": lambda: stub.GetMyOutput(
                         spb.GetMyOutputRequest(game_id="nope"), metadata=metadata
                     ),
+                    "game 2^63": lambda: stub.GetMyGame(
+                        spb.GetMyGameRequest(game_id=str(2**63)), metadata=metadata
+                    ),
+                    "output 2^63": lambda: stub.GetMyOutput(
+                        spb.GetMyOutputRequest(game_id=str(2**63)), metadata=metadata
+                    ),
+                    "pack 2^64": lambda: stub.GetMyFailurePack(
+                        spb.GetMyOutputRequest(game_id=str(2**64)), metadata=metadata
+                    ),
                 }
                 for name, call in calls.items():
                     try:
@@ -251,4 +277,8 @@ def test_bad_submissions_fields_get_invalid_argument_naming_them(tmp_path: Path)
     assert out["long id"][0] == grpc.StatusCode.INVALID_ARGUMENT
     assert out["long id"][1].startswith("game_id: 5000 characters")
     assert out["unknown id"][0] == grpc.StatusCode.NOT_FOUND
+    for past_the_range in ("game 2^63", "output 2^63", "pack 2^64"):
+        code, details = out[past_the_range]
+        assert code == grpc.StatusCode.INVALID_ARGUMENT, (past_the_range, code, details)
+        assert details.startswith("game_id: id '"), details
     assert rows.list_submissions(repo.db) == []

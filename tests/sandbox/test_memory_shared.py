@@ -36,8 +36,12 @@ def test_copy_on_write_pages_are_counted_once() -> None:
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == b"forked"
-        time.sleep(0.2)  # the last child is past fork
         sample = sample_tree(proc.pid)
+        deadline = time.monotonic() + 30
+        while len(sample.pids) < 7:  # the last child is past fork and seen in the tree
+            assert time.monotonic() < deadline, sample
+            time.sleep(0.01)
+            sample = sample_tree(proc.pid)
         assert len(sample.pids) == 7 and sample.rss_bytes > 400 * MB, sample
         judged = judged_resident(sample, 200 * MB, None)
         assert 60 * MB < judged < 150 * MB, judged / MB

@@ -278,3 +278,36 @@ def test_bots_reconnect_when_the_referee_dies_and_play_on() -> None:
     for bot in bots:
         assert "connection lost" in bot.stderr
         assert "3 game(s)" in bot.stderr
+
+
+def test_a_remote_bot_stuck_in_a_loop_is_told_it_lost_on_time(tmp_path: Path) -> None:
+    """A remote bot whose move never comes back (a loop in its search) loses on time, and the
+    SDK prints the referee's GameOver at once, while the bot's code is still looping: the
+    result, the time ending and that its move will not be sent."""
+    from referee.match.clock import TimeControl
+
+    looping = tmp_path / "loopbot.py"
+    looping.write_text("def choose_move(state, clocks):\n    while True:\n        pass\n")
+
+    async def main() -> tuple[GameReport, Bot]:
+        async with local_referee() as ref:
+            bots = {
+                "loop": await start_bot(ref.address, ref.token("loop"), str(looping), "--games=1"),
+                "rnd": await start_bot(ref.address, ref.token("rnd"), RANDOM_BOT, "--games=1"),
+            }
+            s = {p: await session(ref, p, bots[p]) for p in bots}
+            control = TimeControl(game_time_s=1.0, move_time_s=0.0, grace_s=0.5)
+            runner = MatchRunner(load_game("tetress"), [s["loop"], s["rnd"]], time_control=control)
+            report = await runner.run()
+            try:
+                await bots["loop"].wait_for_line("lost on time")
+            finally:
+                bots["loop"].proc.kill()
+                await bots["loop"].proc.wait()
+                assert await bots["rnd"].finish() == 0, bots["rnd"].stderr
+            return report, bots["loop"]
+
+    report, loop = asyncio.run(main())
+    assert report.end is not None and report.end.verdict == "time" and report.end.winner == 1
+    told = next(line for line in loop.lines if "lost on time" in line)
+    assert "still thinking" in told and report.end.reason in told

@@ -196,3 +196,52 @@ def test_the_failure_line_names_each_cause() -> None:
     assert (
         describe(sqlalchemy.exc.IntegrityError("x", {}, sqlite3.IntegrityError("UNIQUE"))) is None
     )
+
+
+@pytest.mark.slow
+def test_a_postgresql_server_that_never_answers_fails_fast_with_one_line() -> None:
+    """--db naming a port that accepts connections but never answers (a wrong host or port
+    behind a firewall that drops packets looks the same to libpq): the connect timeout
+    ($ARENA_DB_CONNECT_TIMEOUT_S, here 1 s) ends the command with one line, exit 2, where it
+    waited for ever."""
+    import socket
+
+    with socket.socket() as mute:
+        mute.bind(("127.0.0.1", 0))
+        mute.listen(16)  # the kernel completes the handshake; nobody ever reads or writes
+        port = mute.getsockname()[1]
+        url = f"postgresql://postgres@127.0.0.1:{port}/arena"
+        done = subprocess.run(
+            [sys.executable, "-m", "referee.commands.main", "games", "--db", url],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+            env={**_env(), "ARENA_DB_CONNECT_TIMEOUT_S": "1"},
+        )  # fmt: skip
+    line = _one_line(done, "referee games: ")
+    assert f"127.0.0.1:{port}/arena" in line and "timeout expired" in line, line
+
+
+@pytest.mark.parametrize("scheme", ["mysql", "mysql+pymysql", "oracle", "mssql", "nonsense"])
+def test_a_database_the_referee_does_not_run_on_is_named_with_the_ones_it_does(
+    scheme: str, tmp_path: Path
+) -> None:
+    """--db mysql://… (or any other kind) is one line naming SQLite and PostgreSQL, not a
+    missing driver module."""
+    from referee.commands._dbopen import DatabaseUnavailable, open_repository
+
+    with pytest.raises(DatabaseUnavailable) as refused:
+        open_repository(f"{scheme}://user@127.0.0.1/arena")
+    text = str(refused.value)
+    assert "No module" not in text and "\n" not in text
+    assert "SQLite" in text and "PostgreSQL" in text and f"not {scheme}" in text
+
+
+def test_a_postgresql_url_gets_a_connect_timeout_unless_it_has_one() -> None:
+    """Every PostgreSQL URL the storage opens carries libpq's connect_timeout (the engine and
+    the job queue connect with it); one the operator set is kept."""
+    from referee.storage.db import DEFAULT_CONNECT_TIMEOUT_S, checked_url
+
+    url = checked_url("postgresql+psycopg://postgres@db.example/arena")
+    assert url.endswith(f"?connect_timeout={DEFAULT_CONNECT_TIMEOUT_S}")
+    kept = "postgresql://postgres@db.example/arena?connect_timeout=3"
+    assert checked_url(kept) == kept
+    assert checked_url("sqlite:////tmp/a.db") == "sqlite:////tmp/a.db"

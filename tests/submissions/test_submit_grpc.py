@@ -244,7 +244,8 @@ def test_a_stalled_upload_is_cut_off(tmp_path: Path) -> None:
             started = asyncio.Event()
             hanging = asyncio.create_task(stalled(up.tokens["alice"], up.address, started))
             await started.wait()
-            await asyncio.sleep(0.3)
+            while not up.service.receiving("alice"):  # the server has taken the upload up
+                await asyncio.sleep(0.01)
             _, error = await submit_raw(up, up.tokens["alice"], b"x")
             assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             assert "one upload at a time" in (error.details() or "")

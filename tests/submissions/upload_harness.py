@@ -39,6 +39,7 @@ class UploadServer:
     repo: Repository
     store: SubmissionStore
     db_path: Path
+    service: SubmissionService
     tokens: dict[str, str] = field(default_factory=dict)
 
     def add_player(self, name: str) -> str:
@@ -62,7 +63,7 @@ async def upload_server(
     arena = ArenaService(repo)
     server = RefereeServer(games=["tetress"], services=[service, arena])
     address = await server.start("127.0.0.1:0")
-    up = UploadServer(address, repo, store, db_path)
+    up = UploadServer(address, repo, store, db_path, service)
     for name in players:
         up.add_player(name)
     try:

@@ -137,7 +137,7 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
         started = start_ladder(args, repo, CasualRecorder(repo), None, game, TimeControl())
         assert started is not None
         ladder, task = started
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0)  # the ladder's task takes its first step (opens its queue)
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
@@ -156,3 +156,43 @@ def test_serve_enqueues_ladder_games_on_postgresql_only(pg_url: str, tmp_path: P
     assert _serve_ladder(pg_url, tmp_path, *UNSANDBOXED)
     assert not _serve_ladder(pg_url, tmp_path, *UNSANDBOXED, "--in-process")
     assert not _serve_ladder(str(tmp_path / "arena.db"), tmp_path, *UNSANDBOXED)
+
+
+#: A hang detector, not a timing: every task must have ended by then once cancelled.
+TASKS_END_WITHIN_S = 30.0
+
+
+async def _until_a_task_named(part: str) -> None:
+    """Wait until a task whose name holds ``part`` runs (psycopg names its pool's tasks)."""
+    while not any(part in t.get_name() for t in asyncio.all_tasks()):
+        await asyncio.sleep(0)
+
+
+def test_every_task_of_the_ladder_and_its_queue_ends_when_cancelled_while_opening(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The ladder cancelled while its queue's connection pool is still opening (the shutdown
+    of `referee serve` right after it started) leaves no task behind: each task the ladder,
+    the queue and psycopg's pool started ends once cancelled (the pool was left open, and its
+    tasks treat a cancellation as a failed connection and go on, so asyncio.run never
+    returned)."""
+    repo = Repository.open(pg_url)
+
+    async def scenario() -> list[str]:
+        ladder = _ladder(repo, pg_url)
+        task = asyncio.create_task(ladder.run())
+        await _until_a_task_named("-worker-")
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await ladder.drain(1)
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        for other in others:
+            other.cancel()
+        _, pending = await asyncio.wait(others, timeout=TASKS_END_WITHIN_S) if others else ((), ())
+        return sorted(t.get_name() for t in pending)
+
+    try:
+        assert asyncio.run(scenario()) == []
+    finally:
+        repo.close()
