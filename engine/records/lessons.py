@@ -140,7 +140,8 @@ def read_lessons(text: str, *, verify: bool = True) -> LessonsFile:
     issues: list[RecordIssue] = []
     header: Mapping[str, Any] | None = None
     lessons: list[Lesson] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Only "\n" ends a line: JSON text may hold other line separators (U+2028, U+0085).
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:

@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from referee.analysis.gameeval import Analyst, store_analysis
+from referee.analysis.lessonbook import LessonBook
 from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.web.replay import ViewCache, format_clock
@@ -95,6 +96,8 @@ class Web:
             store=self._store_analysis if repo is not None else None,
             mode=self.settings.analysis,
         )
+        #: Lessons of stored games (from the analyses above), cached per game seat.
+        self.lessons = LessonBook(repo, self.analyst) if repo is not None else None
         #: Rendered leaderboard tables by (snapshot, game, order).
         self.fragments: Lru[Any] = Lru(32)
         self.env = _environment()
