@@ -3,6 +3,7 @@ hand, and names every bad line."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -105,9 +106,13 @@ def test_comments_blank_lines_and_a_hand_added_position_are_read() -> None:
     no played move, only the game, position, seat and good moves."""
     lesson = _lesson_in_play()
     text = write_lessons(LessonsFile((lesson,), "me"))
-    own = (
-        '{"game": "tetress", "position": "%s", "seat": %d, "good": [{"move": "%s", "score": 0}]}'
-        % (lesson.position, lesson.seat, lesson.good[0][0])
+    own = json.dumps(
+        {
+            "game": "tetress",
+            "position": lesson.position,
+            "seat": lesson.seat,
+            "good": [{"move": lesson.good[0][0], "score": 0}],
+        }
     )
     book = read_lessons(f"# my file\n\n{text}\n# one of mine:\n{own}\n")
     added = book.lessons[1]
