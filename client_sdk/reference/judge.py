@@ -135,16 +135,13 @@ def judge_moves(
     *,
     nodes: int = DEFAULT_NODES,
     progress: Callable[[Judgement], None] | None = None,
-    seat: int | None = None,
 ) -> Iterator[tuple[Judgement | None, int]]:
-    """Per move of ``record`` in order: its judgement (``None``: not judged) and its index;
-    ``seat``: judge only that seat's moves."""
+    """Per move of ``record`` in order: its judgement (``None``: not judged) and its index."""
     state = initial_state(record)
     search = searcher_for(record.game, seed=0)
     for index, recorded in enumerate(record.moves):
         found = None
-        mine = seat is None or state.to_move == seat
-        if mine and recorded.comment != "book" and not state.is_over():
+        if recorded.comment != "book" and not state.is_over():
             text = state.game.move_to_text(state.parse_san(recorded.san))
             found = judge_position(state, text, search, nodes, index + 1)
             if progress is not None:

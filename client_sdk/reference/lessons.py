@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from client_sdk.reference.att_eval import well_shape
-from client_sdk.reference.judge import DEFAULT_NODES, Judgement, judge_moves
+from client_sdk.reference.judge import DEFAULT_NODES, Judgement, judge
 from client_sdk.reference.search import WIN
 from engine.att.state import CHOOSER
 from engine.records import GameRecord
@@ -35,8 +35,10 @@ def lessons_from_record(
     game_id: str = "",
     per_game: int = PER_GAME,
 ) -> list[Lesson]:
-    """``seat``'s worst moves in ``record``, judged here by the reference search."""
-    judged = [j for j, _ in judge_moves(record, nodes=nodes, seat=seat) if j is not None]
+    """``seat``'s worst moves in ``record``, judged here by the reference search. Every move
+    is judged, both seats', as the server's analysis does: the search keeps its table from
+    one position to the next, so judging fewer positions could judge these differently."""
+    judged = judge(record, nodes=nodes)
     return lessons_from_judgements(
         record,
         judged,
