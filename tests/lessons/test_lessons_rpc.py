@@ -5,6 +5,9 @@ yet analysed are counted and analysed in the background."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -151,3 +154,38 @@ def test_a_game_not_yet_analysed_is_analysed_once_and_then_counted(tmp_path: Pat
         assert "analysis" in (klass.repo.get_game(klass.games[2]).record_json or {})
 
     _run(tmp_path, check, "thread")
+
+
+@pytest.mark.slow
+def test_the_sdk_command_fetches_the_students_own_lessons(tmp_path: Path) -> None:
+    """``python -m client_sdk lessons --server`` writes alice's lessons file (ant's only) with
+    her token from a file; bob's token naming alice fails with status 1 and the reason."""
+
+    async def check(klass: Class) -> None:
+        token = tmp_path / "alice.token"
+        token.write_text(klass.tokens["alice"])
+        out = tmp_path / "mine.jsonl"
+        args = ("lessons", "--server", klass.address, "--json")
+        code, stdout, stderr = await _cli(*args, "--token-file", str(token), "-o", str(out))
+        assert code == 0, stderr
+        assert json.loads(stdout.splitlines()[-1])["games"] == 3
+        assert {x.bot for x in read_lessons(out.read_text("utf-8")).lessons} == {"ant"}
+        code, _, stderr = await _cli(*args, "--token", klass.tokens["bob"], "--player", "alice")
+        assert code == 1 and "only your own" in stderr
+
+    _run(tmp_path, check)
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "client_sdk",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 180)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
