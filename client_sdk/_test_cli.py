@@ -59,6 +59,10 @@ def test_main(argv: Sequence[str]) -> int:
     bot = BUILTIN_OPPONENTS.get(args.bot, args.bot)
     rows = _run(bot, lessons, limits, args)
     summary = _summary(rows, args.at_least)
+    # Lessons of one version: the line says what the bot run here makes of that version's.
+    lost_by = sorted({f"{x.bot}@{x.version}" if x.bot else x.version for x in lessons if x.version})
+    summary["bot"] = args.bot
+    summary["lessons_of"] = lost_by[0] if len(lost_by) == 1 else None
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
@@ -147,6 +151,11 @@ def _print_summary(summary: dict[str, Any]) -> None:
         f"solved {summary['solved']}/{summary['total']} "
         f"({summary['seconds_per_position']:.2f} s a position)"
     )
+    if summary["lessons_of"]:
+        print(
+            f"{summary['bot']} solves {summary['solved']} of the {summary['total']} positions "
+            f"{summary['lessons_of']} lost"
+        )
     for kind, entry in sorted(summary["by_kind"].items()):
         print(f"  {kind}: {entry['solved']}/{entry['total']}")
     verdict = "passed" if summary["passed"] else "FAILED"

@@ -53,6 +53,8 @@ def _lessons(kind: str = "gave_room") -> tuple[Lesson, Lesson]:
         "history": tuple(history),
         "game_id": "g1",
         "ply": 7,
+        "bot": "ant",
+        "version": "v6",
     }
     solved = Lesson(good=((moves[0], 5.0),), played=moves[-1], kind=kind, **common)
     repeated = Lesson(good=((moves[-1], 5.0),), played=moves[0], kind="lost_room", **common)
@@ -83,6 +85,7 @@ def test_test_reports_each_position_a_summary_and_an_exit_status(tmp_path: Path)
     people = _sdk("test", str(path), bot, "--at-least", "1", cwd=tmp_path)
     assert people.returncode == 0, people.stderr
     assert "solved 1/2" in people.stdout and "FAIL" in people.stdout and "passed" in people.stdout
+    assert f"{bot} solves 1 of the 2 positions ant@v6 lost" in people.stdout
 
 
 @pytest.mark.slow
