@@ -118,10 +118,11 @@ def explain(state: Any, played: str, judgement: Judgement) -> tuple[str, str]:
     (short notation) in ``state`` (left unchanged) where ``judgement.best_move`` was better."""
     best, score, move = judgement.best, judgement.played, judgement.best_move
     if best > WIN / 2 >= score:
-        return "missed_win", f"Missed a forced win in {int(WIN - best)} plies: {move} wins."
+        return "missed_win", f"Missed a forced win in {_plies(WIN - best)}: {move} wins."
     if score < -WIN / 2 <= best:
-        return "walked_into_loss", (
-            f"Walked into a forced loss in {int(WIN + score)} plies; {move} holds."
+        return (
+            "walked_into_loss",
+            f"Walked into a forced loss in {_plies(WIN + score)}; {move} holds.",
         )
     after_played = _after(state, played)
     after_best = _after(state, move)
@@ -130,6 +131,10 @@ def explain(state: Any, played: str, judgement: Judgement) -> tuple[str, str]:
     if state.game.name == "att":
         return _att(state.to_move, after_played, after_best, move, judgement.drop)
     return "positional", _drop_sentence(judgement.drop, move)
+
+
+def _plies(count: float) -> str:
+    return "1 ply" if int(count) == 1 else f"{int(count)} plies"
 
 
 def _after(state: Any, san: str) -> Any:

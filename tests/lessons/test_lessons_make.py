@@ -81,3 +81,31 @@ def test_lessons_hold_nothing_of_either_bots_thinking() -> None:
     lessons = [x for seat in (0, 1) for x in lessons_from_record(record, seat, nodes=NODES)]
     written = write_lessons(LessonsFile(tuple(lessons), "b"))
     assert lessons and not any(secret in written for secret in SECRETS)
+
+
+@pytest.mark.slow
+def test_att_lessons_name_the_choosers_and_the_placers_mistakes() -> None:
+    """In a random ATT game the chooser's lessons are about pieces and the placer's about its
+    well; both read back from a lessons file checked against the rules."""
+    import random
+
+    from engine.records import RecordBuilder
+    from engine.records.lessons import read_lessons
+    from engine.registry import load_game
+
+    game = load_game("att")
+    state = game.new_state()
+    rng = random.Random(2)
+    builder = RecordBuilder(game, players=("chooser", "placer"))
+    while state.outcome() is None and state.ply < 60:
+        move = rng.choice(list(state.legal_moves))
+        builder.add(move)
+        state.apply(move)
+    record = builder.finish()
+    chooser = lessons_from_record(record, 0, nodes=150)
+    placer = lessons_from_record(record, 1, nodes=150)
+    assert chooser and placer
+    assert {x.kind for x in chooser} <= {"easy_piece", "missed_win", "walked_into_loss"}
+    assert {x.kind for x in placer} <= {"holes", "stack", "positional", "walked_into_loss"}
+    text = write_lessons(LessonsFile(tuple(chooser + placer), "b"))
+    assert read_lessons(text).lessons == tuple(chooser + placer)
