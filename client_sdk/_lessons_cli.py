@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from client_sdk._errors import SdkError
+
 #: The reference search's nodes per position (the server's game pages use 500).
 DEFAULT_NODES = 500
 
@@ -88,7 +90,7 @@ def lessons_main(argv: Sequence[str]) -> int:
     return 0
 
 
-class LessonsFailed(Exception):
+class LessonsFailed(SdkError):
     """The lessons could not be made or fetched; the message says why."""
 
     def __init__(self, message: str, status: int = 1) -> None:
