@@ -135,3 +135,20 @@ def test_lessons_are_made_from_local_records_for_the_named_bot(tmp_path: Path) -
     assert book.lessons and {(x.seat, x.bot) for x in book.lessons} == {(0, "mine")}
     nobody = _sdk(*args, "--bot", "nobody", cwd=tmp_path)
     assert nobody.returncode == 2 and "nobody" in nobody.stderr
+
+
+@pytest.mark.slow
+def test_play_writes_the_bots_lessons_when_asked(tmp_path: Path) -> None:
+    """``play BOT OPPONENT --lessons FILE``: BOT's lessons from the games it played, under the
+    games' own limits, each naming its local game."""
+    done = _sdk(
+        "play", "random", "greedy", "--games", "2", "-t", "30", "--lessons", "l.jsonl",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    book = read_lessons((tmp_path / "l.jsonl").read_text("utf-8"))
+    assert book.limits.game_time_s == 30 and book.lessons
+    by_game = {x.game_id: x.seat for x in book.lessons}
+    assert set(by_game) <= {"local-1", "local-2"}
+    # random sat first in game 1 and second in game 2.
+    assert all(seat == (0 if game == "local-1" else 1) for game, seat in by_game.items())
