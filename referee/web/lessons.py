@@ -50,8 +50,10 @@ def _bot_data(web: Web, bot_id: int, viewer: int) -> dict[str, object]:
         # The same answer as for a bot that does not exist: lessons are their owner's.
         raise HTTPException(404, f"no lessons of bot {bot_id} for you")
     sections = []
-    for version in sorted(versions, key=lambda v: v.id, reverse=True):
+    ordered = sorted(versions, key=lambda v: v.id, reverse=True)
+    for index, version in enumerate(ordered):
         found = _book(web).of_versions([version])
+        earlier = ordered[index + 1] if index + 1 < len(ordered) else None
         worst = sorted(found.lessons, key=_drop, reverse=True)[:SHOWN]
         sections.append(
             {
@@ -61,6 +63,7 @@ def _bot_data(web: Web, bot_id: int, viewer: int) -> dict[str, object]:
                 "count": len(found.lessons),
                 "kinds": Counter(x.kind for x in found.lessons).most_common(),
                 "lessons": [_view(x) for x in worst],
+                "earlier": earlier,
             }
         )
     return {"bot": versions[0], "sections": sections}

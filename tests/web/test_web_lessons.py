@@ -77,6 +77,7 @@ def test_the_owner_sees_each_versions_lessons_with_boards(site: Site) -> None:
     assert 'class="ghost' in text and 'class="last"' in text
     assert f"{expected['v1']} lessons from 2 games" in text
     assert re.search(r'<ol class="better"><li><code>PLACE\(', text)
+    assert "--version v1 -o v1.jsonl" in text and text.count('class="note compare"') == 1
     assert not any(secret in text for secret in SECRETS)
 
 
