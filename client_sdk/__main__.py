@@ -64,6 +64,13 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("submit", "client_sdk._submit", "submit_main", "upload a bot's code to a referee"),
     ("mine", "client_sdk._mine", "mine_main", "your versions, games, records and bot output"),
     (
+        "lessons",
+        "client_sdk._lessons_cli",
+        "lessons_main",
+        "the positions your bot got wrong: from the server, or from records here",
+    ),
+    ("test", "client_sdk._test_cli", "test_main", "run a bot on every position of a lessons file"),
+    (
         "reproduce",
         "client_sdk._reproduce_cli",
         "reproduce_main",

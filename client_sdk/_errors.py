@@ -11,6 +11,7 @@
     ├── BotStartError         a local bot process (``play``) that did not start
     ├── FailurePackError      a failure pack that cannot be read (also ``ValueError``)
     ├── CannotReplay          a recorded game `reproduce` cannot replay with this bot
+    ├── LessonsFailed         lessons that cannot be made or fetched (``lessons``)
     └── TlsSetupError         a certificate, key or CA file that cannot be used
 
 ``except client_sdk.SdkError`` catches everything the SDK meant to raise; a bug in the bot

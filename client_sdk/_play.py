@@ -53,6 +53,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="board and clocks each move")
     parser.add_argument("--record", metavar="FILE", help="write the records (.json: JSON)")
+    parser.add_argument(
+        "--lessons",
+        metavar="FILE",
+        help="write BOT's lessons from these games (its worst moves by the reference search; "
+        "run them with: python -m client_sdk test FILE BOT)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     return parser
 
@@ -121,6 +127,7 @@ def play_main(argv: Sequence[str]) -> int:
         _check_game(args.game, params)
         openings = _openings(args.openings, args.game, args.games, args.seed)
         _check_record_path(args.record)
+        _check_record_path(args.lessons)
     except ValueError as exc:
         print(f"python -m client_sdk play: {exc}", file=sys.stderr)
         return 2
@@ -140,6 +147,12 @@ def play_main(argv: Sequence[str]) -> int:
         return 2
     if args.record:
         _write_records(args.record, games)
+    if args.lessons:
+        from engine.records.lessons import Limits as LessonLimits
+
+        _write_lessons(
+            args.lessons, games, bot, LessonLimits(args.time, args.move_time, args.memory)
+        )
     _report(games, bot, args.json)
     return 0
 
@@ -262,6 +275,24 @@ def _write_records(path: str, games: list[LocalMatch]) -> None:
     else:
         text = write_record(records[0]) if len(records) == 1 else write_records(records)
     Path(path).write_text(text, encoding="utf-8")
+
+
+def _write_lessons(path: str, games: list[LocalMatch], bot: str, limits: Any) -> None:
+    """BOT's lessons from ``games`` (BOT sat first in the odd-numbered ones), to be tested
+    under ``limits`` (the games' own)."""
+    from client_sdk._lessons_cli import DEFAULT_NODES
+    from client_sdk.reference.lessons import lessons_from_record
+    from engine.records.lessons import LessonsFile, dedupe, write_lessons
+
+    found = []
+    for index, game in enumerate(games):
+        found += lessons_from_record(
+            game.record, index % 2, nodes=DEFAULT_NODES, bot=bot, game_id=game.game_id
+        )
+    Path(path).write_text(
+        write_lessons(LessonsFile(tuple(dedupe(found)), bot=bot, limits=limits)), "utf-8"
+    )
+    print(f"{len(found)} lessons written to {path}", file=sys.stderr)
 
 
 def _line(number: int, game: LocalMatch) -> str:

@@ -499,3 +499,58 @@ class MyFailurePack(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MyFailurePack: _TypeAlias = MyFailurePack  # noqa: Y015
+
+@_typing.final
+class GetMyLessonsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    PLAYER_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    """Only this bot's lessons (default: every bot the caller may read)."""
+    version: _builtins.str
+    """Only this version's (its label, e.g. "v3" or a submitted version's hash; default: all)."""
+    player: _builtins.str
+    """Another player's lessons (staff only; default: the caller's own, everyone's for staff)."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        player: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "player", b"player", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMyLessonsRequest: _TypeAlias = GetMyLessonsRequest  # noqa: Y015
+
+@_typing.final
+class MyLessons(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LESSONS_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    PENDING_FIELD_NUMBER: _builtins.int
+    lessons: _builtins.str
+    """The lessons file's text: a header line, then one lesson a line (JSON Lines)."""
+    games: _builtins.int
+    """Games of the bots read, and how many of them are still being analysed."""
+    pending: _builtins.int
+    def __init__(
+        self,
+        *,
+        lessons: _builtins.str = ...,
+        games: _builtins.int = ...,
+        pending: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "lessons", b"lessons", "pending", b"pending"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MyLessons: _TypeAlias = MyLessons  # noqa: Y015

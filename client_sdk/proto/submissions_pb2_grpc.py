@@ -59,6 +59,11 @@ class SubmissionsStub:
                 request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
                 response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.FromString,
                 _registered_method=True)
+        self.GetMyLessons = channel.unary_unary(
+                '/tetromino.referee.v1.Submissions/GetMyLessons',
+                request_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyLessonsRequest.SerializeToString,
+                response_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyLessons.FromString,
+                _registered_method=True)
 
 
 class SubmissionsServicer:
@@ -111,6 +116,16 @@ class SubmissionsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMyLessons(self, request, context):
+        """The lessons of the caller's own bots (docs/records.md, "Lessons files"): the positions
+        where their moves lost the most by the reference evaluation, from every stored game
+        already analysed (the others are queued and counted in `pending`). The staff see every
+        bot's, or one player's; PERMISSION_DENIED for a student naming another player.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SubmissionsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,6 +153,11 @@ def add_SubmissionsServicer_to_server(servicer, server):
                     servicer.GetMyFailurePack,
                     request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.FromString,
                     response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.SerializeToString,
+            ),
+            'GetMyLessons': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMyLessons,
+                    request_deserializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyLessonsRequest.FromString,
+                    response_serializer=tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyLessons.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -275,6 +295,33 @@ class Submissions:
             '/tetromino.referee.v1.Submissions/GetMyFailurePack',
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyOutputRequest.SerializeToString,
             tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyFailurePack.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMyLessons(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tetromino.referee.v1.Submissions/GetMyLessons',
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.GetMyLessonsRequest.SerializeToString,
+            tetromino_dot_referee_dot_v1_dot_submissions__pb2.MyLessons.FromString,
             options,
             channel_credentials,
             insecure,

@@ -68,6 +68,12 @@ class SubmissionsStub:
     (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
     for an unknown game or a seat that did not fault.
     """
+    GetMyLessons: _grpc.UnaryUnaryMultiCallable[_submissions_pb2.GetMyLessonsRequest, _submissions_pb2.MyLessons]
+    """The lessons of the caller's own bots (docs/records.md, "Lessons files"): the positions
+    where their moves lost the most by the reference evaluation, from every stored game
+    already analysed (the others are queued and counted in `pending`). The staff see every
+    bot's, or one player's; PERMISSION_DENIED for a student naming another player.
+    """
 
 @_typing.type_check_only
 class SubmissionsAsyncStub(SubmissionsStub):
@@ -98,6 +104,12 @@ class SubmissionsAsyncStub(SubmissionsStub):
     """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
     (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
     for an unknown game or a seat that did not fault.
+    """
+    GetMyLessons: _aio.UnaryUnaryMultiCallable[_submissions_pb2.GetMyLessonsRequest, _submissions_pb2.MyLessons]  # type: ignore[assignment]
+    """The lessons of the caller's own bots (docs/records.md, "Lessons files"): the positions
+    where their moves lost the most by the reference evaluation, from every stored game
+    already analysed (the others are queued and counted in `pending`). The staff see every
+    bot's, or one player's; PERMISSION_DENIED for a student naming another player.
     """
 
 class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
@@ -156,6 +168,18 @@ class SubmissionsServicer(metaclass=_abc_1.ABCMeta):
         """A faulted seat's failure pack in one game (docs/records.md): the caller's own bot's
         (default), any seat's for staff. PERMISSION_DENIED for another player's seat, NOT_FOUND
         for an unknown game or a seat that did not fault.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMyLessons(
+        self,
+        request: _submissions_pb2.GetMyLessonsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_submissions_pb2.MyLessons, _abc.Awaitable[_submissions_pb2.MyLessons]]:
+        """The lessons of the caller's own bots (docs/records.md, "Lessons files"): the positions
+        where their moves lost the most by the reference evaluation, from every stored game
+        already analysed (the others are queued and counted in `pending`). The staff see every
+        bot's, or one player's; PERMISSION_DENIED for a student naming another player.
         """
 
 def add_SubmissionsServicer_to_server(servicer: SubmissionsServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

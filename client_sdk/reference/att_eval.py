@@ -30,12 +30,11 @@ class AttEvaluator:
         return value if state.to_move == PLACER else -value
 
 
-def placer_comfort(state: AttState) -> float:
-    """The placer's prospects in this well (higher is better for the placer)."""
+def well_shape(state: AttState) -> tuple[list[int], int]:
+    """The height of each column of the well and the number of covered holes."""
     rows = state.rows
     height = len(rows)
-    width = state.game.width
-    heights = [0] * width
+    heights = [0] * state.game.width
     holes = 0
     seen = 0
     for index, row in enumerate(rows):
@@ -49,6 +48,14 @@ def placer_comfort(state: AttState) -> float:
             new >>= 1
             column += 1
         seen |= row
+    return heights, holes
+
+
+def placer_comfort(state: AttState) -> float:
+    """The placer's prospects in this well (higher is better for the placer)."""
+    height = len(state.rows)
+    width = state.game.width
+    heights, holes = well_shape(state)
     top = max(heights)
     bumps = sum(abs(a - b) for a, b in pairwise(heights))
     game = state.game

@@ -62,8 +62,8 @@ def _show(args: argparse.Namespace) -> int:
     if args.output:
         summary["output"] = [text or "" for text in detail.stderr]
     if args.json:
+        from referee.analysis.gameeval import analysis_of
         from referee.storage.browse import version_names
-        from referee.web.analysis import analysis_of
         from referee.web.moverows import move_rows
         from referee.web.replay import build_view
 

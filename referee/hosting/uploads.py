@@ -11,6 +11,7 @@ make the server buffer more than that. The work itself is :class:`Submissions`'.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -18,8 +19,11 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
+from referee.analysis.gameeval import Analyst, store_analysis
+from referee.analysis.lessonbook import LessonBook
 from referee.hosting import myviews
 from referee.hosting.callers import Caller, Callers
+from referee.hosting.mylessons import my_lessons
 from referee.server import bounds
 from referee.server.access import Gate
 from referee.server.status import call_in_thread
@@ -52,6 +56,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         validate: bool = True,
         upload_timeout_s: float = UPLOAD_TIMEOUT_S,
         gate: Gate | None = None,
+        analyst: Analyst | None = None,
     ) -> None:
         self.submissions = submissions
         self.upload_timeout_s = upload_timeout_s
@@ -64,6 +69,11 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         #: The player and role behind each call's token, checked by the server's gate (shared
         #: with its other doors, so a client's failed logins count at all of them).
         self.callers = Callers(self.repo, gate)
+        #: Lessons of stored games; games not yet analysed are analysed in the background.
+        repo = self.repo
+        self.lessons = LessonBook(
+            repo, analyst or Analyst(store=functools.partial(store_analysis, repo))
+        )
 
     def add_to(self, server: grpc.aio.Server) -> None:
         submissions_pb2_grpc.add_SubmissionsServicer_to_server(self, server)
@@ -198,6 +208,13 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         context: grpc.aio.ServicerContext[spb.GetMyOutputRequest, spb.MyFailurePack],
     ) -> spb.MyFailurePack:
         return await self._view(context, myviews.my_failure_pack, request.game_id, _seat(request))
+
+    async def GetMyLessons(
+        self,
+        request: spb.GetMyLessonsRequest,
+        context: grpc.aio.ServicerContext[spb.GetMyLessonsRequest, spb.MyLessons],
+    ) -> spb.MyLessons:
+        return await self._view(context, my_lessons, self.lessons, request)
 
     async def _view(
         self,

@@ -16,7 +16,18 @@ from starlette.staticfiles import StaticFiles
 from referee.server import bounds
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web import account, api, explorer, instructor, live, packs, pages, sdk, uploads
+from referee.web import (
+    account,
+    api,
+    explorer,
+    instructor,
+    lessons,
+    live,
+    packs,
+    pages,
+    sdk,
+    uploads,
+)
 from referee.web.context import STATIC, Web, WebSettings
 from referee.web.security import BodyLimit, SecurityHeaders
 
@@ -53,6 +64,7 @@ def routes() -> list[BaseRoute]:
         Route("/tournaments/{tid:id}", pages.tournament),
         Route("/bots/{bot_id:id}", pages.bot),
         Route("/bots/{bot_id:id}/vs/{other_id:id}", pages.versus),
+        Route("/bots/{bot_id:id}/lessons", lessons.bot_lessons),
         Route("/games", pages.games),
         Route("/explorer/{game}", explorer.explorer_page),
         Route("/api/explorer/{game}", explorer.explorer_api),
@@ -71,6 +83,7 @@ def routes() -> list[BaseRoute]:
         Route("/instructor/grades", instructor.grades),
         Route("/instructor/grades.csv", instructor.grades_csv),
         Route("/instructor/similarity", instructor.similarity),
+        Route("/instructor/lessons", lessons.class_mistakes),
         Route("/me/submissions", uploads.submissions_fragment),
         Route("/me/upload", uploads.upload, methods=["POST"]),
         Route("/api/leaderboard/{game}", api.leaderboard),

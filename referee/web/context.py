@@ -16,9 +16,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from referee.analysis.gameeval import Analyst, store_analysis
+from referee.analysis.lessonbook import LessonBook
 from referee.server.live import LiveHub
 from referee.storage import Repository
-from referee.web.analysis import Analyst
 from referee.web.replay import ViewCache, format_clock
 from referee.web.security import Session, Signer, new_csrf_token
 from referee.web.tables import PROVISIONAL_GAMES, Tables
@@ -95,17 +96,15 @@ class Web:
             store=self._store_analysis if repo is not None else None,
             mode=self.settings.analysis,
         )
+        #: Lessons of stored games (from the analyses above), cached per game seat.
+        self.lessons = LessonBook(repo, self.analyst) if repo is not None else None
         #: Rendered leaderboard tables by (snapshot, game, order).
         self.fragments: Lru[Any] = Lru(32)
         self.env = _environment()
 
     def _store_analysis(self, game_id: int, data: Mapping[str, object]) -> None:
         """Keep a finished analysis in the game's stored JSON record (computed once)."""
-        repo = self.need_repo()
-        detail = repo.get_game(game_id)
-        if detail.record_text and detail.record_json is not None:
-            record = {**detail.record_json, "analysis": data}
-            repo.set_game_record(game_id, detail.record_text, record)
+        store_analysis(self.need_repo(), game_id, data)
 
     def need_repo(self) -> Repository:
         if self.repo is None:

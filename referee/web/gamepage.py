@@ -18,10 +18,10 @@ from markupsafe import Markup
 from starlette.requests import Request
 
 from engine.records import SearchInfo
+from referee.analysis.gameeval import Analysis
 from referee.match.verdicts import Verdict
 from referee.storage import GameDetail, readers
 from referee.web import gamechart as gc
-from referee.web.analysis import Analysis
 from referee.web.replay import GameView
 from referee.web.story import Story, move_sentence, score_words, symlog, tell
 from referee.web.thinking import tournament_status, visible_seats

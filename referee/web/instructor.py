@@ -20,7 +20,8 @@ from referee.web.account import require_session
 from referee.web.context import Web, web_of
 
 
-def _is_instructor(web: Web, player_id: int) -> bool:
+def is_instructor(web: Web, player_id: int) -> bool:
+    """Whether the player holds an active instructor (or admin) token."""
     tokens = web.need_repo().list_tokens(player_id)
     return any(t.state() == "active" and t.role.allows(Role.INSTRUCTOR) for t in tokens)
 
@@ -28,7 +29,7 @@ def _is_instructor(web: Web, player_id: int) -> bool:
 async def _report(request: Request, kind: str) -> tuple[Web, Report | None]:
     web = web_of(request)
     session = require_session(request)
-    if not await asyncio.to_thread(_is_instructor, web, session.player_id):
+    if not await asyncio.to_thread(is_instructor, web, session.player_id):
         raise HTTPException(403, "this page is for instructors")
     report = await asyncio.to_thread(latest_report, web.need_repo().db, kind)
     return web, report

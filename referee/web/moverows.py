@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from referee.web.analysis import Analysis
+from referee.analysis.gameeval import Analysis
 from referee.web.replay import GameView
 from referee.web.story import move_sentence
 

@@ -1,6 +1,6 @@
 """Why a game ended, in words: the verdict, the turning point and the loser's worst moves (a
 rules end), or what went wrong and at which ply (a fault). Computed from the stored game and
-its reference evaluation (:mod:`referee.web.analysis`); pure, so it is tested without a server.
+its reference evaluation (:mod:`referee.analysis.gameeval`); pure, so it is tested without a server.
 
 Evaluations are compared on a signed log scale (``sign(x)·log10(1+|x|)``): a Tetress
 evaluation counts placements, hundreds early in a game and a handful late, so a plain
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.adjudication import ply_number
+from referee.analysis.gameeval import WIN, Analysis, PlyEval
 from referee.match.verdicts import Verdict
-from referee.web.analysis import WIN, Analysis, PlyEval
 
 #: Plies at the start whose swings are not turning points (the first placements' mobility
 #: swings are large and mean little).

@@ -1,10 +1,11 @@
 """The reference evaluation of a stored game: every move judged by the shipped reference search
-at a fixed node budget (:func:`referee.analysis.annotate.annotate`), once per game.
+at a fixed node budget (:func:`client_sdk.reference.judge.judge`, as ``referee annotate``),
+once per game; the game pages and the lessons (:mod:`referee.analysis.lessonbook`) read it.
 
 It is computed off the request path, in a child process at low priority (so the referee's
 event loop, which may share this process, never waits on it), one game at a time; the result is
 kept in the game's JSON record (``analysis``) so it is computed once per stored game, and in
-memory for the pages. A page asks :meth:`Analyst.get`: the analysis, or ``None`` while it is
+memory. A page asks :meth:`Analyst.get`: the analysis, or ``None`` while it is
 being computed (the page says so).
 """
 
@@ -19,6 +20,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from client_sdk.reference.judge import Judgement, judge
+from referee.storage import Repository
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.web")
@@ -33,16 +36,8 @@ RECORD_KEY = "analysis"
 WIN = 1_000_000.0
 
 
-@dataclass(frozen=True, slots=True)
-class PlyEval:
-    """The reference search's view of one move, from the mover's side."""
-
-    ply: int
-    #: The played move's score and the best score (the mover's point of view).
-    played: float
-    best: float
-    best_move: str
-    glyph: str | None
+#: The reference search's view of one move, from the mover's side (the judgement itself).
+PlyEval = Judgement
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +69,8 @@ def analysis_of(data: object) -> Analysis | None:
                 float(item["best"]),
                 str(item["best_move"]),
                 glyph if glyph in ("??", "?", "?!", "!") else None,
+                int(item.get("depth", 0)),
+                tuple((str(m), float(v)) for m, v in item.get("good", ())),
             )
         return Analysis(int(data.get("nodes", 0)), evals)
     except (KeyError, TypeError, ValueError):
@@ -83,27 +80,43 @@ def analysis_of(data: object) -> Analysis | None:
 def analyse(record_text: str, nodes: int = ANALYSIS_NODES) -> dict[str, object]:
     """The analysis of a text record, in its stored JSON form (runs in the child process)."""
     from engine.records import read_record
-    from referee.analysis.annotate import annotate
 
     record = read_record(record_text)
-    _, judgements = annotate(record, nodes=nodes)
-    moves = [
-        {
-            "ply": j.ply,
-            "played": round(j.played, 3),
-            "best": round(j.best, 3),
-            "best_move": j.best_move,
-            "glyph": j.glyph,
-        }
-        for j in judgements
-    ]
-    return {"engine": "reference", "nodes": nodes, "moves": moves}
+    return {
+        "engine": "reference",
+        "nodes": nodes,
+        "moves": [_stored(j) for j in judge(record, nodes=nodes)],
+    }
+
+
+def _stored(j: Judgement) -> dict[str, object]:
+    """One judgement as stored: with its depth, and the good moves of a marked one (what a
+    lesson shows)."""
+    item: dict[str, object] = {
+        "ply": j.ply,
+        "played": round(j.played, 3),
+        "best": round(j.best, 3),
+        "best_move": j.best_move,
+        "glyph": j.glyph,
+        "depth": j.depth,
+    }
+    if j.glyph in ("?!", "?", "??"):
+        item["good"] = [[m, round(v, 3)] for m, v in j.good]
+    return item
+
+
+def store_analysis(repo: Repository, game_id: int, data: Mapping[str, object]) -> None:
+    """Keep a finished analysis in the game's stored JSON record (computed once)."""
+    detail = repo.get_game(game_id)
+    if detail.record_text and detail.record_json is not None:
+        record = {**detail.record_json, RECORD_KEY: data}
+        repo.set_game_record(game_id, detail.record_text, record)
 
 
 def _run_child(record_text: str, nodes: int) -> dict[str, object]:
     """:func:`analyse` in a child process at low priority; raises on failure."""
     done = subprocess.run(
-        [sys.executable, "-m", "referee.web.analysis", str(nodes)],
+        [sys.executable, "-m", "referee.analysis.gameeval", str(nodes)],
         input=record_text,
         capture_output=True,
         text=True,
@@ -201,7 +214,7 @@ class Analyst:
 
 
 def main() -> int:
-    """``python -m referee.web.analysis NODES`` < record text: the analysis as JSON."""
+    """``python -m referee.analysis.gameeval NODES`` < record text: the analysis as JSON."""
     nodes = int(sys.argv[1]) if len(sys.argv) > 1 else ANALYSIS_NODES
     os.nice(10)  # behind the referee and its bots
     print(json.dumps(analyse(sys.stdin.read(), nodes)))
