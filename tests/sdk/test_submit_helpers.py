@@ -45,7 +45,7 @@ def test_a_helper_that_links_out_of_the_folder_is_refused_by_option_or_manifest(
     assert f"a symbolic link to {private}" in said and "outside the folder being submitted" in said
     assert "--outside-helper" in said
     (agent / "submission.json").write_text('{"helpers": ["utils"]}', encoding="utf-8")
-    with pytest.raises(PackError, match="helper 'utils' \\(submission.json\\) is a symbolic link"):
+    with pytest.raises(PackError, match=r"helper 'utils' \(submission\.json\) is a symbolic link"):
         pack(str(agent))
 
 

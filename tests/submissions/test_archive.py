@@ -130,7 +130,9 @@ def test_not_an_archive_is_refused(tmp_path: Path) -> None:
         ("what?.py", "not allowed in file names"),
         ("trailing.", "ending in a dot"),
         ("dir\\file.py", "backslash"),
-        ("bell\x07.py", "control character"),
+        ("bell\x07.py", "control or invisible character (U+0007)"),
+        ("agent/\u202eyp.exe", "control or invisible character (U+202E)"),
+        ("agent/greedy\u200b.py", "control or invisible character (U+200B)"),
         ("x" * 300, "longer than"),
     ],
 )
