@@ -72,21 +72,12 @@ if ((${#missing[@]})); then
 fi
 
 step "virtualenv in .venv" python3 -m venv .venv
-# pip compiles what it installs one file at a time; compileall below does it on every core.
 step "Python packages (pip install -e '.[dev]')" \
-    .venv/bin/pip install --no-compile --progress-bar off -e ".[dev]"
-# The bytecode of every installed package and of the checkout, as pip would write it: a command
-# then starts without compiling ~1000 modules (even where PYTHONDONTWRITEBYTECODE is set), and
-# sandboxed bots, which cannot write bytecode, import NumPy and gRPC precompiled. The referee
+    .venv/bin/pip install --progress-bar off -e ".[dev]"
+# The checkout's bytecode, as pip writes it for the packages it installs: a command then starts
+# without compiling ~1000 modules (even where PYTHONDONTWRITEBYTECODE is set). The referee
 # brings the bots' part up to date itself before launching any (referee/sandbox/bytecode.py).
-bytecode() {
-    local site
-    site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    # A package's odd file that does not compile is skipped, as pip skips it.
-    .venv/bin/python -m compileall -q -j 0 "$site" || true
-    .venv/bin/python -m compileall -q -j 0 client_sdk engine referee
-}
-step "bytecode (compileall on every core)" bytecode
+step "the checkout's bytecode" .venv/bin/python -m compileall -q -j 0 client_sdk engine referee
 if [ -n "$apt_pid" ]; then
     wait "$apt_pid"
 fi

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS = ("virtualenv in .venv", "Python packages", "bytecode")
+STEPS = ("virtualenv in .venv", "Python packages", "the checkout's bytecode")
 LINE = re.compile(r"install\.sh: \[ *(\d+)s\] (.*)")
 
 
