@@ -17,7 +17,8 @@ cd "$(dirname "$0")/.."
 START=$SECONDS
 TICK=${INSTALL_TICK_S:-10}
 DRY=${INSTALL_DRY_RUN:-}
-LOG=$(mktemp -t tetromino-install-XXXXXX.log)
+LOG=/dev/null
+[ -n "$DRY" ] || LOG=$(mktemp -t tetromino-install-XXXXXX.log)
 
 say() { printf 'install.sh: [%4ss] %s\n' "$((SECONDS - START))" "$*"; }
 
