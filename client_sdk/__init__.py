@@ -16,9 +16,9 @@ from client_sdk._agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult
 from client_sdk._errors import SdkError
 from client_sdk._link import Backoff, SessionError
 from client_sdk._loader import BotLoadError
+from client_sdk._packing import PackError
 from client_sdk._seed import game_seed
 from client_sdk._session import run
-from client_sdk._submit import PackError
 from client_sdk._think import Think
 from client_sdk._tls import TlsSetupError
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION

@@ -3,7 +3,8 @@
 It writes a folder ``NAME/`` holding the bot's package ``NAME/NAME/`` (an SDK :class:`Agent`,
 or with ``--course`` the course's ``Agent`` with ``action``/``update``), a README with the
 commands to try it here, against a server and to upload it, and ``test_NAME.py``, which plays
-it once with :func:`client_sdk.testing.play_local` (under pytest, or ``python test_NAME.py``).
+it once with :func:`client_sdk.testing.play_local` (``python test_NAME.py``; or under pytest
+where the student installed it: the SDK does not).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def placements(board: Board, color: PlayerColor) -> list[PlaceAction]:
 
 _TEST = '''"""{name} plays a whole local game against the random bot without breaking a rule.
 
-Run it with pytest, or as a script: python test_{name}.py
+Run it as a script: python test_{name}.py (or with pytest, which the SDK does not install:
+pip install pytest, then python -m pytest test_{name}.py)
 """
 
 from pathlib import Path
@@ -132,7 +134,7 @@ A starter bot ({style}). Its code is in `{name}/`; change it, then:
 # a local game against the random bot (-v: board and clocks every move; --games 10: a match)
 python -m client_sdk play {name}
 python -m client_sdk play {name} level1 --games 4        # against a reference bot
-python test_{name}.py                                   # or: python -m pytest test_{name}.py
+python test_{name}.py                                   # (pytest works too, once installed)
 
 # against the class server (your token in a file keeps it off the command line)
 python -m client_sdk --server HOST --token-file token.txt {name}

@@ -7,136 +7,29 @@ What is uploaded (see docs/sdk.md, "Submitting your bot"):
   module, optionally ``PATH:ClassName``;
 * helper packages or modules beside it go too when named, with ``--helper NAME`` (repeatable)
   or in ``submission.json`` inside the package: ``{"helpers": ["mylib"], "class": "Agent"}``;
+  one from elsewhere only when named on purpose, ``--outside-helper PATH``, and listed file by
+  file (:mod:`client_sdk._packing` says what goes up);
 * caches (``__pycache__``, ``*.pyc``) and VCS folders are left out.
 
-The archive is a zip with ``submission.json`` at its top naming the entry; it goes up over the
-``Submissions`` gRPC service in chunks, authenticated by your token.
+The archive goes up over the ``Submissions`` gRPC service in chunks, authenticated by your token.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
-import zipfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import grpc
 
 from client_sdk._connect import unreachable
-from client_sdk._errors import SdkError
 from client_sdk._options import TokenError, add_server_options, address_of, token_of
+from client_sdk._packing import PackError, pack
 from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
 
 CHUNK = 256 * 1024
-_SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
-_SKIP_SUFFIXES = (".pyc", ".pyo")
-
-
-class PackError(SdkError, ValueError):
-    """The bot cannot be packed; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Package:
-    """The archive to upload and what it holds."""
-
-    data: bytes
-    entry: str
-    files: int
-    #: What the packing did that its author should know (a symbolic link followed).
-    notes: tuple[str, ...] = ()
-
-
-def pack(path: str, helpers: Sequence[str] = ()) -> Package:
-    """Zip the bot at ``path`` (``dir``, ``file.py``, optional ``:Class``) and its helpers."""
-    target, cls = _split(path)
-    source = Path(target)
-    manifest: dict[str, Any] = {}
-    if source.is_dir():
-        if not (source / "__init__.py").is_file():
-            raise PackError(f"{target}: a bot package needs an __init__.py")
-        own = source / "submission.json"
-        if own.is_file():
-            try:
-                manifest = json.loads(own.read_text(encoding="utf-8"))
-            except ValueError as exc:
-                raise PackError(f"{own}: not valid JSON ({exc})") from None
-        entry = source.resolve().name
-    elif source.is_file() and source.suffix == ".py":
-        entry = source.stem
-    else:
-        raise PackError(f"{target}: not a package folder or a .py file")
-    cls = cls or manifest.get("class")
-    names = [*helpers, *manifest.get("helpers", [])]
-    items = [source.resolve(), *(_helper(source, h) for h in names)]
-    buffer = io.BytesIO()
-    count = 0
-    notes: list[str] = []
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        top = {"entry": entry, **({"class": cls} if cls else {})}
-        archive.writestr("submission.json", json.dumps(top))
-        for item in dict.fromkeys(items):
-            for file, name in _files(item, notes):
-                archive.write(file, name)
-                count += 1
-    return Package(buffer.getvalue(), entry, count, tuple(notes))
-
-
-def _split(path: str) -> tuple[str, str | None]:
-    head, sep, tail = path.rpartition(":")
-    if sep and head and tail.isidentifier():
-        return head, tail
-    return path, None
-
-
-def _helper(source: Path, name: str) -> Path:
-    """A helper named relative to the folder the bot lies in (or a path)."""
-    beside = source.resolve().parent
-    for candidate in (Path(name), beside / name, beside / f"{name}.py"):
-        if candidate.exists():
-            return candidate.resolve()
-    raise PackError(f"helper {name!r}: no package or module of that name beside {source}")
-
-
-def _files(item: Path, notes: list[str]) -> Iterator[tuple[Path, str]]:
-    """Every file to upload from ``item`` (a resolved file or folder) with its name in the
-    archive. A symbolic link inside the folder that points inside it is uploaded as what it
-    points to (said in ``notes``); one that points outside is refused, naming it: following
-    it would upload a file the author never meant to share (``/etc/passwd``, a key)."""
-    if item.is_file():
-        yield item, item.name
-        return
-    yield from _walk(item, item, Path(item.name), notes, {item})
-
-
-def _walk(
-    root: Path, folder: Path, base: Path, notes: list[str], seen: set[Path]
-) -> Iterator[tuple[Path, str]]:
-    """The files under ``folder`` (inside ``root``), named relative to ``base``."""
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-        if entry.name in _SKIP_DIRS or entry.name.endswith(_SKIP_SUFFIXES):
-            continue
-        name = (base / entry.relative_to(folder)).as_posix()
-        target = entry
-        if entry.is_symlink():
-            target = entry.resolve()
-            if not target.is_relative_to(root):
-                raise PackError(
-                    f"{entry} is a symbolic link to {target}, outside the bot's folder {root}: "
-                    "refused (copy the file into the folder if the bot needs it)"
-                )
-            notes.append(f"{entry} is a symbolic link: uploaded as the contents of {target}")
-        if target.is_dir():
-            if target in seen:  # a link back up the tree: its files are uploaded already
-                continue
-            yield from _walk(root, target, Path(name), notes, seen | {target})
-        elif target.is_file():
-            yield target, name
 
 
 def channel(args: argparse.Namespace) -> grpc.Channel:
@@ -200,12 +93,19 @@ def submit_main(argv: Sequence[str]) -> int:
         metavar="NAME",
         help="a helper package or module beside PATH to upload too (repeatable)",
     )
+    parser.add_argument(
+        "--outside-helper",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a helper from outside PATH's folder, sent on purpose; its files are listed first",
+    )
     parser.add_argument("--no-wait", action="store_true", help="do not wait for validation")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"bot": args.name or "", "version": "", "status": "rejected"}
     try:
         secret = token(args)
-        package = pack(args.path, args.helper)
+        package = pack(args.path, args.helper, args.outside_helper)
     except (PackError, OSError, TokenError) as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
     for note in package.notes:

@@ -241,6 +241,8 @@ def _start_pairing(
         records_dir=args.records,
         # --db: casual games are stored and feed the live ladder.
         on_game=recorder.on_game if recorder is not None else None,
+        # A player's run of casual forfeits: the games it fed are voided and rerated.
+        on_void=recorder.void if recorder is not None else None,
         hub=services.hub,
         mode="ladder" if recorder is not None else "casual",
         # Bots a tournament run by this server needs are not paired casually.

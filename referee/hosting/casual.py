@@ -11,6 +11,7 @@ open sessions (no stored player) and a bot against itself are not stored.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from engine.game import Game
@@ -45,6 +46,8 @@ class CasualRecorder:
         self.ladder = ladder
         self.stored = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The games being stored (a void waits for them: it may name one of them).
+        self._storing: set[asyncio.Task[None]] = set()
         self._ladder_due: set[str] = set()
         self._ladder_lock = asyncio.Lock()
 
@@ -60,7 +63,9 @@ class CasualRecorder:
         who = [(s.identity.player_id, s.identity.name, s.version) for s in runner.sessions]
         task = asyncio.get_running_loop().create_task(self._store(who, report, runner.game))
         self._tasks.add(task)
+        self._storing.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._storing.discard)
 
     async def drain(self) -> None:
         """Wait until every finished game is stored."""
@@ -86,6 +91,23 @@ class CasualRecorder:
             await self.refresh_ladder(game.name)
         except Exception:
             log.exception("casual_game_not_stored", game_id=report.game_id)
+
+    def void(self, uids: Sequence[str]) -> None:
+        """Void the stored games ``uids`` (a player's run of casual forfeits fed them) and
+        rebuild their ladders; games still being stored are waited for first."""
+        task = asyncio.get_running_loop().create_task(self._void(tuple(uids)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _void(self, uids: tuple[str, ...]) -> None:
+        await asyncio.gather(*self._storing, return_exceptions=True)
+        try:
+            games = await asyncio.to_thread(self.repo.void_games, uids)
+            log.info("casual_games_voided", games=list(uids))
+            for game in games:
+                await self.refresh_ladder(game)
+        except Exception:
+            log.exception("casual_games_not_voided", games=list(uids))
 
     async def refresh_ladder(self, game: str) -> None:
         """Rebuild the ladder of ``game`` (also after the server's own launched games)."""

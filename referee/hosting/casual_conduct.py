@@ -3,13 +3,13 @@ cools off, what each is told, and whether the game is rated (see docs/ratings.md
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.match.report import GameReport
 from referee.match.verdicts import Verdict
 
-__all__ = ["NOT_ANSWERING", "CasualSeats", "seat_conduct", "settle", "unrated"]
+__all__ = ["NOT_ANSWERING", "CasualSeats", "Settled", "seat_conduct", "settle", "unrated"]
 
 #: Ways to lose a game by failing to answer: they send a casual bot to cool off.
 NOT_ANSWERING = frozenset({Verdict.TIME, Verdict.DISCONNECT})
@@ -26,6 +26,16 @@ class CasualSeats:
     windows: tuple[float | None, float | None]
 
 
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What one casual game's conduct calls for: the notices to send (seat, text), and the
+    stored games to void (a player's run of forfeits it fed, this game aside: it is marked
+    unrated instead)."""
+
+    notices: list[tuple[int, str]] = field(default_factory=list)
+    voided: list[str] = field(default_factory=list)
+
+
 def seat_conduct(policy: CasualPairing, first: Seeker, second: Seeker) -> CasualSeats:
     return CasualSeats(
         (first, second),
@@ -40,14 +50,14 @@ def settle(
     report: GameReport,
     no_show: int | None,
     now: float,
-) -> list[tuple[int, str]]:
+) -> Settled:
     """Record the game's conduct with ``policy``; mark ``report`` unrated when the loser failed
-    to answer without having played (a no-show) or again (on probation). Returns the notices
-    to send: (seat, text)."""
+    to answer without having played (a no-show) or again (on probation), or forfeited again
+    (its player feeds wins: the earlier forfeits of the run are voided too)."""
     end = report.end
+    settled = Settled()
     if end is None or (end.aborted and no_show is None):
-        return []  # stopped by the referee: it says nothing about the bots
-    notices = []
+        return settled  # stopped by the referee: it says nothing about the bots
     for seat, seeker in enumerate(seats.seekers):
         name = report.seat_names[seat]
         answered = any(m.seat == seat and not m.book for m in report.moves)
@@ -64,13 +74,28 @@ def settle(
         if cooling is None:
             continue
         repeat = f" ({cooling.strikes} times in a row)" if cooling.strikes > 1 else ""
-        notices.append(
-            (
-                seat,
-                f"cooling off: you {how}{repeat}; casual pairing resumes in {cooling.seconds:g} s",
-            )
-        )
-    return notices
+        text = f"cooling off: you {how}{repeat}; casual pairing resumes in {cooling.seconds:g} s"
+        settled.notices.append((seat, text))
+    for seat, seeker in enumerate(seats.seekers):
+        _count_forfeit(policy, seat, seeker, report, settled)
+    return settled
+
+
+def _count_forfeit(
+    policy: CasualPairing, seat: int, seeker: Seeker, report: GameReport, settled: Settled
+) -> None:
+    """Count the game in its player's run of forfeits; a run of two or more feeds its
+    opponents' ratings, so its rated games are voided (this one: marked unrated)."""
+    end = report.end
+    assert end is not None
+    forfeited = not end.aborted and end.offender == seat and end.verdict.is_fault
+    answered = any(m.seat == seat and not m.book for m in report.moves)
+    rated = not unrated(report)
+    fed = policy.forfeit(seeker, report.game_id, forfeited, rated, answered)
+    if rated and report.game_id in fed:
+        name = report.seat_names[seat]
+        report.labels["unrated"] = f"{name}'s player forfeited casual games again in a row"
+    settled.voided.extend(g for g in fed if g != report.game_id)
 
 
 def unrated(report: GameReport) -> bool:

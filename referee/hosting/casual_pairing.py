@@ -7,7 +7,11 @@ clock of its own: every call is given the time).
 - A bot that lost its last casual game by failing to answer (time-out, disconnect) sits out a
   cooling-off period before it is paired again, twice as long after each repeat; its wait
   starts over when the period ends, so it never jumps the queue. Its conduct is remembered by
-  its stored identity (owner and bot name) where it has one, so reconnecting does not reset it.
+  its stored player (the token's owner, whatever bot name it gives) where it has one, so
+  neither reconnecting nor a fresh bot name resets it.
+- A player whose casual games end in its forfeit twice or more in a row *feeds* wins: every
+  rated forfeit of that run is voided (:meth:`CasualPairing.forfeit`), so opening a fresh bot
+  name per game to lose on purpose moves no rating.
 - Such a bot is *on probation* until it finishes a casual game without that fault; a game it
   then loses the same way is not rated (see docs/ratings.md).
 - A bot with no clean casual game on record (new, or on probation) must make its first move
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "AFTER_GAME_S",
@@ -64,7 +68,7 @@ class Seeker:
     owner: str | None = None
     #: The games it may be paired for, in the server's order of preference.
     games: tuple[str, ...] = ()
-    #: Whose conduct record it carries (the stored owner and bot name, else its own key).
+    #: Whose conduct record it carries (the stored player, else its own key).
     conduct: str = ""
 
     @property
@@ -105,6 +109,9 @@ class _Conduct:
     until: float = 0.0
     #: It has played a casual game cleanly (answered, never failed to).
     proven: bool = False
+    #: Its forfeits in a row (any fault), and those of them stored rated (game ids).
+    forfeits: int = 0
+    fed: list[str] = field(default_factory=list)
 
 
 class CasualPairing:
@@ -150,13 +157,9 @@ class CasualPairing:
     ) -> CoolingOff | None:
         """A casual game of ``seeker`` ended; ``failed``: it lost by not answering;
         ``answered``: it made a move in it. Returns the cooling-off it now sits out, if any."""
-        record = seeker.record
         if not failed and not answered:
             return None  # won before its first move (the opponent failed): proves nothing
-        conduct = self._conduct.pop(record, None) or _Conduct()
-        self._conduct[record] = conduct
-        while len(self._conduct) > MAX_RECORDS:
-            self._conduct.popitem(last=False)
+        conduct = self._record(seeker)
         if not failed:
             conduct.strikes, conduct.until, conduct.proven = 0, 0.0, True
             return None  # a game played cleanly clears the record
@@ -165,6 +168,37 @@ class CasualPairing:
         seconds = min(self.max_s, self.base_s * 2.0 ** (conduct.strikes - 1))
         conduct.until = now + seconds
         return CoolingOff(seconds, conduct.until, conduct.strikes)
+
+    def forfeit(
+        self, seeker: Seeker, game_id: str, forfeited: bool, rated: bool, answered: bool = True
+    ) -> list[str]:
+        """A casual game of ``seeker`` ended; ``forfeited``: it lost by a fault (any: time, a
+        drop, an illegal move, a crash); ``rated``: the game is stored rated; ``answered``: it
+        made a move. Returns the rated games to void: its run of forfeits once it holds two in
+        a row (this one included); a game it played without forfeiting ends the run."""
+        if not forfeited:
+            if not answered:
+                return []  # won before its first move: proves nothing
+            conduct = self._conduct.get(seeker.record)
+            if conduct is not None:
+                conduct.forfeits, conduct.fed = 0, []
+            return []
+        conduct = self._record(seeker)
+        conduct.forfeits += 1
+        if rated:
+            conduct.fed.append(game_id)
+        if conduct.forfeits < 2:
+            return []
+        voided, conduct.fed = conduct.fed, []
+        return voided
+
+    def _record(self, seeker: Seeker) -> _Conduct:
+        """Its conduct record, made the most recent (the oldest go first past the cap)."""
+        conduct = self._conduct.pop(seeker.record, None) or _Conduct()
+        self._conduct[seeker.record] = conduct
+        while len(self._conduct) > MAX_RECORDS:
+            self._conduct.popitem(last=False)
+        return conduct
 
     def left(self, key: str) -> None:
         """The session is gone: forget its wait and its meetings (its conduct stays)."""

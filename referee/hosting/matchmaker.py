@@ -60,6 +60,7 @@ class Matchmaker:
         records_dir: str | None = None,
         on_report: Callable[[GameReport], None] | None = None,
         on_game: Callable[[MatchRunner[BotSession], GameReport], None] | None = None,
+        on_void: Callable[[Sequence[str]], None] | None = None,
         hub: LiveHub | None = None,
         mode: str = "casual",
         challenge_answer_s: float | None = None,
@@ -75,6 +76,8 @@ class Matchmaker:
         self.on_report = on_report
         #: Also told which sessions played (e.g. to store the game for their registered bots).
         self.on_game = on_game
+        #: Told the ids of earlier games a player's run of casual forfeits fed (to void them).
+        self.on_void = on_void
         #: Spectators (the web front, the Arena service) follow the games through this hub.
         self.hub = hub
         #: How spectators see these games: ``ladder`` when they are stored and rated, else
@@ -250,8 +253,9 @@ class Matchmaker:
     def _seeker(self, session: BotSession) -> Seeker:
         games = tuple(g.name for g in self.games if session.pairs_casually(g.name))
         owner = session.identity.player_id
-        # A stored player's bot keeps its record of conduct across reconnections.
-        conduct = f"{owner}/{session.name}" if owner is not None else ""
+        # A stored player's conduct is the player's, whichever bot name a session gives: a
+        # fresh name per game starts no fresh record.
+        conduct = f"player:{owner}" if owner is not None else ""
         return Seeker(session.session_id, session.channel, owner, games, conduct)
 
     def _find_pair(self) -> tuple[BotSession, BotSession, Game[Any]] | None:
@@ -275,8 +279,14 @@ class Matchmaker:
         seats: CasualSeats,
         no_show: int | None,
     ) -> None:
-        """Record the casual game's conduct, and tell each bot sent to cool off why."""
-        for seat, text in settle(self.policy, seats, report, no_show, time.monotonic()):
+        """Record the casual game's conduct, tell each bot sent to cool off why, and have the
+        games a player's run of forfeits fed voided."""
+        settled = settle(self.policy, seats, report, no_show, time.monotonic())
+        if settled.voided:
+            log.info("casual_forfeits_voided", game_id=report.game_id, voided=settled.voided)
+            if self.on_void is not None:
+                self.on_void(settled.voided)
+        for seat, text in settled.notices:
             session = runner.sessions[seat]
             if not session.closed.is_set():
                 log.info("casual_cooling_off", session=session.session_id, notice=text)

@@ -11,7 +11,6 @@ first drop is logged). The bounds live here, beside the one place that applies t
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 from client_sdk.proto import referee_pb2 as pb
@@ -19,6 +18,7 @@ from engine.records.search import SearchInfo
 from referee.errors import RefereeError
 from referee.match.report import MoveLog
 from referee.telemetry.logs import get_logger
+from referee.text.names import hidden_in
 from referee.text.notes import clean_note
 
 log = get_logger("referee.match")
@@ -38,8 +38,6 @@ MAX_THINK_TEXT_CHARS = 200
 MAX_THINK_CHARS_PER_MOVE = 3 * 1024
 #: A seat's think records in one game, as written; later records are dropped.
 MAX_THINK_CHARS_PER_GAME = 64 * 1024
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class ThinkOutOfBounds(RefereeError, ValueError):
@@ -65,8 +63,12 @@ def think_record(think: pb.ThinkRecord) -> SearchInfo | None:
             raise ThinkOutOfBounds(
                 f"ThinkRecord.pv move: {len(move)} characters, at most {MAX_PV_MOVE_CHARS}"
             )
-        if _CONTROL.search(move):
-            raise ThinkOutOfBounds(f"ThinkRecord.pv move: {move[:40]!r} has a control character")
+        hidden = hidden_in(move)
+        if hidden is not None:
+            raise ThinkOutOfBounds(
+                f"ThinkRecord.pv move: {move[:40]!r} has a control or invisible character "
+                f"({hidden})"
+            )
         if not move.strip():
             raise ThinkOutOfBounds("ThinkRecord.pv move: an empty move")
     text = clean_note(think.text, MAX_THINK_TEXT_CHARS)

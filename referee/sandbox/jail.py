@@ -3,11 +3,12 @@
 Inside, a bot sees: the system's ``/usr`` (and the ``/bin``, ``/lib`` links), the Python
 installation it runs with and its virtualenv, the platform's bot-side packages (``client_sdk``,
 ``engine``, ``referee.game``) at ``/opt/arena``, all read-only; its own code, copied for this
-game, read-only at ``/bots``; a writable scratch of bounded size at ``/tmp`` (also ``HOME``);
-the referee's Unix socket at ``/run/arena/referee.sock`` and its one-game token in the
-owner-only file ``/run/arena/token``; its own ``/proc`` and a minimal ``/dev``. Nothing else of
-the host. New user, PID, network, IPC, UTS and cgroup namespaces, no capabilities, the
-seccomp filter of :mod:`referee.sandbox.seccomp`, and an environment from an allow-list.
+game, read-only at ``/bots``; a writable scratch of bounded size at ``/tmp`` (also ``HOME``)
+and another at ``/dev/shm``; the referee's Unix socket at ``/run/arena/referee.sock`` and its
+one-game token in the owner-only file ``/run/arena/token``; its own ``/proc`` and a minimal
+``/dev``. Nothing else of the host. New user, PID, network, IPC, UTS and cgroup namespaces, no
+capabilities, the seccomp filter of :mod:`referee.sandbox.seccomp`, and an environment from an
+allow-list.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
 SOCKET_INSIDE = "/run/arena/referee.sock"
 TOKEN_INSIDE = "/run/arena/token"
 SCRATCH_INSIDE = "/tmp"
+SHM_INSIDE = "/dev/shm"
 PLATFORM_INSIDE = "/opt/arena"
 #: The platform's bot-side packages (the SDK, the rules, the course's ``referee.game``).
 PLATFORM_PARTS = ("client_sdk", "engine", "referee/__init__.py", "referee/game")
@@ -163,8 +165,10 @@ def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[
 
     compile_platform(PLATFORM, PLATFORM_PARTS)  # once: bots read its bytecode, never write it
     args = _system_mounts()
-    args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024)]
-    args += ["--tmpfs", SCRATCH_INSIDE]
+    # Both places a program may write to are tmpfs of the same bounded size: the scratch, and
+    # /dev/shm (POSIX shared memory; bwrap's --dev makes it a folder of an unbounded tmpfs).
+    for where in (SCRATCH_INSIDE, SHM_INSIDE):
+        args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", where]
     for root, host in python_roots():
         args += ["--ro-bind", source(host), str(root)]
     for part in PLATFORM_PARTS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
@@ -128,6 +128,20 @@ class GameRepository(AreaRepository):
                 raise NotFoundError(f"no game {id_or_uid!r}")
             row.record_text = record_text
             row.record_json = dict(record_json) if record_json is not None else None
+
+    def void_games(self, uids: Sequence[str]) -> list[str]:
+        """Void the stored games ``uids`` (a feeder's run of casual forfeits): kept with their
+        records, left out of ratings from now on. Returns the games (``tetress``...) whose
+        tables changed; uids not stored (or already void) change nothing."""
+        if not uids:
+            return []
+        with self.db.write() as s:
+            rows = s.scalars(
+                select(GameRow).where(GameRow.uid.in_(list(uids)), GameRow.voided.is_(False))
+            ).all()
+            for row in rows:
+                row.voided = True
+            return sorted({row.game for row in rows})
 
     def list_games(
         self,

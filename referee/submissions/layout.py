@@ -81,6 +81,46 @@ def _from_manifest(root: Path, manifest: Path) -> Entry:
     raise LayoutError(f"{MANIFEST} names {entry!r}, but the archive has no such package or module")
 
 
+def check_helpers(root: Path, entry: Entry) -> None:
+    """Refuse helpers named in a manifest (the archive's and the bot package's own) that are
+    not top-level packages or modules of the upload: a path (``/home/...``, ``../lib``) leads
+    outside the folder being submitted, and a name with nothing under it was sent as something
+    else (an older SDK uploaded a helper that was a link under its target's name). The SDK
+    refuses both before uploading; this refuses them whoever packed the archive."""
+    manifests = [root / MANIFEST]
+    if entry.is_package:
+        manifests.append(root / entry.name / MANIFEST)
+    for manifest in manifests:
+        shown = manifest.relative_to(root).as_posix()
+        for helper in _helpers_of(manifest, shown):
+            name = helper.removesuffix(".py")
+            if not name.isidentifier():
+                raise LayoutError(
+                    f"{shown} names the helper {helper[:80]!r}, a path: a helper must be a "
+                    "package or module beside the bot (a path leads outside the folder being "
+                    "submitted); refused"
+                )
+            if not ((root / name).is_dir() or (root / f"{name}.py").is_file()):
+                raise LayoutError(
+                    f"{shown} names the helper {helper!r}, which the upload does not hold at its "
+                    "top (an older SDK sends a helper that is a symbolic link under its target's "
+                    "name, from outside the folder being submitted); refused"
+                )
+
+
+def _helpers_of(manifest: Path, shown: str) -> list[str]:
+    if not manifest.is_file():
+        return []
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return []  # the bot's own file may hold anything; only the names it lists matter
+    helpers = data.get("helpers", []) if isinstance(data, dict) else []
+    if not isinstance(helpers, list) or not all(isinstance(h, str) for h in helpers):
+        raise LayoutError(f'{shown}: "helpers" must be a list of names')
+    return helpers
+
+
 def own_modules(root: Path) -> set[str]:
     """Top-level names the submission provides itself (its packages and modules)."""
     names = {p.stem for p in root.glob("*.py")}

@@ -2,7 +2,8 @@
 
 A name is refused (with the reason) if it could escape the folder it is unpacked into
 (absolute, ``..``, a drive letter), if some common file system cannot hold it (Windows'
-reserved names and characters, a trailing dot or space, control characters, over-long parts),
+reserved names and characters, a trailing dot or space, over-long parts), if it holds a
+character never shown (controls, bidirectional overrides, zero-width characters),
 or if it would collide with another name where case is ignored (macOS, Windows).
 """
 
@@ -12,12 +13,12 @@ import re
 
 from referee.errors import RefereeError
 from referee.submissions.limits import UploadLimits
+from referee.text.names import hidden_in
 
 _FORBIDDEN_CHARS = frozenset('<>:"|?*\\')
 _RESERVED = frozenset(
     {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
 )
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Tool litter that is dropped rather than stored (never the bot's code).
 DROPPED_DIRS = frozenset({"__pycache__", "__MACOSX", ".git", ".hg", ".svn", ".mypy_cache"})
 DROPPED_SUFFIXES = (".pyc", ".pyo")
@@ -37,8 +38,10 @@ def check_name(raw: str, limits: UploadLimits) -> tuple[str, ...]:
         raise BadName(f"{shown} contains a backslash (a Windows path separator)")
     if raw.startswith("/") or re.match(r"^[A-Za-z]:/", raw):
         raise BadName(f"{shown} is an absolute path")
-    if _CONTROL.search(raw):
-        raise BadName(f"{shown} contains a control character")
+    hidden = hidden_in(raw)
+    if hidden is not None:
+        # Bidirectional overrides would show `exe.py` as `yp.exe`; zero-width ones hide a twin.
+        raise BadName(f"{shown} contains a control or invisible character ({hidden})")
     if len(raw.encode("utf-8", "surrogateescape")) > limits.max_path_bytes:
         raise BadName(f"{shown} is longer than {limits.max_path_bytes} bytes")
     parts = tuple(p for p in raw.rstrip("/").split("/"))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from referee.storage.content import content_hash
 from referee.submissions.archive import Unpacked, unpack
-from referee.submissions.layout import Entry, find_entry
+from referee.submissions.layout import Entry, check_helpers, find_entry
 from referee.submissions.limits import UploadLimits
 
 
@@ -74,6 +74,7 @@ class SubmissionStore:
             tree.mkdir()
             unpacked = unpack(data, tree, limits)
             entry = find_entry(tree)
+            check_helpers(tree, entry)
             digest = content_hash(tree).split(":", 1)[1]
             if admit is not None:
                 admit(unpacked, digest)

@@ -10,7 +10,8 @@ Text that cannot be held to that set (a player's display name, a reason sentence
 bot, a name stored before these rules) goes through :func:`display` wherever it is shown:
 terminal escape sequences, control characters, bidirectional and other invisible format
 characters are removed, runs of white space (newlines included) become one space, and the
-length is capped.
+length is capped. Text kept exactly as sent (a move in a think record's line, an uploaded
+file's name) is refused instead when :func:`hidden_in` finds such a character in it.
 
 This module imports nothing heavy: the CLI's every command, the server's handshake and the
 storage layer all use it.
@@ -118,6 +119,17 @@ def as_name(text: str, default: str = "anonymous") -> str:
     if cleaned in ("", ".", "..") or not cleaned.strip("_"):
         return default
     return cleaned
+
+
+def hidden_in(text: str) -> str | None:
+    """The first character of ``text`` that is never shown, as ``U+XXXX`` (a control, a
+    bidirectional override or mark, a zero-width or other format character...), ``None``
+    when there is none: for text kept as sent (a move, a file name), which is refused rather
+    than cleaned when it holds one."""
+    for ch in text:
+        if unicodedata.category(ch) in HIDDEN:
+            return f"U+{ord(ch):04X}"
+    return None
 
 
 def strip_escapes(text: str) -> str:

@@ -3,11 +3,12 @@
 
 The wheel is built from the installed source with the standard machinery (``pip wheel
 --no-deps --no-build-isolation``, so offline: setuptools comes from this environment), once,
-and cached under a key that is the digest of the installed packages' files (``engine``,
-``referee``, ``client_sdk``): the code that is running is the code in the wheel, and an
-edited checkout gets a new wheel. The build works on a copy of the source, so two builds at
-once (two workers, two tests) never share a ``build/`` folder; the finished wheel is moved
-into the cache in one rename.
+and cached under a key that is the digest of the files it holds (:data:`SDK_PARTS`: the SDK,
+the rules and the course's ``referee.game``, never the server): the code that is running is
+the code in the wheel, and an edited checkout gets a new wheel. It is built from its own
+``pyproject.toml`` (the project's name, version and base dependencies; no extras, no
+scripts), on a copy of those files, so two builds at once (two workers, two tests) never
+share a ``build/`` folder; the finished wheel is moved into the cache in one rename.
 
 An install without its source tree beside the packages (a plain ``pip install`` of the
 project) builds from :data:`SOURCE_ENV`, the tree it was installed from, or serves the wheel
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,9 +37,20 @@ CACHE_ENV = "TETROMINO_SDK_CACHE"
 #: A source tree to build from when the packages are installed without theirs (a container
 #: image builds its wheel at build time from the tree it installed).
 SOURCE_ENV = "TETROMINO_SDK_SOURCE"
-#: The packages the wheel holds (and whose files key the cache).
-PACKAGES = ("engine", "referee", "client_sdk")
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "*.egg-info", "build", "dist")
+#: What the wheel holds (and whose files key the cache): the SDK, the rules, and of the
+#: referee only what a bot imports (the course's ``referee.game``) and what ``client_sdk play
+#: --openings`` reads (the openings books); never the server, its CLI or its ``referee`` script.
+SDK_PARTS = (
+    "client_sdk",
+    "engine",
+    "referee/__init__.py",
+    "referee/py.typed",
+    "referee/errors.py",
+    "referee/game",
+    "referee/analysis/__init__.py",
+    "referee/analysis/openings.py",
+    "referee/analysis/books",
+)
 #: How long a build may take before it is given up.
 BUILD_TIMEOUT_S = 600.0
 _BUILDING = threading.Lock()
@@ -74,17 +88,48 @@ def source_key(root: Path | None = None) -> str:
 
 @functools.cache
 def _digest(root: Path) -> str:
-    digest = hashlib.sha256()
-    for package in PACKAGES:
-        for folder, dirs, files in os.walk(root / package):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".pyc", ".pyo")):
-                    continue
-                path = Path(folder) / name
-                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-                digest.update(path.read_bytes() + b"\0")
+    digest = hashlib.sha256(_pyproject(root).encode() + b"\0")
+    for path in _sdk_files(root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def _sdk_files(root: Path) -> list[Path]:
+    """Every file of :data:`SDK_PARTS` under ``root`` (caches left out), in a fixed order."""
+    found: list[Path] = []
+    for part in SDK_PARTS:
+        if (root / part).is_file():
+            found.append(root / part)
+            continue
+        for folder, dirs, files in os.walk(root / part):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            found += [Path(folder) / n for n in sorted(files) if not n.endswith((".pyc", ".pyo"))]
+    return found
+
+
+def _pyproject(root: Path) -> str:
+    """The SDK's own ``pyproject.toml``: the project's name, version and base dependencies (a
+    bot author's ``pip install`` of it), the packages copied, no extras and no scripts."""
+    source = root / "pyproject.toml"
+    if not source.is_file():
+        return ""
+    project = tomllib.loads(source.read_text(encoding="utf-8"))["project"]
+    fields = {
+        "name": project["name"],
+        "version": project["version"],
+        "description": "The Tetromino Arena bot SDK: connect, play, test and submit a bot.",
+        "requires-python": project.get("requires-python", ">=3.11"),
+        "dependencies": project.get("dependencies", []),
+    }
+    lines = ["[build-system]", 'requires = ["setuptools>=68"]']
+    lines += ['build-backend = "setuptools.build_meta"', "", "[project]"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+    lines += ["", "[tool.setuptools.packages.find]", 'include = ["client_sdk*", "engine*", '
+              '"referee", "referee.game*", "referee.analysis"]']  # fmt: skip
+    lines += ["", "[tool.setuptools.package-data]", '"*" = ["py.typed", "*.pyi"]']
+    lines += ['"referee.analysis" = ["books/*.json"]']
+    return "\n".join(lines) + "\n"
 
 
 def cache_dir() -> Path:
@@ -131,11 +176,11 @@ def _build(root: Path, slot: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="sdk-build-", dir=slot.parent) as work:
         source = Path(work) / "src"
         source.mkdir()
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
-            if (root / name).is_file():
-                shutil.copy2(root / name, source / name)
-        for package in PACKAGES:
-            shutil.copytree(root / package, source / package, ignore=_SKIP)
+        (source / "pyproject.toml").write_text(_pyproject(root), encoding="utf-8")
+        for path in _sdk_files(root):
+            copy = source / path.relative_to(root)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
         out = Path(work) / "out"
         command = [
             sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",

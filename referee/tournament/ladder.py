@@ -60,11 +60,14 @@ def update_ladder(
         for r in standing.rows
         if r.player in standing.ids
     ]
-    if rows:
+    stored = ladder_name(name, game)
+    # A table every game of which was voided since (a feeder's) is saved empty, not left as it
+    # was; a ladder that never had a game gets no snapshot.
+    if rows or repo.latest_ratings(METHOD, ladder=stored) is not None:
         repo.save_ratings(
             METHOD,
             rows,
-            ladder=ladder_name(name, game),
+            ladder=stored,
             anchor="mu - 3 sigma",
             games_counted=standing.games,
         )

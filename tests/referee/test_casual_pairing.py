@@ -241,7 +241,7 @@ def test_a_no_show_is_aborted_told_and_cools_off_while_its_opponent_is_not() -> 
     seats = seat_conduct(policy, honest, idle)
     assert seats.windows == (None, 2.0)
     report = _report(aborted("BLUE did not make its first move"), moved=(0,))
-    notices = settle(policy, seats, report, 1, 5.0)
+    notices = settle(policy, seats, report, 1, 5.0).notices
     assert notices == [
         (1, "cooling off: you did not make your first move within 2 s; "
          "casual pairing resumes in 30 s")
@@ -284,3 +284,41 @@ def test_a_session_rests_after_each_game_before_it_is_paired_again() -> None:
     assert policy.next_release([a, b], 10.0) == 10.0 + AFTER_GAME_S
     assert policy.next_pair([a, b], 10.0 + AFTER_GAME_S) is not None
     assert 0 < AFTER_GAME_S <= 2.0  # long enough for a round trip, short beside a game
+
+
+def test_a_player_feeding_forfeits_under_fresh_bot_names_has_them_all_voided() -> None:
+    """One player's sessions under a fresh bot name each (one record: the player's) lose on
+    time after a move, game after game: the first stays rated only until the second, which
+    voids it and is itself unrated, and so on; a clean game ends the run."""
+    policy = CasualPairing(0.0, 0.0)
+    honest = Seeker("h", conduct="player:bob")
+    feeders = [Seeker(f"s{i}", conduct="player:mallory") for i in range(4)]
+    voided: list[str] = []
+    reports = []
+    for i, feeder in enumerate(feeders[:3]):
+        report = _report(fault(Verdict.TIME, 1, "BLUE exceeded its time"), moved=(0, 1))
+        report.game_id = f"g{i}"
+        voided += settle(policy, seat_conduct(policy, honest, feeder), report, None, 0.0).voided
+        reports.append(report)
+    assert not unrated(reports[0]) and voided == ["g0"]
+    assert unrated(reports[1]) and unrated(reports[2])
+    clean = _report(fault(Verdict.TIME, 0, "RED exceeded its time"), moved=(0, 1))
+    settle(policy, seat_conduct(policy, honest, feeders[3]), clean, None, 0.0)
+    illegal = _report(fault(Verdict.ILLEGAL_MOVE, 1, "BLUE played an illegal move"), moved=(0, 1))
+    illegal.game_id = "g9"
+    assert settle(policy, seat_conduct(policy, honest, feeders[0]), illegal, None, 0.0).voided == []
+    assert not unrated(illegal)
+
+
+def test_an_illegal_move_forfeit_run_is_voided_too() -> None:
+    """Losing on purpose by illegal moves (no cooling-off: the bot answered) feeds no rating
+    either: the second forfeit in a row voids the first and is unrated."""
+    policy = CasualPairing()
+    honest, feeder = Seeker("h", conduct="player:bob"), Seeker("f", conduct="player:eve")
+    first = _report(fault(Verdict.ILLEGAL_MOVE, 1, "BLUE played an illegal move"), moved=(0, 1))
+    first.game_id = "a"
+    assert settle(policy, seat_conduct(policy, honest, feeder), first, None, 0.0).voided == []
+    second = _report(fault(Verdict.ILLEGAL_MOVE, 1, "BLUE played an illegal move"), moved=(0, 1))
+    second.game_id = "b"
+    assert settle(policy, seat_conduct(policy, honest, feeder), second, None, 1.0).voided == ["a"]
+    assert unrated(second) and not unrated(first)

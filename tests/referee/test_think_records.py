@@ -51,8 +51,16 @@ def test_think_text_is_cleaned_and_cut_and_an_empty_record_is_nothing() -> None:
     assert kept is not None and kept.text.startswith("hi") and len(kept.text) == 200
     assert "\x1b" not in kept.text and "\x07" not in kept.text
     assert think_record(pb.ThinkRecord()) is None
-    with pytest.raises(ThinkOutOfBounds, match="control character"):
+    with pytest.raises(ThinkOutOfBounds, match="control or invisible character"):
         think_record(pb.ThinkRecord(pv=["PLACE(\x1b[31m)"]))
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200f", "\u200b"])
+def test_a_pv_move_with_a_bidi_or_invisible_character_is_refused(char: str) -> None:
+    """A right-to-left override (or isolate, mark, zero-width space) in a PV move would show
+    the line reversed or forged on every page: the record is refused, naming the character."""
+    with pytest.raises(ThinkOutOfBounds, match=f"U\\+{ord(char):04X}"):
+        think_record(pb.ThinkRecord(pv=["a1", f"PLACE{char}(b2)"]))
 
 
 def inf_ok() -> float:

@@ -119,7 +119,7 @@ CASES = {
     "ReadEnvironment": ["environ", "proc_environ"],
     "ReadTokens": ["own_token_exposed", "pids_visible"],
     "Signals": ["kill_referee", "kill_opponent", "other_pids", "kill_parent"],
-    "Writes": ["write", "fill_scratch"],
+    "Writes": ["write", "fill_scratch", "fill_shm"],
     "Network": ["connect", "listen", "raw", "packet", "netlink"],
     "Ptrace": ["ptrace_child", "ptrace_parent"],
     "Escape": ["capabilities", "cgroup_move", "mount", "unshare", "setns", "bpf", "keyctl"],

@@ -13,8 +13,8 @@ import pytest
 
 from client_sdk._loader import load_bot
 from client_sdk._options import TOKEN_ENV, address_of, token_of
+from client_sdk._packing import PackError, pack
 from client_sdk._session import Session
-from client_sdk._submit import PackError, pack
 from client_sdk._tls import Tls
 from tests.classserver.serving import players, serve
 

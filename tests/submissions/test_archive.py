@@ -130,7 +130,9 @@ def test_not_an_archive_is_refused(tmp_path: Path) -> None:
         ("what?.py", "not allowed in file names"),
         ("trailing.", "ending in a dot"),
         ("dir\\file.py", "backslash"),
-        ("bell\x07.py", "control character"),
+        ("bell\x07.py", "control or invisible character (U+0007)"),
+        ("agent/\u202eyp.exe", "control or invisible character (U+202E)"),
+        ("agent/greedy\u200b.py", "control or invisible character (U+200B)"),
         ("x" * 300, "longer than"),
     ],
 )
@@ -171,3 +173,19 @@ def test_good_archive_is_stored_read_only_under_its_hash(tmp_path: Path) -> None
     again = store.ingest(data, LIMITS)
     assert again.path == stored.path
     assert list((tmp_path / "store" / "incoming").iterdir()) == []
+
+
+def test_a_helper_named_by_a_path_or_sent_under_another_name_is_refused(tmp_path: Path) -> None:
+    """Defence in depth for an SDK that followed a helper link out of the bot's folder: a
+    manifest naming a helper by a path, or naming one the archive holds under another name
+    (the link's target's), is refused and nothing is stored."""
+    bot = {"agent/__init__.py": GOOD_SDK_BOT, "lib/secret.txt": "PRIVATE"}
+    by_path = zip_of(
+        {**bot, "submission.json": '{"entry": "agent"}',
+         "agent/submission.json": '{"helpers": ["/home/alice/lib"]}'}
+    )  # fmt: skip
+    _refused(tmp_path / "a", by_path, "agent/submission.json", "'/home/alice/lib'", "a path")
+    renamed = zip_of({**bot, "submission.json": '{"entry": "agent", "helpers": ["utils"]}'})
+    _refused(tmp_path / "b", renamed, "'utils'", "does not hold", "outside the folder")
+    named = zip_of({**bot, "submission.json": '{"entry": "agent", "helpers": ["lib"]}'})
+    assert SubmissionStore(tmp_path / "c").ingest(named, LIMITS).entry.name == "agent"

@@ -5,6 +5,7 @@ into the bot's folder) names the host paths, variable, port and pid to go after.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
@@ -190,19 +191,28 @@ class Writes(AttackBot):
                 report("write", True, path)
         with open("/tmp/ok", "w") as handle:
             handle.write("scratch works")
-        written = 0
-        chunk = b"x" * (1 << 20)
-        try:
-            with open("/tmp/fill", "wb") as handle:
-                while written < 1 << 30:
-                    handle.write(chunk)
-                    handle.flush()
-                    written += len(chunk)
-        except OSError as exc:
-            report("fill_scratch", False, f"{exc.strerror} after {written >> 20} MB")
-        else:
-            report("fill_scratch", True, f"wrote {written >> 20} MB")
-        os.unlink("/tmp/fill")
+        # Past the scratch's 64 MB is an escape (shared memory stops sooner than the scratch).
+        for name, folder in (("fill_scratch", "/tmp"), ("fill_shm", "/dev/shm")):
+            fill(name, f"{folder}/fill", 256 << 20)
+
+
+def fill(name: str, path: str, most: int) -> None:
+    """Write ``path`` until refused, up to ``most`` bytes (reaching them is an escape)."""
+    written = 0
+    chunk = b"x" * (1 << 20)
+    try:
+        with open(path, "wb") as handle:
+            while written < most:
+                handle.write(chunk)
+                handle.flush()
+                written += len(chunk)
+    except OSError as exc:
+        report(name, False, f"{exc.strerror} after {written >> 20} MB")
+    else:
+        report(name, True, f"wrote {written >> 20} MB to {path}")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 class ForkBomb(AttackBot):
