@@ -10,6 +10,13 @@ cd "$(dirname "$0")/.."
 
 # System packages: installed when missing and we are root; otherwise say what is missing.
 SYSTEM_PACKAGES=(bubblewrap libseccomp2 chromium)
+# --- Bots in other languages (clients/cpp, clients/js): their toolchains ---------------------
+# C++: cmake, g++ and Debian's gRPC and protobuf; JavaScript: Node.js 18 or newer with npm
+# (Debian's nodejs and npm unless a node is already installed). Installed in the same apt run.
+LANGUAGE_PACKAGES=(cmake g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+command -v node >/dev/null && command -v npm >/dev/null || LANGUAGE_PACKAGES+=(nodejs npm)
+SYSTEM_PACKAGES+=("${LANGUAGE_PACKAGES[@]}")
+# ---------------------------------------------------------------------------------------------
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -25,6 +32,12 @@ if ((${#missing[@]})); then
     fi
 fi
 
+# --- Bots in other languages: the JavaScript client's locked dependencies (npm ci, which also
+# copies protos/ into clients/js), in the background while pip works; waited for below. ------
+(cd clients/js && npm ci --no-audit --no-fund --loglevel=error >/dev/null) &
+NPM_CI=$!
+# ---------------------------------------------------------------------------------------------
+
 python3 -m venv .venv
 .venv/bin/pip install -q -e ".[dev]"
 # The checkout's bytecode, as pip writes it for the packages it installs: a command then starts
@@ -35,6 +48,7 @@ python3 -m venv .venv
 # the result beside it. Collected once here, so the suite's workers do not each rewrite all of
 # them at their first run (about 3 s of CPU a worker).
 .venv/bin/pytest --collect-only -q -n 0 -p no:cacheprovider >/dev/null
+wait "$NPM_CI" || { echo "install.sh: npm ci in clients/js failed" >&2; exit 1; }
 
 # Check the host for everything the referee uses (the sandbox, cgroups, Chromium, disk) and say
 # what works, what is degraded and the fix. A degraded or broken host does not fail the install:

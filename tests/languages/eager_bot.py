@@ -3,6 +3,7 @@ a game it was never started in, with a fixed move."""
 
 import os
 import queue
+from pathlib import Path
 
 import grpc
 
@@ -12,7 +13,7 @@ from client_sdk.proto import referee_pb2_grpc as pb_grpc
 
 def main() -> None:
     """Hello, then a move for every request whatever its game."""
-    token = open(os.environ["TETROMINO_TOKEN_FILE"]).read().strip()
+    token = Path(os.environ["TETROMINO_TOKEN_FILE"]).read_text().strip()
     hello = pb.Hello(bot_name="eager", token=token, protocol_version=pb.PROTOCOL_VERSION_CURRENT)
     q: queue.Queue[pb.BotMessage | None] = queue.Queue()
     q.put(pb.BotMessage(hello=hello))
