@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +36,8 @@ def require(*tools: str) -> None:
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[None]:
-    with (folder / ".build.lock").open("w") as lock:
+    lock_path = Path(tempfile.gettempdir()) / f"tetromino-{folder.name}-build.lock"
+    with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
