@@ -32,27 +32,27 @@ def test_example_bot_passes_the_conformance_kit(
     assert len(report["checks"]) == 7  # type: ignore[arg-type]
 
 
+def _referee(*args: str) -> str:
+    done = subprocess.run([*REFEREE, *args], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
 @pytest.mark.slow
 def test_python_cpp_and_js_bots_play_a_tournament(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    """A round robin of the Python, C++ and JavaScript greedy bots ends every game by the rules."""
-    bots = [
-        "client_sdk.examples.greedy_bot",
-        "cmd:" + " ".join(_command(request, "cpp", "greedy_bot")),
-        "cmd:" + " ".join(_command(request, "js", "greedy_bot")),
-    ]
-    db = str(tmp_path / "arena.db")
-    run = [*REFEREE, "tournament", "quick", "--db", db, "--create", "--name", "langs"]
-    done = subprocess.run([*run, "--no-progress", *bots], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    listed = subprocess.run(
-        [*REFEREE, "games", "--db", db, "--json", "--tournament", "langs"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    games = [json.loads(line) for line in listed.stdout.splitlines() if line.startswith("{")]
-    assert len(games) == 6, listed.stdout
+    """A round robin of the Python, C++ and JavaScript greedy bots (sandboxed where the host
+    allows) ends every game by the rules, each bot under its registered name."""
+    db = ["--db", str(tmp_path / "arena.db")]
+    for language in ("cpp", "js"):
+        command = "cmd:" + " ".join(_command(request, language, "greedy_bot"))
+        _referee("bot", "add", f"{language}_greedy", command, *db, "--create")
+    bots = ["client_sdk.examples.greedy_bot", "cpp_greedy", "js_greedy"]
+    _referee("tournament", "quick", *db, "--name", "langs", "--no-progress", *bots)
+    listed = _referee("games", *db, "--json", "--tournament", "langs")
+    games = [json.loads(line) for line in listed.splitlines() if line.startswith("{")]
+    assert len(games) == 6, listed
     assert {g["verdict"] for g in games} == {"normal"}, games
-    assert all(len(g["seats"]) == 2 and g["plies"] > 0 for g in games), games
+    names = {seat.split("@")[0] for g in games for seat in g["seats"]}
+    assert names == {"greedy_bot", "cpp_greedy", "js_greedy"}
