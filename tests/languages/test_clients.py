@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REFEREE, ROOT, conformance
+
+from tests.languages.toolchains import REFEREE, ROOT, conformance
 
 
 def _command(request: pytest.FixtureRequest, language: str, bot: str) -> list[str]:

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import CPP, require
 
 from engine.registry import load_game
 from referee.play.local import play_match
-from referee.sandbox.isolation import Isolation, probe
+from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
+from tests.languages.toolchains import CPP, require
+from tests.sandbox.sandbox_required import require_sandbox
 
 pytestmark = pytest.mark.slow
 
@@ -32,16 +33,6 @@ ATTACKS = [
     "kill_referee",
     "kill_opponent",
 ]
-
-
-def _require_sandbox() -> None:
-    support = probe()
-    if support.available:
-        return
-    message = f"the bot sandbox cannot run here: {support.reason}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{message} (CI=true: the sandbox tests must run)")
-    pytest.skip(message)
 
 
 def _compile(build: Path, out: Path) -> Path:
@@ -73,7 +64,7 @@ def test_a_compiled_bots_attacks_fail_and_the_game_goes_on(
     cpp_bots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every attack of the C++ attacker is blocked in the sandbox; the game ends normally."""
-    _require_sandbox()
+    require_sandbox()
     require("g++", "pkg-config")
     secret = secrets.token_hex(12)
     monkeypatch.setenv("TETROMINO_DATABASE_URL", f"postgresql://postgres:{secret}@127.0.0.1/x")

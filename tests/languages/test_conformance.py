@@ -6,9 +6,9 @@ import re
 import sys
 
 import pytest
-from conftest import ROOT, conformance
 
 from referee.analysis.conformance import SECTIONS
+from tests.languages.toolchains import ROOT, conformance
 
 PYTHON_BOT = [
     sys.executable,
