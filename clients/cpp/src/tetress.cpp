@@ -81,8 +81,8 @@ Board Board::parse(const std::string& position) {
 }
 
 std::vector<Placement> Board::legal_moves() const {
+  // The turn limit is the referee's to apply (a game may set another): never checked here.
   std::vector<Placement> out;
-  if (ply >= kTurnLimit) return out;
   const char own = to_move == 0 ? 'r' : 'b';
   const bool first = ply < 2;
   std::array<bool, kCells> touches{};

@@ -80,8 +80,8 @@ class Board {
     return new Board(this.cells.slice(), this.toMove, this.ply);
   }
 
+  // The turn limit is the referee's to apply (a game may set another): never checked here.
   legalMoves() {
-    if (this.ply >= TURN_LIMIT) return [];
     const own = this.toMove === 0 ? 'r' : 'b';
     const touches = new Uint8Array(CELLS);
     if (this.ply >= 2) {
