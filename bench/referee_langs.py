@@ -8,9 +8,10 @@ them first: clients/*/README.md)."""
 from __future__ import annotations
 
 import statistics
-import time
 from pathlib import Path
 from typing import Any
+
+from sandbox import MoveCycles  # bench/sandbox.py: the time between consecutive moves
 
 ROOT = Path(__file__).resolve().parents[1]
 GREEDY = {
@@ -20,30 +21,13 @@ GREEDY = {
 }
 
 
-class _Cycles:
-    """Observer: the time between consecutive moves of a game."""
-
-    def __init__(self) -> None:
-        self.last: float | None = None
-        self.cycles: list[float] = []
-
-    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
-        now = time.perf_counter()
-        if self.last is not None:
-            self.cycles.append(now - self.last)
-        self.last = now
-
-    def on_end(self, state: Any, report: Any) -> None:
-        return None
-
-
 async def _cycles(spec: str) -> list[float]:
     from engine.registry import load_game
     from referee.play.local import play_match
     from referee.sandbox.isolation import Isolation
     from referee.sandbox.launch import parse_bot_spec
 
-    cycles = _Cycles()
+    cycles = MoveCycles()
     specs = [parse_bot_spec(spec), parse_bot_spec(spec)]
     result = await play_match(
         specs, load_game("tetress"), observer=cycles, isolation=Isolation.NONE

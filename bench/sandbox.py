@@ -77,7 +77,7 @@ async def _startup_s(isolation: Any, warm: bool = False, bot_spec: str = BOT) ->
         shutil.rmtree(folder, ignore_errors=True)
 
 
-class _Cycles:
+class MoveCycles:
     """Observer: the time between consecutive moves of a game."""
 
     def __init__(self) -> None:
@@ -99,7 +99,7 @@ async def _game_cycles(isolation: Any) -> list[float]:
     from referee.play.local import play_match
     from referee.sandbox.launch import parse_bot_spec
 
-    cycles = _Cycles()
+    cycles = MoveCycles()
     specs = [parse_bot_spec(BOT), parse_bot_spec(BOT)]
     result = await play_match(specs, load_game("tetress"), observer=cycles, isolation=isolation)
     assert result.report.labels["sandbox"] == isolation.value
