@@ -57,3 +57,20 @@ def test_python_cpp_and_js_bots_play_a_tournament(
     assert {g["verdict"] for g in games} == {"normal"}, games
     names = {seat.split("@")[0] for g in games for seat in g["seats"]}
     assert names == {"greedy_bot", "cpp_greedy", "js_greedy"}
+
+
+@pytest.mark.slow
+def test_cpp_and_js_bots_report_their_thinking(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Every move of the C++ and JavaScript greedy bots carries its think record (depth,
+    nodes, score, principal variation, text), kept in the game's record."""
+    record = tmp_path / "game.json"
+    bots = ["cmd:" + " ".join(_command(request, lang, "greedy_bot")) for lang in ("cpp", "js")]
+    _referee("match", *bots, "--record", str(record))
+    moves = json.loads(record.read_text())["moves"]
+    assert len(moves) > 2
+    for move in moves:
+        search = move["search"]
+        assert search["depth"] == 1 and search["nodes"] > 0, move
+        assert search["pv"] == [move["san"]] and " best of " in search["text"], move
