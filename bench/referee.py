@@ -17,6 +17,10 @@ Prints a table (or, with ``--json``, one JSON object as the last line) with:
   process tree (the fallback without a cgroup), in microseconds and as a share of the move
   cycle (the goal is under 5%), and the move cycle itself with process-tree meters on both
   seats, against the plain cycle of the same rounds (``cpu_metered_cycle_ratio``).
+* ``greedy_move_cycle_ms_python``/``_cpp``/``_js`` and ``greedy_cpp_vs_python``: the greedy
+  example bot of each language playing itself (``--greedy-games`` games each, alternated), the
+  median time from one move observed at the referee to the next: the bot's one-ply search
+  included (bench/referee_langs.py; build clients/cpp and run ``npm ci`` in clients/js first).
 """
 
 from __future__ import annotations
@@ -323,6 +327,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=3, help="cycle/ping-pong rounds")
+    parser.add_argument("--greedy-games", type=int, default=2, help="greedy games per language")
     args = parser.parse_args()
     from referee.telemetry import logs as referee_logging
 
@@ -331,6 +336,9 @@ def main() -> int:
     reading = asyncio.run(_cpu_reading_us())
     games = asyncio.run(_games_per_s(args.games, args.pairs))
     match_s = _match_cli()
+    from referee_langs import greedy_cycles
+
+    greedy = asyncio.run(greedy_cycles(args.greedy_games))
     result = {
         **_cycle_figures(rounds),
         "games_per_s": round(games["games_per_s"], 2),
@@ -339,6 +347,7 @@ def main() -> int:
         "plies_per_s": round(games["plies_per_s"], 1),
         "match_cli_s": round(match_s, 3),
         **_cpu_figures(rounds, reading),
+        **greedy,
         "cpus": os.cpu_count(),
     }
     if args.json:

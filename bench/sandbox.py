@@ -17,6 +17,9 @@ Prints a table (or, with ``--json``, one JSON object as the last line) with:
   sandboxed on the per-game Unix socket, divided by the same with both bots outside the
   sandbox on TCP loopback (what ``referee match --no-sandbox`` does); ``--games`` of each,
   alternately. The random bot answers at once, so the cycle is mostly transport and referee.
+* ``launch_p50_ms_cold_cpp`` and ``startup_outside_ms_cpp``: the same start-up for the C++
+  client's random bot (``clients/cpp/build/random_bot``, a command bot), sandboxed cold and
+  outside, and ``launch_cpp_vs_python_cold``, its sandboxed start-up over the Python bot's.
 
 The machine is shared (two cores): figures are noisy; compare them within one run.
 """
@@ -39,9 +42,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 BOT = "client_sdk.examples.random_bot"
+#: The C++ client's example bot (build it first: clients/cpp/README.md).
+CPP_BOT = f"cmd:{ROOT}/clients/cpp/build/random_bot"
 
 
-async def _startup_s(isolation: Any, warm: bool = False) -> float:
+async def _startup_s(isolation: Any, warm: bool = False, bot_spec: str = BOT) -> float:
     """Seconds from ``launch()`` to the bot's session being open at the referee (``warm``:
     served by a warm sandbox that finished its imports before the game started)."""
     from referee.sandbox import warm as pool
@@ -61,7 +66,7 @@ async def _startup_s(isolation: Any, warm: bool = False) -> float:
     address = await server.start(f"unix:{folder}/referee.sock")
     try:
         start = time.perf_counter()
-        bot = await launch(parse_bot_spec(BOT), address, token, isolation=isolation)
+        bot = await launch(parse_bot_spec(bot_spec), address, token, isolation=isolation)
         try:
             await server.lobby.wait_for(lambda s: True, 60)
             return time.perf_counter() - start
@@ -72,7 +77,7 @@ async def _startup_s(isolation: Any, warm: bool = False) -> float:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-class _Cycles:
+class MoveCycles:
     """Observer: the time between consecutive moves of a game."""
 
     def __init__(self) -> None:
@@ -94,7 +99,7 @@ async def _game_cycles(isolation: Any) -> list[float]:
     from referee.play.local import play_match
     from referee.sandbox.launch import parse_bot_spec
 
-    cycles = _Cycles()
+    cycles = MoveCycles()
     specs = [parse_bot_spec(BOT), parse_bot_spec(BOT)]
     result = await play_match(specs, load_game("tetress"), observer=cycles, isolation=isolation)
     assert result.report.labels["sandbox"] == isolation.value
@@ -109,6 +114,7 @@ async def _measure(rounds: int, games: int) -> dict[str, Any]:
         raise SystemExit(f"bench/sandbox.py: the sandbox cannot run here: {support.reason}")
     starts: dict[Isolation, list[float]] = {Isolation.NONE: [], Isolation.BWRAP: []}
     warm_starts: list[float] = []
+    cpp_starts: dict[Isolation, list[float]] = {Isolation.NONE: [], Isolation.BWRAP: []}
     await _startup_s(Isolation.BWRAP)  # warm up: filter compiled, caches filled
     await _startup_s(Isolation.NONE)
     await _startup_s(Isolation.BWRAP, warm=True)
@@ -116,6 +122,8 @@ async def _measure(rounds: int, games: int) -> dict[str, Any]:
         for isolation in (Isolation.NONE, Isolation.BWRAP):
             starts[isolation].append(await _startup_s(isolation))
         warm_starts.append(await _startup_s(Isolation.BWRAP, warm=True))
+        for isolation in (Isolation.NONE, Isolation.BWRAP):
+            cpp_starts[isolation].append(await _startup_s(isolation, bot_spec=CPP_BOT))
     cycles: dict[Isolation, list[float]] = {Isolation.NONE: [], Isolation.BWRAP: []}
     for _ in range(games):
         for isolation in (Isolation.NONE, Isolation.BWRAP):
@@ -125,6 +133,8 @@ async def _measure(rounds: int, games: int) -> dict[str, Any]:
     cycle_in = statistics.median(cycles[Isolation.BWRAP])
     cycle_out = statistics.median(cycles[Isolation.NONE])
     warm = statistics.median(warm_starts)
+    cpp_in = statistics.median(cpp_starts[Isolation.BWRAP])
+    cpp_out = statistics.median(cpp_starts[Isolation.NONE])
     return {
         "launch_p50_ms_warm": round(warm * 1000, 1),
         "launch_p50_ms_cold": round(inside * 1000, 1),
@@ -132,6 +142,9 @@ async def _measure(rounds: int, games: int) -> dict[str, Any]:
         "launch_overhead_ms": round((inside - outside) * 1000, 1),
         "startup_sandboxed_ms": round(inside * 1000, 1),
         "startup_outside_ms": round(outside * 1000, 1),
+        "launch_p50_ms_cold_cpp": round(cpp_in * 1000, 1),
+        "startup_outside_ms_cpp": round(cpp_out * 1000, 1),
+        "launch_cpp_vs_python_cold": round(cpp_in / inside, 3),
         "move_cycle_ratio_sandboxed": round(cycle_in / cycle_out, 3),
         "move_cycle_sandboxed_unix_us": round(cycle_in * 1e6, 1),
         "move_cycle_outside_tcp_us": round(cycle_out * 1e6, 1),
@@ -160,6 +173,11 @@ def main() -> int:
         f"  sandboxed launch to Hello, p50: {figures['launch_p50_ms_warm']:.1f} ms warm, "
         f"{figures['launch_p50_ms_cold']:.1f} ms cold: x{figures['warm_speedup']:.2f} "
         "(target < 50 ms warm)"
+    )
+    print(
+        f"  C++ random bot, launch to Hello, p50: {figures['launch_p50_ms_cold_cpp']:.1f} ms "
+        f"sandboxed, {figures['startup_outside_ms_cpp']:.1f} ms outside: "
+        f"x{figures['launch_cpp_vs_python_cold']:.3f} of the Python bot's cold launch"
     )
     print(
         f"  move cycle: {figures['move_cycle_sandboxed_unix_us']:.0f} us sandboxed (unix socket), "

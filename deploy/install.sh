@@ -53,6 +53,13 @@ step() {
 
 # System packages: installed when missing and we are root; otherwise say what is missing.
 SYSTEM_PACKAGES=(bubblewrap libseccomp2 chromium)
+# --- Bots in other languages (clients/cpp, clients/js): their toolchains ---------------------
+# C++: cmake, g++ and Debian's gRPC and protobuf; JavaScript: Node.js 18 or newer with npm
+# (Debian's nodejs and npm unless a node is already installed). Installed in the same apt run.
+LANGUAGE_PACKAGES=(cmake g++ pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+command -v node >/dev/null && command -v npm >/dev/null || LANGUAGE_PACKAGES+=(nodejs npm)
+SYSTEM_PACKAGES+=("${LANGUAGE_PACKAGES[@]}")
+# ---------------------------------------------------------------------------------------------
 missing=()
 for pkg in "${SYSTEM_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -71,6 +78,14 @@ if ((${#missing[@]})); then
     step "system packages (${missing[*]}) with apt-get" system_packages &
     apt_pid=$!
 fi
+# Bots in other languages: the JavaScript client's locked dependencies (npm ci, which also
+# copies protos/ into clients/js), beside pip when Node.js is already there, else after apt.
+npm_ci() { (cd clients/js && npm ci --no-audit --no-fund --loglevel=error); }
+npm_pid=
+if command -v npm >/dev/null; then
+    step "the JavaScript client's packages (npm ci in clients/js)" npm_ci &
+    npm_pid=$!
+fi
 
 step "virtualenv in .venv" python3 -m venv .venv
 step "Python packages (pip install -e '.[dev]')" \
@@ -81,6 +96,11 @@ step "Python packages (pip install -e '.[dev]')" \
 step "the checkout's bytecode" .venv/bin/python -m compileall -q -j 0 client_sdk engine referee
 if [ -n "$apt_pid" ]; then
     wait "$apt_pid"
+fi
+if [ -n "$npm_pid" ]; then
+    wait "$npm_pid"
+else
+    step "the JavaScript client's packages (npm ci in clients/js)" npm_ci
 fi
 
 # Check the host for everything the referee uses (the sandbox, cgroups, Chromium, disk) and say

@@ -4,7 +4,8 @@ The archive's top level holds the bot (a course-style package folder, an SDK pac
 a single ``.py`` module) and any helper packages or modules beside it. Which one is the bot:
 
 * ``submission.json`` at the top level, ``{"entry": "my_bot", "class": "Agent"}`` (``class``
-  optional), written by ``python -m client_sdk submit``; else
+  optional; ``"language"``, when given, must be one the server hosts: ``python``), written by
+  ``python -m client_sdk submit``; else
 * the only top-level package folder (with ``__init__.py``) or, failing that, the only
   top-level ``.py`` file.
 
@@ -26,6 +27,10 @@ from pathlib import Path
 from referee.submissions.errors import LayoutError
 
 MANIFEST = "submission.json"
+#: The languages an upload may declare (``"language"`` in the manifest; absent: Python). Bots
+#: in other languages (clients/cpp, clients/js) play as remote bots; their uploads are refused
+#: with that sentence until the server builds and hosts them.
+HOSTED_LANGUAGES = frozenset({"python"})
 #: Third-party packages a bot may import besides the standard library and its own code.
 ALLOWED_PACKAGES = frozenset({"numpy", "client_sdk", "engine"})
 
@@ -67,6 +72,7 @@ def _from_manifest(root: Path, manifest: Path) -> Entry:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise LayoutError(f"{MANIFEST} is not valid JSON ({exc})") from None
+    _check_language(data.get("language", "python") if isinstance(data, dict) else "python")
     entry = data.get("entry") if isinstance(data, dict) else None
     cls = data.get("class") if isinstance(data, dict) else None
     if not isinstance(entry, str) or not entry.removesuffix(".py").isidentifier():
@@ -119,6 +125,18 @@ def _helpers_of(manifest: Path, shown: str) -> list[str]:
     if not isinstance(helpers, list) or not all(isinstance(h, str) for h in helpers):
         raise LayoutError(f'{shown}: "helpers" must be a list of names')
     return helpers
+
+
+def _check_language(language: object) -> None:
+    """Refuse an upload in a language the server does not host, saying what to do instead."""
+    if language in HOSTED_LANGUAGES:
+        return
+    named = f"{language!r}" if isinstance(language, str) else "a non-text value"
+    raise LayoutError(
+        f'{MANIFEST}: "language" is {named}; this server hosts uploads in '
+        f"{', '.join(sorted(HOSTED_LANGUAGES))} only: run a bot in another language yourself "
+        "and connect it with your token (docs/protocol.md#writing-a-client)"
+    )
 
 
 def own_modules(root: Path) -> set[str]:

@@ -103,3 +103,16 @@ def test_syntax_errors_are_reported(tmp_path: Path) -> None:
     root = _tree(tmp_path, {"bot.py": "x = 1\ndef broken(:\n"})
     with pytest.raises(LayoutError, match=r"bot\.py line 2: SyntaxError"):
         foreign_imports(root)
+
+
+def test_a_manifest_declaring_a_language_the_server_does_not_host_is_refused(
+    tmp_path: Path,
+) -> None:
+    """An upload declaring C++ is refused naming the hosted languages and the way to play."""
+    root = _tree(tmp_path, {"submission.json": '{"entry": "bot", "language": "cpp"}', "bot.py": ""})
+    with pytest.raises(LayoutError, match=r"'cpp'.*python only.*connect it with your token"):
+        find_entry(root)
+    python = _tree(
+        tmp_path / "py", {"submission.json": '{"entry": "bot", "language": "python"}', "bot.py": ""}
+    )
+    assert find_entry(python).name == "bot"

@@ -1,0 +1,30 @@
+"""The C++ and JavaScript clients, built once per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.languages.toolchains import CPP, JS, locked, require, run
+
+
+@pytest.fixture(scope="session")
+def cpp_bots() -> Path:
+    """The C++ client's build folder (built with cmake from the repository's protos/)."""
+    require("cmake", "protoc", "grpc_cpp_plugin", "g++", "pkg-config")
+    build = CPP / "build"
+    with locked(CPP):
+        run(["cmake", "-S", ".", "-B", "build", "-DCMAKE_BUILD_TYPE=Release"], CPP)
+        run(["cmake", "--build", "build", "-j2"], CPP)
+    return build
+
+
+@pytest.fixture(scope="session")
+def js_bots() -> Path:
+    """The JavaScript client with its locked dependencies installed (npm ci)."""
+    require("node", "npm")
+    with locked(JS):
+        if not (JS / "node_modules" / "@grpc" / "grpc-js").is_dir():
+            run(["npm", "ci", "--no-audit", "--no-fund"], JS)
+    return JS
