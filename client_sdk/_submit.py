@@ -28,17 +28,13 @@ from typing import Any
 import grpc
 
 from client_sdk._connect import unreachable
-from client_sdk._errors import SdkError
+from client_sdk._errors import PackError
 from client_sdk._options import TokenError, add_server_options, address_of, token_of
 from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
 
 CHUNK = 256 * 1024
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
-
-
-class PackError(SdkError, ValueError):
-    """The bot cannot be packed; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,9 @@ python3 -m venv .venv
 # without compiling ~1000 modules (even where PYTHONDONTWRITEBYTECODE is set). The referee
 # brings the bots' part up to date itself before launching any (referee/sandbox/bytecode.py).
 .venv/bin/python -m compileall -q client_sdk engine referee >/dev/null
+# The Tetress placement tables, stored once: every bot reads them instead of building them
+# (engine/tetress/tables.py; the referee also writes them before its first launch).
+.venv/bin/python -c "from engine.tetress import tables; tables.write_if_stale()"
 # The same for the test suite: pytest rewrites each test module for its assertions and caches
 # the result beside it. Collected once here, so the suite's workers do not each rewrite all of
 # them at their first run (about 3 s of CPU a worker).
