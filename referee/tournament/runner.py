@@ -165,6 +165,9 @@ class TournamentRunner:
         self.book = tournament_book(self.info)
         #: Games of launched bots only go to this queue's workers (``None``: played here).
         self.queue = queue
+        #: Warm sandboxes the caller asked for ahead of this run, on the same terms (started
+        #: while it opened the database): the games use this demand instead of a new one.
+        self.warm_ahead: warm.Demand | None = None
 
     # ---------------------------------------------------------------- the tournament
 
@@ -277,16 +280,27 @@ class TournamentRunner:
                     )
             return await claims[pairing.id]
 
-        async def worker(need: warm.Demand | None) -> None:
+        async def slot(pairing: PairingInfo, index: int, freed: asyncio.Event) -> None:
             nonlocal gave_up
+            if not await self._play_slot(pairing, index, freed.set):
+                gave_up += 1
+
+        async def worker(need: warm.Demand | None) -> None:
             while queue:
                 pairing, index = queue.pop(0)
                 if need is not None:  # no more warm bots than the games left to start
                     need.resize(need.slots, 2 * (len(queue) + 1))
                 if not await claim(pairing):
                     continue
-                if not await self._play_slot(pairing, index):
-                    gave_up += 1
+                # The slot is free once the game has its result: its next game launches
+                # while this one's bots are stopped and it is stored.
+                freed = asyncio.Event()
+                game = tasks.create_task(slot(pairing, index, freed))
+                signal = asyncio.ensure_future(freed.wait())
+                try:
+                    await asyncio.wait((game, signal), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    signal.cancel()
 
         async def queued(pairing: PairingInfo, index: int) -> None:
             nonlocal gave_up
@@ -303,10 +317,14 @@ class TournamentRunner:
         launches = warm.WarmTerms(memory_mb=terms.memory_mb)
         bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
         numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
-        async with (
-            warm.demand(2 * workers, launches, terms.isolation, numpy=numpy) as need,
-            asyncio.TaskGroup() as tasks,
-        ):
+        wanted = (
+            contextlib.nullcontext(self.warm_ahead)
+            if self.warm_ahead is not None and self.warm_ahead.terms == launches
+            else warm.demand(2 * workers, launches, terms.isolation, numpy=numpy)
+        )
+        async with wanted as need, asyncio.TaskGroup() as tasks:
+            if need is not None:
+                need.resize(2 * workers)
             for pairing, index in sent:
                 tasks.create_task(queued(pairing, index))
             for _ in range(workers):
@@ -337,9 +355,12 @@ class TournamentRunner:
         self._after_game(summary, self._seats(pairing, index))
         return True
 
-    async def _play_slot(self, pairing: PairingInfo, index: int) -> bool:
+    async def _play_slot(
+        self, pairing: PairingInfo, index: int, on_result: Callable[[], None] | None = None
+    ) -> bool:
         """Play game ``index`` of ``pairing`` until it is stored with a result; ``False`` if
-        every attempt was aborted."""
+        every attempt was aborted. ``on_result``: called when an attempt ends with a result,
+        before it is stored."""
         seats = self._seats(pairing, index)
         for attempt in range(1, self.max_attempts + 1):
             uid = new_game_id()
@@ -357,6 +378,7 @@ class TournamentRunner:
                     labels=labels,
                     opening=opening,
                     broadcast=HubBroadcast(self.hub) if self.hub is not None else None,
+                    on_result=on_result,
                 )
             except DuplicateGameError:
                 self._summary.duplicates += 1
