@@ -23,6 +23,7 @@ from engine.adjudication import (
     Accepted,
     Adjudicator,
     Answer,
+    ClockMode,
     Disconnected,
     Measured,
     Spent,
@@ -83,6 +84,9 @@ SeatT = TypeVar("SeatT", bound=Seat, covariant=True)
 MAX_TEXT = MAX_COMMENT_CHARS
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
 LAG_WARN_S = 0.05
+#: How long after a wall-clocked move ran out a write still blocked is given up: once past
+#: the deadline by this much the move is surely out of time (the clock's ``>``).
+_PAST_DEADLINE_S = 0.005
 
 
 class _Ended(Exception):
@@ -297,6 +301,8 @@ class MatchRunner(Generic[SeatT]):
             # Its clock runs from now; the request goes out when it is back.
             return started
         self.transcript.sent(turn.seat, request)
+        if turn.allowance.clock is ClockMode.WALL:
+            return await self._send_on_wall_clock(turn, session, request, started)
         # A bot that stops reading its stream eventually blocks writes to it (flow control);
         # the request then counts against its clock like its answer does. A wait that ends
         # late (the referee itself was stopped) is only a wake-up: the clock decides.
@@ -310,13 +316,39 @@ class MatchRunner(Generic[SeatT]):
                 if done:
                     return send.result()
         except SessionClosed as exc:
-            sent = time.monotonic()
-            if not session.resumable:
-                await self._decide(turn.seat, Disconnected(str(exc)))
-            seat_away(self, turn.seat, sent, str(exc))
-            return sent
+            return await self._send_failed(turn.seat, session, exc)
         finally:
             send.cancel()
+
+    async def _send_on_wall_clock(
+        self, turn: Turn, session: Seat, request: bytes, started: float
+    ) -> float:
+        """:meth:`_send_request` where the clock is wall time: the write is awaited in this
+        task (no task of its own, one event-loop turn less per move), at most until the move
+        is out of time, which on a wall clock nothing but time can change: a write still
+        blocked by then (a bot that stopped reading its stream) ends with the seat's time-out,
+        exactly when the watched wait would have."""
+        spent = self.timer.spent(turn.seat, started, time.monotonic())
+        wake = turn.allowance.wake_in(spent)
+        try:
+            if wake is None:
+                return await session.send_bytes(request)
+            async with asyncio.timeout(wake + _PAST_DEADLINE_S):
+                return await session.send_bytes(request)
+        except TimeoutError:
+            spent = self.timer.spent(turn.seat, started, time.monotonic())
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+            raise  # not reached: a time-out ends the game
+        except SessionClosed as exc:
+            return await self._send_failed(turn.seat, session, exc)
+
+    async def _send_failed(self, seat: int, session: Seat, exc: SessionClosed) -> float:
+        """The request could not be written: the seat is away (or, not resumable, gone)."""
+        sent = time.monotonic()
+        if not session.resumable:
+            await self._decide(seat, Disconnected(str(exc)))
+        seat_away(self, seat, sent, str(exc))
+        return sent
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
         """The mover's answer; every other seat's event is dealt with on the way."""
