@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import structlog
@@ -22,8 +22,8 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import (
     Accepted,
     Adjudicator,
+    Allowance,
     Answer,
-    ClockMode,
     Disconnected,
     Measured,
     Spent,
@@ -84,14 +84,41 @@ SeatT = TypeVar("SeatT", bound=Seat, covariant=True)
 MAX_TEXT = MAX_COMMENT_CHARS
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
 LAG_WARN_S = 0.05
-#: How long after a wall-clocked move ran out a write still blocked is given up: once past
-#: the deadline by this much the move is surely out of time (the clock's ``>``).
-_PAST_DEADLINE_S = 0.005
 
 
 class _Ended(Exception):
     def __init__(self, end: GameEnd) -> None:
         self.end = end
+
+
+class _SendWatch:
+    """Looks at a move's clock (``spent``) whenever it may have run out while its request is
+    being written; once it has, cancels the writing ``task`` and keeps what was spent."""
+
+    def __init__(self, task: asyncio.Task[Any], spent: Callable[[], Spent]) -> None:
+        self.task = task
+        self.spent = spent
+        self.blown: Spent | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def arm(self, allowance: Allowance, spent: Spent) -> None:
+        """Look again when a move that has taken ``spent`` may have run out."""
+        wake = allowance.wake_in(spent)
+        if wake is not None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(wake, self._check, allowance)
+
+    def _check(self, allowance: Allowance) -> None:
+        spent = self.spent()
+        if allowance.blown(spent) is None:
+            self.arm(allowance, spent)
+            return
+        self.blown = spent
+        self.task.cancel()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 class MatchRunner(Generic[SeatT]):
@@ -301,46 +328,30 @@ class MatchRunner(Generic[SeatT]):
             # Its clock runs from now; the request goes out when it is back.
             return started
         self.transcript.sent(turn.seat, request)
-        if turn.allowance.clock is ClockMode.WALL:
-            return await self._send_on_wall_clock(turn, session, request, started)
         # A bot that stops reading its stream eventually blocks writes to it (flow control);
-        # the request then counts against its clock like its answer does. A wait that ends
-        # late (the referee itself was stopped) is only a wake-up: the clock decides.
-        send = asyncio.ensure_future(session.send_bytes(request))
-        try:
-            while True:
-                spent = self.timer.spent(turn.seat, started, time.monotonic())
-                if turn.allowance.blown(spent) is not None:
-                    await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
-                done, _ = await asyncio.wait({send}, timeout=turn.allowance.wake_in(spent))
-                if done:
-                    return send.result()
-        except SessionClosed as exc:
-            return await self._send_failed(turn.seat, session, exc)
-        finally:
-            send.cancel()
-
-    async def _send_on_wall_clock(
-        self, turn: Turn, session: Seat, request: bytes, started: float
-    ) -> float:
-        """:meth:`_send_request` where the clock is wall time: the write is awaited in this
-        task (no task of its own, one event-loop turn less per move), at most until the move
-        is out of time, which on a wall clock nothing but time can change: a write still
-        blocked by then (a bot that stopped reading its stream) ends with the seat's time-out,
-        exactly when the watched wait would have."""
-        spent = self.timer.spent(turn.seat, started, time.monotonic())
-        wake = turn.allowance.wake_in(spent)
-        try:
-            if wake is None:
-                return await session.send_bytes(request)
-            async with asyncio.timeout(wake + _PAST_DEADLINE_S):
-                return await session.send_bytes(request)
-        except TimeoutError:
-            spent = self.timer.spent(turn.seat, started, time.monotonic())
+        # the request then counts against its clock like its answer does. The write is awaited
+        # in this task (a task of its own would cost an event-loop turn per move); a watch
+        # looks at the clock whenever the move may have run out, and only a blown clock ends
+        # the write. A watch that runs late (the referee itself was stopped) is only a
+        # wake-up: the clock decides.
+        task = asyncio.current_task()
+        assert task is not None
+        watch = _SendWatch(task, lambda: self.timer.spent(turn.seat, started, time.monotonic()))
+        spent = watch.spent()
+        if turn.allowance.blown(spent) is not None:
             await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+        watch.arm(turn.allowance, spent)
+        try:
+            return await session.send_bytes(request)
+        except asyncio.CancelledError:
+            if watch.blown is None or task.uncancel() > 0:
+                raise  # cancelled by someone else: the game is being stopped
+            await self._decide(turn.seat, TimedOut(watch.blown.wall, watch.blown.cpu))
             raise  # not reached: a time-out ends the game
         except SessionClosed as exc:
             return await self._send_failed(turn.seat, session, exc)
+        finally:
+            watch.stop()
 
     async def _send_failed(self, seat: int, session: Seat, exc: SessionClosed) -> float:
         """The request could not be written: the seat is away (or, not resumable, gone)."""
