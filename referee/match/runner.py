@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import structlog
@@ -22,7 +22,6 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import (
     Accepted,
     Adjudicator,
-    Allowance,
     Answer,
     Disconnected,
     Measured,
@@ -55,6 +54,7 @@ from referee.match.seat import (
     fault_answer,
     move_answer,
 )
+from referee.match.sendwatch import SendWatch
 from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.transcript import Transcript
@@ -89,36 +89,6 @@ LAG_WARN_S = 0.05
 class _Ended(Exception):
     def __init__(self, end: GameEnd) -> None:
         self.end = end
-
-
-class _SendWatch:
-    """Looks at a move's clock (``spent``) whenever it may have run out while its request is
-    being written; once it has, cancels the writing ``task`` and keeps what was spent."""
-
-    def __init__(self, task: asyncio.Task[Any], spent: Callable[[], Spent]) -> None:
-        self.task = task
-        self.spent = spent
-        self.blown: Spent | None = None
-        self._timer: asyncio.TimerHandle | None = None
-
-    def arm(self, allowance: Allowance, spent: Spent) -> None:
-        """Look again when a move that has taken ``spent`` may have run out."""
-        wake = allowance.wake_in(spent)
-        if wake is not None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(wake, self._check, allowance)
-
-    def _check(self, allowance: Allowance) -> None:
-        spent = self.spent()
-        if allowance.blown(spent) is None:
-            self.arm(allowance, spent)
-            return
-        self.blown = spent
-        self.task.cancel()
-
-    def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
 
 
 class MatchRunner(Generic[SeatT]):
@@ -336,7 +306,7 @@ class MatchRunner(Generic[SeatT]):
         # wake-up: the clock decides.
         task = asyncio.current_task()
         assert task is not None
-        watch = _SendWatch(task, lambda: self.timer.spent(turn.seat, started, time.monotonic()))
+        watch = SendWatch(task, lambda: self.timer.spent(turn.seat, started, time.monotonic()))
         spent = watch.spent()
         if turn.allowance.blown(spent) is not None:
             await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))

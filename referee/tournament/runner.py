@@ -295,12 +295,7 @@ class TournamentRunner:
                 # The slot is free once the game has its result: its next game launches
                 # while this one's bots are stopped and it is stored.
                 freed = asyncio.Event()
-                game = tasks.create_task(slot(pairing, index, freed))
-                signal = asyncio.ensure_future(freed.wait())
-                try:
-                    await asyncio.wait((game, signal), return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    signal.cancel()
+                await _first_of(tasks.create_task(slot(pairing, index, freed)), freed)
 
         async def queued(pairing: PairingInfo, index: int) -> None:
             nonlocal gave_up
@@ -313,16 +308,7 @@ class TournamentRunner:
         queue = [item for item in queue if item not in sent]
         workers = min(self.concurrency, len(queue))
         # Bots for the next games start ahead of need, two per game that may start next.
-        terms = self.player.terms
-        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
-        bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
-        numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
-        wanted = (
-            contextlib.nullcontext(self.warm_ahead)
-            if self.warm_ahead is not None and self.warm_ahead.terms == launches
-            else warm.demand(2 * workers, launches, terms.isolation, numpy=numpy)
-        )
-        async with wanted as need, asyncio.TaskGroup() as tasks:
+        async with self._warm(2 * workers) as need, asyncio.TaskGroup() as tasks:
             if need is not None:
                 need.resize(2 * workers)
             for pairing, index in sent:
@@ -331,6 +317,17 @@ class TournamentRunner:
                 tasks.create_task(worker(need))
         self._summary.given_up += gave_up
         return gave_up
+
+    def _warm(self, slots: int) -> contextlib.AbstractAsyncContextManager[warm.Demand | None]:
+        """Warm sandboxes for ``slots`` bots at once: the demand asked for ahead of this run
+        (:attr:`warm_ahead`) when its terms are the games', else a new one."""
+        terms = self.player.terms
+        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        if self.warm_ahead is not None and self.warm_ahead.terms == launches:
+            return contextlib.nullcontext(self.warm_ahead)
+        bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
+        numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
+        return warm.demand(slots, launches, terms.isolation, numpy=numpy)
 
     # ---------------------------------------------------------------- one game
 
@@ -406,3 +403,12 @@ class TournamentRunner:
             self.progress.game_done(summary, line)
         if self.on_game is not None:
             self.on_game(summary)
+
+
+async def _first_of(game: asyncio.Task[None], freed: asyncio.Event) -> None:
+    """Wait until ``game`` is over or ``freed`` is set, whichever comes first."""
+    signal = asyncio.ensure_future(freed.wait())
+    try:
+        await asyncio.wait((game, signal), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signal.cancel()
