@@ -13,16 +13,15 @@ import os
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from client_sdk._agent import Agent, Clocks, FunctionAgent, GameInfo, GameResult, MoveLike
-from client_sdk._errors import SdkError
+from client_sdk._errors import PackError, SdkError
 from client_sdk._link import Backoff, SessionError
 from client_sdk._loader import BotLoadError
-from client_sdk._packing import PackError
 from client_sdk._seed import game_seed
 from client_sdk._session import run
 from client_sdk._think import Think
 from client_sdk._tls import TlsSetupError
 from client_sdk._version import PROTOCOL_VERSION, SDK_VERSION
-from engine.adjudication import Ending, Verdict
+from engine.adjudication.verdicts import Ending, Verdict
 from engine.outcome import Termination
 
 __all__ = [

@@ -23,3 +23,7 @@ from __future__ import annotations
 
 class SdkError(Exception):
     """Base class of every exception the SDK raises on purpose."""
+
+
+class PackError(SdkError, ValueError):
+    """The bot cannot be packed; the message says why (``python -m client_sdk submit``)."""

@@ -92,9 +92,11 @@ def _split_spec(spec: str) -> tuple[str, str | None]:
 
 
 def _import_target(target: str) -> ModuleType:
-    # Import our course surface first so that a course checkout lying beside the bot (its own
-    # ``referee/``) cannot shadow it once the bot's folder is on sys.path.
-    import referee.game  # noqa: F401
+    # Bind our ``referee`` package first so that a course checkout lying beside the bot (its
+    # own ``referee/``) cannot shadow ``referee.game`` once the bot's folder is on sys.path:
+    # the package (import-free) is enough, its submodules are then found in our folder only.
+    # ``referee.game`` itself waits for a course bot that imports it.
+    import referee  # noqa: F401
 
     path = Path(target)
     if path.is_dir():

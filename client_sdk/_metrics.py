@@ -7,16 +7,23 @@ own wall clock is authoritative; the figures here are the bot's self-report, sto
 
 from __future__ import annotations
 
-import psutil
+from typing import Any
 
-_PROCESS = psutil.Process()
 #: The largest resident size seen so far, where the platform keeps no high-water mark.
 _seen_peak = 0
 
 
 def current_rss() -> int:
-    """The process's resident memory now, in bytes."""
-    return int(_PROCESS.memory_info().rss)
+    """The process's resident memory now, in bytes: on Linux read from ``/proc`` directly,
+    elsewhere through psutil, imported only then (a bot's start-up never pays for it)."""
+    rss = _status_kb(b"VmRSS:")
+    return rss if rss is not None else int(_memory_info().rss)
+
+
+def _memory_info() -> Any:
+    import psutil
+
+    return psutil.Process().memory_info()
 
 
 def peak_rss() -> int:
@@ -29,19 +36,20 @@ def peak_rss() -> int:
     on Windows.
     """
     global _seen_peak
-    hwm = _vm_hwm()
+    hwm = _status_kb(b"VmHWM:")
     if hwm is not None:
         return hwm
-    info = _PROCESS.memory_info()
+    info = _memory_info()
     _seen_peak = max(_seen_peak, int(getattr(info, "peak_wset", 0) or info.rss))
     return _seen_peak
 
 
-def _vm_hwm() -> int | None:
+def _status_kb(field: bytes) -> int | None:
+    """A size from ``/proc/self/status`` (Linux), in bytes; ``None`` where there is none."""
     try:
         with open("/proc/self/status", "rb") as status:
             for line in status:
-                if line.startswith(b"VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024  # reported in kB
     except (OSError, ValueError, IndexError):
         pass

@@ -25,14 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from client_sdk._errors import SdkError
+from client_sdk._errors import PackError
 
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
-
-
-class PackError(SdkError, ValueError):
-    """The bot cannot be packed; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)

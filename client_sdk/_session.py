@@ -8,7 +8,6 @@ reconnects with exponential back-off and asks to resume its session.
 
 from __future__ import annotations
 
-import platform
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -206,7 +205,7 @@ class Session(ChallengeSide, Connector):
             bot_name=self.name,
             bot_version=self.version,
             token=self.token,
-            sdk_version=f"{SDK_VERSION} python/{platform.python_version()}",
+            sdk_version=f"{SDK_VERSION} python/{sys.version.split()[0]}",
             games=list(self.game_names),
             wanted_games=list(self.wanted_games),
             channel=self.channel,

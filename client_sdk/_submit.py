@@ -25,8 +25,9 @@ from typing import Any
 import grpc
 
 from client_sdk._connect import unreachable
+from client_sdk._errors import PackError
 from client_sdk._options import TokenError, add_server_options, address_of, token_of
-from client_sdk._packing import PackError, pack
+from client_sdk._packing import pack
 from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
 
 CHUNK = 256 * 1024

@@ -2,10 +2,10 @@
 
 Run by the referee as ``python -m client_sdk._warm FD READY [numpy]`` inside a freshly started
 sandbox (see ``referee/sandbox/warm.py``), before any game is assigned, at a low priority. It
-imports what every launched bot imports (the SDK, gRPC, the rules; NumPy too, when installed and
-asked for: the bots of the queued work import it), says
-so on descriptor READY, then blocks reading descriptor FD until the referee writes the game's
-command line (``python -m client_sdk``'s arguments and its PYTHONPATH, as JSON) and closes it.
+imports what every launched bot imports (the SDK and gRPC; NumPy too, when installed and asked
+for: the bots of the queued work import it), says so on descriptor READY, then blocks reading
+descriptor FD until the referee writes the game's command line (``python -m client_sdk``'s
+arguments and its PYTHONPATH, as JSON) and closes it.
 By then the game's code has been copied into ``/bots``, its socket and one-game token put in
 ``/run/arena``, and its priority restored; the program then runs exactly what a cold launch
 runs. No bot code runs before that, and this process (the whole sandbox) serves one game only.
@@ -20,15 +20,15 @@ import os
 import sys
 from collections.abc import Sequence
 
-#: Imported ahead of the game: what ``python -m client_sdk`` and a typical bot import.
+#: Imported ahead of the game: what ``python -m client_sdk`` imports for any bot before its
+#: first move. Not a game's rules nor the course's ``referee.game``: the sandbox does not know
+#: yet which game or bot it serves, and a bot imports nothing it does not need.
 PREIMPORTS = (
     "client_sdk.__main__",
     "client_sdk._session",
     "client_sdk._loader",
     "client_sdk._agent",
-    "client_sdk._course",
     "engine.registry",
-    "referee.game",
 )
 #: Imported when asked for and installed (a bot's usual numerical library); otherwise a bot
 #: that uses it imports it itself, as a cold launch does.
@@ -42,10 +42,6 @@ def _preimport(optional: Sequence[str]) -> None:
         if name in optional:
             with contextlib.suppress(ImportError):
                 importlib.import_module(name)
-    from engine.registry import game_names, load_game
-
-    for game in game_names():
-        load_game(game)
 
 
 def _read_all(fd: int) -> bytes:

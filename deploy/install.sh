@@ -94,6 +94,9 @@ step "Python packages (pip install -e '.[dev]')" \
 # without compiling ~1000 modules (even where PYTHONDONTWRITEBYTECODE is set). The referee
 # brings the bots' part up to date itself before launching any (referee/sandbox/bytecode.py).
 step "the checkout's bytecode" .venv/bin/python -m compileall -q -j 0 client_sdk engine referee
+# The Tetress placement tables, stored once: every bot reads them instead of building them
+# (engine/tetress/tables.py; the referee also writes them before its first launch).
+step "the Tetress placement tables" .venv/bin/python -c "from engine.tetress import tables; tables.write_if_stale()"
 if [ -n "$apt_pid" ]; then
     wait "$apt_pid"
 fi

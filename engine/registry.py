@@ -23,10 +23,11 @@ def register_game(name: str, factory: GameFactory) -> None:
 def load_game(name: str, **params: int) -> Game[Any]:
     """A game by registered name, e.g. ``load_game("tetress")`` or
     ``load_game("att", max_placer_turns=100)``; unknown parameters raise ``TypeError``."""
-    _load_builtin_games()
+    _load_builtin_games(name.lower())
     try:
         factory = _REGISTRY[name.lower()]
     except KeyError:
+        _load_builtin_games()
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownGameError(f"unknown game {name!r}; known games: {known}") from None
     return factory(**params)
@@ -38,7 +39,15 @@ def game_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def _load_builtin_games() -> None:
-    # Imported lazily so that importing one game never pays for the others' tables.
-    import engine.att
-    import engine.tetress  # noqa: F401
+#: The built-in games' packages (importing one registers it).
+_BUILTIN = {"att": "engine.att", "tetress": "engine.tetress"}
+
+
+def _load_builtin_games(name: str | None = None) -> None:
+    """Import the built-in game ``name`` (``None``: all of them). Imported lazily, one at a
+    time, so that playing one game never pays for the others' tables."""
+    from importlib import import_module
+
+    for game, module in _BUILTIN.items():
+        if name is None or name == game:
+            import_module(module)

@@ -129,12 +129,14 @@ SURFACE: dict[str, list[str]] = {
 
 def _public_attributes(module: types.ModuleType) -> list[str]:
     """Names a user can import from ``module`` that do not start with ``_`` (sub-modules, which
-    appear as attributes once imported anywhere, and ``from __future__`` features aside)."""
+    appear as attributes once imported anywhere, and ``from __future__`` features aside),
+    those a module loads on first use (listed by its ``__dir__``) included."""
+    names = {*vars(module), *dir(module)}
     return [
         name
-        for name, value in vars(module).items()
+        for name in names
         if not name.startswith("_")
-        and not isinstance(value, types.ModuleType)
+        and not isinstance(value := getattr(module, name), types.ModuleType)
         and not (name == "annotations" and type(value).__name__ == "_Feature")
     ]
 

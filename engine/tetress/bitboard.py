@@ -12,6 +12,7 @@ the empty-cell board shifted by each of the shape's offsets.
 
 from __future__ import annotations
 
+from engine.tetress import tables
 from engine.tetress.geometry import CELLS, COL_MASKS, ROW_MASKS, N
 from engine.tetress.shapes import PLACEMENT_LINES, PLACEMENT_MASKS, SHAPES
 
@@ -20,7 +21,7 @@ ALL = (1 << (W * W)) - 1
 #: Anchor bits: ``(R, C)`` with ``1 <= R, C <= 11``, i.e. one bit per cell of the torus.
 ANCHORS = sum(1 << (W * (r + 1) + c + 1) for r in range(N) for c in range(N))
 #: The cell index of each anchor bit position (``-1`` for non-anchor positions).
-ANCHOR_CELL: tuple[int, ...] = tuple(
+ANCHOR_CELL: tuple[int, ...] = tables.stored("ANCHOR_CELL") or tuple(
     ((pos // W - 1) * N + pos % W - 1) if (1 <= pos // W <= N and 1 <= pos % W <= N) else -1
     for pos in range(W * W)
 )
@@ -31,7 +32,7 @@ _ROW_SOURCE: tuple[int, ...] = tuple((R - 1) % N for R in range(W))
 # The 16-bit replicated row for each 11-bit row pattern: layout column ``C`` holds row column
 # ``(C - 1) % 11``, so column 10 goes to bit 0, columns 0..10 to bits 1..11, columns 0..3 again
 # to bits 12..15.
-_ROW_REPL: tuple[int, ...] = tuple(
+_ROW_REPL: tuple[int, ...] = tables.stored("ROW_REPL") or tuple(
     (p >> (N - 1)) | (p << 1) | ((p & 0xF) << (N + 1)) for p in range(1 << N)
 )
 _ROW_BITS = (1 << N) - 1
@@ -47,7 +48,9 @@ def replicate(mask: int) -> int:
 
 
 #: The unrolled layout of each single cell: a placement's is the OR of its four cells'.
-_CELL_REPL: tuple[int, ...] = tuple(replicate(1 << i) for i in range(CELLS))
+_CELL_REPL: tuple[int, ...] = tables.stored("CELL_REPL") or tuple(
+    replicate(1 << i) for i in range(CELLS)
+)
 
 
 def _replicate_cells(mask: int) -> int:
@@ -61,11 +64,13 @@ def _replicate_cells(mask: int) -> int:
 
 
 #: The unrolled layout of every placement, for O(1) place and take back.
-PLACEMENT_REPL: tuple[int, ...] = tuple(_replicate_cells(m) for m in PLACEMENT_MASKS)
+PLACEMENT_REPL: tuple[int, ...] = tables.stored("PLACEMENT_REPL") or tuple(
+    _replicate_cells(m) for m in PLACEMENT_MASKS
+)
 # Placements touch only the 22 rows and columns: each line is unrolled once and shared.
 _LINE_REPL: dict[int, int] = {line: replicate(line) for line in (*ROW_MASKS, *COL_MASKS)}
 #: The unrolled layout of the lines in :data:`~engine.tetress.shapes.PLACEMENT_LINES`.
-PLACEMENT_LINES_REPL: tuple[tuple[int, ...], ...] = tuple(
+PLACEMENT_LINES_REPL: tuple[tuple[int, ...], ...] = tables.stored("PLACEMENT_LINES_REPL") or tuple(
     tuple(_LINE_REPL[line] for line in lines) for lines in PLACEMENT_LINES
 )
 

@@ -42,6 +42,16 @@ class Placement:
         object.__setattr__(self, "_cells", tuple(cells))
         object.__setattr__(self, "_text", None)
 
+    @classmethod
+    def known(cls, mask: int, cells: tuple[int, int, int, int], text: str) -> Placement:
+        """A placement from the stored tables (:mod:`.tables`): ``cells`` and ``text`` are
+        ``mask``'s, as :meth:`__init__` and :meth:`__str__` would find them, unchecked."""
+        placement = object.__new__(cls)
+        object.__setattr__(placement, "_mask", mask)
+        object.__setattr__(placement, "_cells", cells)
+        object.__setattr__(placement, "_text", text)
+        return placement
+
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Placement is immutable")
 

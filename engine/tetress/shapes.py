@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.tetress import tables
 from engine.tetress.geometry import CELLS, COL_MASKS, ROW_MASKS, N
 from engine.tetress.placement import Placement, remember_canonical
 
@@ -79,14 +80,18 @@ def _placement_cells(shape: Shape, anchor: int) -> list[int]:
     return sorted(((ar + dr) % N) * N + (ac + dc) % N for dr, dc in shape.cells)
 
 
-#: The cell mask of each placement id.
-PLACEMENT_MASKS: tuple[int, ...] = tuple(
+#: The cell mask of each placement id (stored at install: :mod:`.tables`).
+PLACEMENT_MASKS: tuple[int, ...] = tables.stored("PLACEMENT_MASKS") or tuple(
     sum(1 << i for i in _placement_cells(shape, anchor))
     for shape in SHAPES
     for anchor in range(CELLS)
 )
 #: The interned :class:`Placement` of each placement id.
-PLACEMENTS: tuple[Placement, ...] = tuple(Placement(m) for m in PLACEMENT_MASKS)
+PLACEMENTS: tuple[Placement, ...] = (
+    tuple(map(Placement.known, PLACEMENT_MASKS, _cells, _texts))
+    if (_cells := tables.stored("PLACEMENT_CELLS")) and (_texts := tables.stored("PLACEMENT_TEXTS"))
+    else tuple(Placement(m) for m in PLACEMENT_MASKS)
+)
 #: Placement id by cell mask.
 PID_BY_MASK: dict[int, int] = {m: pid for pid, m in enumerate(PLACEMENT_MASKS)}
 assert len(PID_BY_MASK) == NUM_PLACEMENTS, "placements on the torus must be distinct"
@@ -101,7 +106,9 @@ def _lines(cells: tuple[int, ...]) -> tuple[int, ...]:
 
 
 #: The row and column masks each placement touches: the only lines it can complete.
-PLACEMENT_LINES: tuple[tuple[int, ...], ...] = tuple(_lines(p.cells) for p in PLACEMENTS)
+PLACEMENT_LINES: tuple[tuple[int, ...], ...] = tables.stored("PLACEMENT_LINES") or tuple(
+    _lines(p.cells) for p in PLACEMENTS
+)
 
 
 def placement_id(placement: Placement) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from engine.tetress import tables
 from engine.tetress.geometry import CELLS
 from engine.tetress.shapes import PLACEMENT_MASKS
 
@@ -42,7 +43,7 @@ def position_key(red: int, blue: int, ply: int) -> int:
 
 
 #: ``PLACEMENT_KEYS[seat][pid]``: the XOR of the keys of the placement's four cells.
-PLACEMENT_KEYS: tuple[tuple[int, ...], tuple[int, ...]] = (
+PLACEMENT_KEYS: tuple[tuple[int, ...], tuple[int, ...]] = tables.stored("PLACEMENT_KEYS") or (
     tuple(cells_key(0, m) for m in PLACEMENT_MASKS),
     tuple(cells_key(1, m) for m in PLACEMENT_MASKS),
 )

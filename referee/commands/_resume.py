@@ -52,6 +52,19 @@ def db_option(args: argparse.Namespace) -> str:
     return f" --db {shlex.quote(db)}" if db else ""
 
 
+def cpu_used() -> str:
+    """All the CPU this command has used so far, its bots' included (each bot's cgroup count
+    as it was removed; where bots had none, only the referee's own is known)."""
+    import resource
+
+    from referee.sandbox.cgroups import removed_cpu_seconds
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    referee = own.ru_utime + own.ru_stime
+    bots = removed_cpu_seconds()
+    return f"{referee + bots:.1f} s of CPU in all (bots {bots:.1f} s, referee {referee:.1f} s)"
+
+
 def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
     """One closing line: how many games went to which database, and the next commands."""
     import os
@@ -64,7 +77,8 @@ def next_steps(args: argparse.Namespace, name: str, games: int) -> str:
     option = db_option(args)
     listing = shlex.join(["referee", "games", "--tournament", name]) + option
     return (
-        f"{games} games stored in {where} (tournament {name}). Next: `{listing}` lists them, "
+        f"{games} games stored in {where} (tournament {name}), {cpu_used()}. "
+        f"Next: `{listing}` lists them, "
         f"`referee serve{option}` shows the tables and replays at http://127.0.0.1:8080"
     )
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.commands._arena import ProgressDisplay
+    from referee.sandbox.warm import Demand
     from referee.server.app import RefereeServer
     from referee.server.live import LiveHub
     from referee.storage import Repository, TournamentInfo, TournamentSettings
@@ -209,9 +212,6 @@ def _quick(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from engine.errors import UnknownGameError
-    from referee.storage import ConflictError, NotFoundError
-
     bots = list(args.bots)
     if not bots:
         root = Path(__file__).resolve().parents[2]
@@ -219,67 +219,133 @@ def _quick(args: argparse.Namespace) -> int:
         examples = EXAMPLE_BOTS if args.game == "tetress" else EXAMPLE_BOTS[:2]
         bots = [str(root / b) if "/" in b else b for b in examples]
     name = args.name or time.strftime("quick-%Y%m%d-%H%M%S")
-    repo = open_repo(args)
-    try:
-        t = _create_tournament(repo, args, name, bots)
-    except (UnknownGameError, ConflictError, NotFoundError, ValueError, TypeError) as exc:
-        return fail("tournament quick", exc)
-    return _run_tournament(args, repo, t)
+
+    def prepare() -> tuple[Repository, TournamentInfo]:
+        repo = open_repo(args)
+        return repo, _create_tournament(repo, args, name, bots)
+
+    return _run_tournament(args, prepare=prepare, ahead=bots)
 
 
-def _run_tournament(args: argparse.Namespace, repo: Repository, t: TournamentInfo) -> int:
+def _refusals() -> tuple[type[Exception], ...]:
+    """What creating a tournament refuses with one line."""
+    from engine.errors import UnknownGameError
+    from referee.storage import ConflictError, NotFoundError
+
+    return (UnknownGameError, ConflictError, NotFoundError, ValueError, TypeError)
+
+
+def _run_tournament(
+    args: argparse.Namespace,
+    repo: Repository | None = None,
+    t: TournamentInfo | None = None,
+    *,
+    prepare: Callable[[], tuple[Repository, TournamentInfo]] | None = None,
+    ahead: Sequence[str] = (),
+) -> int:
+    """Run ``t`` on ``repo``, or the tournament ``prepare`` opens and creates (in a thread,
+    while sandboxes for the ``ahead`` bots' first games start: no core waits for the other)."""
     import asyncio
     import signal
 
-    from referee.commands._arena import ProgressDisplay, console
-    from referee.hosting.presence import watch_presence
-    from referee.server.live import LiveHub
-    from referee.storage.locks import LockWait
+    from referee.commands._arena import console
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure(args.log_format, args.log_level)
     err = console(stderr=True)
-    # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
-    repo.db.wait_for_locks(LockWait())
 
-    async def main() -> RunSummary:
+    async def main() -> RunSummary | int:
+        nonlocal repo, t
         task = asyncio.current_task()
         assert task is not None
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
-        hub = LiveHub()
-        web = await maybe_web(args.web, repo, hub)
-        server = await _maybe_server(args, repo, t, hub)
-        display = None if args.no_progress else ProgressDisplay(err, t.name)
-        try:
-            async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
-                runner = _runner(args, repo, t, hub, server, display, queue)
-                watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+        async with _warm_ahead(args, ahead) as need:
+            if prepare is not None:
                 try:
-                    if display is not None:
-                        with display:
-                            return await runner.run()
-                    return await runner.run()
-                finally:
-                    if watcher is not None:
-                        watcher.cancel()
-        finally:
-            await stop_serving(server, web)
+                    repo, t = await asyncio.to_thread(prepare)
+                except _refusals() as exc:
+                    return fail("tournament quick", exc)
+            assert repo is not None and t is not None
+            return await _play(args, repo, t, err, need)
 
     try:
         summary = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         from referee.commands._resume import resume_command
 
+        if t is None:
+            print("referee tournament: stopped before any game", file=sys.stderr)
+            return 130
         stopped = "referee tournament: stopped; every bot was stopped. Resume with: "
         print(stopped + resume_command(args, t.name), file=sys.stderr)
         return 130
     except ValueError as exc:
         return fail("tournament run", exc)
+    if isinstance(summary, int):
+        return summary
     from referee.commands._resume import report_run
 
+    assert repo is not None and t is not None
     return report_run(err, summary, repo, t, args, _print_table)
+
+
+def _warm_ahead(args: argparse.Namespace, bots: Sequence[str]) -> AbstractAsyncContextManager[Any]:
+    """Warm sandboxes for the first games of ``bots``, started before the database is opened
+    and the bots load-checked (nothing when games go to the workers' queue)."""
+    import contextlib
+    import os
+
+    from referee.storage.db import ENV_VAR
+
+    url = getattr(args, "db", None) or os.environ.get(ENV_VAR) or ""
+    if not bots or (url.startswith("postgres") and not getattr(args, "in_process", False)):
+        return contextlib.nullcontext(None)
+    from referee.sandbox import warm
+    from referee.sandbox.isolation import choose
+    from referee.sandbox.launch import parse_bot_spec
+
+    workers = args.run_concurrency or args.concurrency or os.cpu_count() or 1
+    terms = warm.WarmTerms(memory_mb=int(args.memory) if args.memory else None)
+    numpy = warm.may_import_numpy(parse_bot_spec(b) for b in bots)
+    return warm.demand(2 * workers, terms, choose(args.no_sandbox), numpy=numpy)
+
+
+async def _play(
+    args: argparse.Namespace,
+    repo: Repository,
+    t: TournamentInfo,
+    err: Console,
+    need: Demand | None,
+) -> RunSummary:
+    """Play ``t``'s missing games (``need``: warm sandboxes already asked for them)."""
+    from referee.commands._arena import ProgressDisplay
+    from referee.hosting.presence import watch_presence
+    from referee.server.live import LiveHub
+    from referee.storage.locks import LockWait
+
+    # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
+    repo.db.wait_for_locks(LockWait())
+    hub = LiveHub()
+    web = await maybe_web(args.web, repo, hub)
+    server = await _maybe_server(args, repo, t, hub)
+    display = None if args.no_progress else ProgressDisplay(err, t.name)
+    try:
+        async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
+            runner = _runner(args, repo, t, hub, server, display, queue)
+            runner.warm_ahead = need
+            watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+            try:
+                if display is not None:
+                    with display:
+                        return await runner.run()
+                return await runner.run()
+            finally:
+                if watcher is not None:
+                    watcher.cancel()
+    finally:
+        await stop_serving(server, web)
 
 
 def _runner(

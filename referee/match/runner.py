@@ -55,6 +55,7 @@ from referee.match.seat import (
     fault_answer,
     move_answer,
 )
+from referee.match.sendwatch import SendWatch
 from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.transcript import Transcript
@@ -305,25 +306,37 @@ class MatchRunner(Generic[SeatT]):
             return started
         self.transcript.sent(turn.seat, request)
         # A bot that stops reading its stream eventually blocks writes to it (flow control);
-        # the request then counts against its clock like its answer does. A wait that ends
-        # late (the referee itself was stopped) is only a wake-up: the clock decides.
-        send = asyncio.ensure_future(session.send_bytes(request))
+        # the request then counts against its clock like its answer does. The write is awaited
+        # in this task (a task of its own would cost an event-loop turn per move); a watch
+        # looks at the clock whenever the move may have run out, and only a blown clock ends
+        # the write. A watch that runs late (the referee itself was stopped) is only a
+        # wake-up: the clock decides.
+        task = asyncio.current_task()
+        assert task is not None
+        watch = SendWatch(task, lambda: self.timer.spent(turn.seat, started, time.monotonic()))
+        spent = watch.spent()
+        if turn.allowance.blown(spent) is not None:
+            await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
+        watch.arm(turn.allowance, spent)
         try:
-            while True:
-                spent = self.timer.spent(turn.seat, started, time.monotonic())
-                if turn.allowance.blown(spent) is not None:
-                    await self._decide(turn.seat, TimedOut(spent.wall, spent.cpu))
-                done, _ = await asyncio.wait({send}, timeout=turn.allowance.wake_in(spent))
-                if done:
-                    return send.result()
+            return await session.send_bytes(request)
+        except asyncio.CancelledError:
+            if watch.blown is None or task.uncancel() > 0:
+                raise  # cancelled by someone else: the game is being stopped
+            await self._decide(turn.seat, TimedOut(watch.blown.wall, watch.blown.cpu))
+            raise  # not reached: a time-out ends the game
         except SessionClosed as exc:
-            sent = time.monotonic()
-            if not session.resumable:
-                await self._decide(turn.seat, Disconnected(str(exc)))
-            seat_away(self, turn.seat, sent, str(exc))
-            return sent
+            return await self._send_failed(turn.seat, session, exc)
         finally:
-            send.cancel()
+            watch.stop()
+
+    async def _send_failed(self, seat: int, session: Seat, exc: SessionClosed) -> float:
+        """The request could not be written: the seat is away (or, not resumable, gone)."""
+        sent = time.monotonic()
+        if not session.resumable:
+            await self._decide(seat, Disconnected(str(exc)))
+        seat_away(self, seat, sent, str(exc))
+        return sent
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
         """The mover's answer; every other seat's event is dealt with on the way."""

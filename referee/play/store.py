@@ -78,6 +78,25 @@ class StoredGame:
         return has_result(self.summary)
 
 
+class ResultSignal:
+    """Observer: calls ``on_result`` once when the game ends with a result, passing every
+    event on to ``inner``."""
+
+    def __init__(self, on_result: Callable[[], None], inner: Observer | None) -> None:
+        self.on_result = on_result
+        self.inner = inner
+
+    def on_move(self, state: Any, move: Any, clocks: Any) -> None:
+        if self.inner is not None:
+            self.inner.on_move(state, move, clocks)
+
+    def on_end(self, state: Any, report: GameReport) -> None:
+        if self.inner is not None:
+            self.inner.on_end(state, report)
+        if report.end is not None and report.end.verdict is not Verdict.ABORTED:
+            self.on_result()
+
+
 def has_result(summary: GameSummary) -> bool:
     """Whether a stored game ended with a result rather than being aborted."""
     return summary.verdict is not Verdict.ABORTED
@@ -185,12 +204,17 @@ async def play_and_store(
     opening: Sequence[str] = (),
     broadcast: Broadcast | None = None,
     guard: Guard | None = None,
+    on_result: Callable[[], None] | None = None,
 ) -> StoredGame:
     """Play one game between ``seats`` (first seat first) under game id ``uid`` and store it
     as ``filing`` says (see the module docstring for what is stored). An error of the play or
-    of storage passes through, after the spectators were told the game was not stored."""
+    of storage passes through, after the spectators were told the game was not stored.
+    ``on_result`` is called as soon as the game has ended with a result (not aborted), while
+    its bots are still being stopped and before it is stored: what it frees may be reused."""
     game = player.terms.game
     observer = broadcast.begin(uid, game, seats, filing) if broadcast is not None else None
+    if on_result is not None:
+        observer = ResultSignal(on_result, observer)
     stored: GameSummary | None = None
     why = "not played"
     try:

@@ -6,7 +6,8 @@ on the host is compiled again by every bot at every start (about 60 ms of CPU a 
 referee compiles them once per process, before its first launch, where the checkout is
 writable; the bot then reads the same read-only ``.pyc`` files any Python would. Python checks
 each against its source's time stamp and size, which the read-only mount keeps, so an edited
-file is compiled again (here, at the next referee start), never run stale.
+file is compiled again (here, at the next referee start), never run stale. The Tetress
+placement tables' file (``engine/tetress/tables.bin``) is brought up to date the same way.
 """
 
 from __future__ import annotations
@@ -42,4 +43,17 @@ def compile_platform(root: Path, parts: tuple[str, ...]) -> bool:
         except OSError as exc:
             log.info("bytecode not written", path=str(path), error=str(exc))
             done = False
+    if "engine" in parts:
+        done &= _store_tables(root)
     return done
+
+
+def _store_tables(root: Path) -> bool:
+    """Write the Tetress placement tables' file (:mod:`engine.tetress.tables`) where it is
+    missing or stale, as ``install.sh`` does: bots read it instead of building the tables.
+    Only for the checkout this process runs (the tables written are the ones it holds)."""
+    from engine.tetress import tables
+
+    if not Path(tables.FOLDER).resolve().is_relative_to(root.resolve()):
+        return False
+    return tables.write_if_stale()

@@ -52,6 +52,26 @@ CGROUP_NAME_PREFIX = "tetromino-bot-"
 #: Set to ``off`` to run every bot without a cgroup, whatever the machine offers.
 CGROUP_ENV = "TETROMINO_CGROUP"
 _counter = itertools.count(1)
+#: CPU seconds counted by the bot cgroups this process removed (all its bots' CPU, for a
+#: run's closing line): empty when removed, so the count is final.
+_removed_cpu_s = 0.0
+
+
+def removed_cpu_seconds() -> float:
+    """CPU seconds used by every bot whose cgroup this process made and removed."""
+    return _removed_cpu_s
+
+
+def _cpu_count(path: Path) -> float:
+    """The CPU seconds a bot cgroup counted (``cpu.stat`` on v2, ``cpuacct.usage`` on v1;
+    0.0 for one that keeps no count, such as a v1 memory cgroup)."""
+    with contextlib.suppress(OSError, ValueError):
+        return int((path / "cpuacct.usage").read_bytes()) / 1e9
+    with contextlib.suppress(OSError, ValueError):
+        for line in (path / "cpu.stat").read_bytes().splitlines():
+            if line.startswith(b"usage_usec "):
+                return int(line[11:]) / 1e6
+    return 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +383,9 @@ class MemoryCgroup:
                 os.kill(pid, signal.SIGKILL)
 
     def try_remove(self) -> bool:
-        """Remove the directory if the cgroup is empty; True once it is gone."""
+        """Remove the directory if the cgroup is empty; True once it is gone (its CPU count,
+        where it keeps one, then added to :func:`removed_cpu_seconds`)."""
+        used = _cpu_count(self.path)
         try:
             self.path.rmdir()
         except FileNotFoundError:
@@ -372,6 +394,8 @@ class MemoryCgroup:
             if e.errno in (errno.EBUSY, errno.ENOTEMPTY):
                 return False
             raise
+        global _removed_cpu_s
+        _removed_cpu_s += used
         return True
 
     def remove(self) -> bool:

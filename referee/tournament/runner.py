@@ -165,6 +165,9 @@ class TournamentRunner:
         self.book = tournament_book(self.info)
         #: Games of launched bots only go to this queue's workers (``None``: played here).
         self.queue = queue
+        #: Warm sandboxes the caller asked for ahead of this run, on the same terms (started
+        #: while it opened the database): the games use this demand instead of a new one.
+        self.warm_ahead: warm.Demand | None = None
 
     # ---------------------------------------------------------------- the tournament
 
@@ -277,16 +280,22 @@ class TournamentRunner:
                     )
             return await claims[pairing.id]
 
-        async def worker(need: warm.Demand | None) -> None:
+        async def slot(pairing: PairingInfo, index: int, freed: asyncio.Event) -> None:
             nonlocal gave_up
+            if not await self._play_slot(pairing, index, freed.set):
+                gave_up += 1
+
+        async def worker(need: warm.Demand | None) -> None:
             while queue:
                 pairing, index = queue.pop(0)
                 if need is not None:  # no more warm bots than the games left to start
                     need.resize(need.slots, 2 * (len(queue) + 1))
                 if not await claim(pairing):
                     continue
-                if not await self._play_slot(pairing, index):
-                    gave_up += 1
+                # The slot is free once the game has its result: its next game launches
+                # while this one's bots are stopped and it is stored.
+                freed = asyncio.Event()
+                await _first_of(tasks.create_task(slot(pairing, index, freed)), freed)
 
         async def queued(pairing: PairingInfo, index: int) -> None:
             nonlocal gave_up
@@ -299,20 +308,26 @@ class TournamentRunner:
         queue = [item for item in queue if item not in sent]
         workers = min(self.concurrency, len(queue))
         # Bots for the next games start ahead of need, two per game that may start next.
-        terms = self.player.terms
-        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
-        bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
-        numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
-        async with (
-            warm.demand(2 * workers, launches, terms.isolation, numpy=numpy) as need,
-            asyncio.TaskGroup() as tasks,
-        ):
+        async with self._warm(2 * workers) as need, asyncio.TaskGroup() as tasks:
+            if need is not None:
+                need.resize(2 * workers)
             for pairing, index in sent:
                 tasks.create_task(queued(pairing, index))
             for _ in range(workers):
                 tasks.create_task(worker(need))
         self._summary.given_up += gave_up
         return gave_up
+
+    def _warm(self, slots: int) -> contextlib.AbstractAsyncContextManager[warm.Demand | None]:
+        """Warm sandboxes for ``slots`` bots at once: the demand asked for ahead of this run
+        (:attr:`warm_ahead`) when its terms are the games', else a new one."""
+        terms = self.player.terms
+        launches = warm.WarmTerms(memory_mb=terms.memory_mb)
+        if self.warm_ahead is not None and self.warm_ahead.terms == launches:
+            return contextlib.nullcontext(self.warm_ahead)
+        bots = [v for v in self.versions.values() if v.source_kind is not SourceKind.REMOTE]
+        numpy = warm.may_import_numpy(launch_spec(v) for v in bots)
+        return warm.demand(slots, launches, terms.isolation, numpy=numpy)
 
     # ---------------------------------------------------------------- one game
 
@@ -337,9 +352,12 @@ class TournamentRunner:
         self._after_game(summary, self._seats(pairing, index))
         return True
 
-    async def _play_slot(self, pairing: PairingInfo, index: int) -> bool:
+    async def _play_slot(
+        self, pairing: PairingInfo, index: int, on_result: Callable[[], None] | None = None
+    ) -> bool:
         """Play game ``index`` of ``pairing`` until it is stored with a result; ``False`` if
-        every attempt was aborted."""
+        every attempt was aborted. ``on_result``: called when an attempt ends with a result,
+        before it is stored."""
         seats = self._seats(pairing, index)
         for attempt in range(1, self.max_attempts + 1):
             uid = new_game_id()
@@ -357,6 +375,7 @@ class TournamentRunner:
                     labels=labels,
                     opening=opening,
                     broadcast=HubBroadcast(self.hub) if self.hub is not None else None,
+                    on_result=on_result,
                 )
             except DuplicateGameError:
                 self._summary.duplicates += 1
@@ -384,3 +403,12 @@ class TournamentRunner:
             self.progress.game_done(summary, line)
         if self.on_game is not None:
             self.on_game(summary)
+
+
+async def _first_of(game: asyncio.Task[None], freed: asyncio.Event) -> None:
+    """Wait until ``game`` is over or ``freed`` is set, whichever comes first."""
+    signal = asyncio.ensure_future(freed.wait())
+    try:
+        await asyncio.wait((game, signal), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        signal.cancel()

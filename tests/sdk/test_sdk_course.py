@@ -105,3 +105,41 @@ def test_course_bots_announce_tetress_only(bots_dir: Path) -> None:
 
     assert games_of(load_bot(str(bots_dir / "fancy_bot"))) == ("tetress",)
     assert games_of(load_bot("client_sdk.examples.random_bot")) == ()
+
+
+@pytest.mark.slow
+def test_a_checkout_beside_the_bot_does_not_shadow_referee_game(tmp_path: Path) -> None:
+    """A course bot lying beside its own ``referee/`` (a course checkout) still gets the
+    platform's ``referee.game``, though the loader binds only the ``referee`` package before
+    the bot's folder goes on sys.path (``referee.game`` waits for a bot that imports it)."""
+    import subprocess
+
+    fake = tmp_path / "referee"
+    (fake / "game").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "game" / "__init__.py").write_text("FAKE = True\n")
+    bot = tmp_path / "my_bot"
+    bot.mkdir()
+    (bot / "__init__.py").write_text("from .program import Agent\n")
+    (bot / "program.py").write_text(
+        "from referee.game import PlaceAction\n\n"
+        "class Agent:\n"
+        "    def __init__(self, color, **referee):\n"
+        "        pass\n"
+    )
+    probe = (
+        "import sys; from client_sdk._loader import load_bot; "
+        f"load_bot({str(bot)!r}); import referee.game; "
+        "print(referee.game.__file__, getattr(referee.game, 'FAKE', False))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    where, fake_seen = done.stdout.split()
+    assert fake_seen == "False"
+    assert Path(where).resolve().is_relative_to(Path(__file__).resolve().parents[2] / "referee")

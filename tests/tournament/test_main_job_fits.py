@@ -109,7 +109,8 @@ def test_elo_table_is_whole_at_terminal_width(columns: int) -> None:
 @pytest.mark.slow
 def test_main_job_and_games_in_a_terminal(tmp_path: Path) -> None:
     """``tournament quick`` in an 80-column terminal: the final progress line shows 12/12 and
-    the ETA, the table fits, and the last line names the database and the next commands;
+    the ETA, the table fits, and the last line names the database, all the CPU used (the
+    bots' and the referee's) and the next commands;
     ``games`` at 100 columns shows every id whole; piped, one row per line."""
     referee = [PYTHON, "-m", "referee.commands.main"]
     quick = [*referee, "tournament", "quick", "--param", "turn_limit=20", "--db", "t.db"]
@@ -119,7 +120,14 @@ def test_main_job_and_games_in_a_terminal(tmp_path: Path) -> None:
     assert all(len(line) <= 80 for line in _table_lines(text)), text
     assert re.search(r" 12/12 games \d:\d\d:\d\d ETA ", text), text
     closing = " ".join(text[text.index("12 games stored") :].split())
-    assert closing.startswith("12 games stored in t.db (tournament q).")
+    stated = re.match(
+        r"12 games stored in t\.db \(tournament q\), ([0-9.]+) s of CPU in all "
+        r"\(bots ([0-9.]+) s, referee ([0-9.]+) s\)\. ",
+        closing,
+    )
+    assert stated is not None, closing
+    total, bots, own = (float(x) for x in stated.groups())
+    assert own > 0 and abs(total - bots - own) < 0.11, closing
     assert (
         "referee games --tournament q --db t.db" in closing and "referee serve --db t.db" in closing
     )
