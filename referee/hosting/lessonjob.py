@@ -60,6 +60,8 @@ class LessonRuns:
         self._cancelled = threading.Event()
         self._kill: Callable[[], None] | None = None
         self._kill_lock = threading.Lock()
+        #: Set once a position's bot process has started (tests wait for it).
+        self.started = threading.Event()
         #: Versions whose runs are stored (for logs and tests).
         self.done: list[int] = []
         self._ran = asyncio.Event()
@@ -141,6 +143,7 @@ class LessonRuns:
     def _started(self, kill: Callable[[], None]) -> None:
         with self._kill_lock:
             self._kill = kill
+        self.started.set()
         if self._cancelled.is_set():
             kill()
 
