@@ -6,17 +6,19 @@ The bot hears the game as it would have in play: the start, then every move of t
 history as an accepted move (so a course bot that keeps its own board follows too); a lesson
 without a history (a position someone added) starts the bot from the position itself. Its
 time is the mover's clock at that ply when the lesson knows it, else the file's game time,
-capped by the move time; its memory the file's limit. Nothing is sandboxed.
+capped by the move time; its memory the file's limit. Nothing is sandboxed here; the referee
+runs uploaded bots through the same function with a sandbox's command line (``command``).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from client_sdk._agent import Clocks, GameInfo
-from client_sdk._procbot import BotStartError, ProcessBot
+from client_sdk._procbot import BotCommand, BotStartError, ProcessBot
 from engine.adjudication import BotFailed, Measured, MoveAnswer, NotAMove, TimedOut, Verdict
 from engine.adjudication.clock import DEFAULT_GRACE_S
 from engine.errors import EngineError
@@ -53,14 +55,25 @@ def allowance(lesson: Lesson, limits: Limits) -> float | None:
     return budget
 
 
-def try_lesson(bot: str, lesson: Lesson, limits: Limits, *, echo: bool = False) -> Tried:
-    """Start ``bot`` afresh, bring it to ``lesson``'s position, ask for one move, judge it."""
+def try_lesson(
+    bot: str,
+    lesson: Lesson,
+    limits: Limits,
+    *,
+    echo: bool = False,
+    command: BotCommand | None = None,
+    on_start: Callable[[Callable[[], None]], None] | None = None,
+) -> Tried:
+    """Start ``bot`` afresh, bring it to ``lesson``'s position, ask for one move, judge it.
+
+    ``command``: how to start the bot's process (default: ``python -m client_sdk._child BOT``
+    here); ``on_start`` is handed a function that kills it (another thread may end a run)."""
     began = time.perf_counter()
     rules = load_game(lesson.game, **dict(lesson.params))
     state = lesson_state(lesson)
     seat_name = rules.seat_names[lesson.seat]
     try:
-        process = ProcessBot(bot, label=seat_name, echo=echo)
+        process = ProcessBot(bot, label=seat_name, echo=echo, command=command, on_start=on_start)
     except BotStartError as exc:
         return Tried("no_start", None, time.perf_counter() - began, str(exc))
     try:

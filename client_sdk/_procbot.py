@@ -23,7 +23,8 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from typing import IO, Any
 
 import psutil
@@ -50,10 +51,27 @@ SAMPLE_S = 0.02
 EXIT_WAIT_S = 5.0
 #: Lines of a bot's stderr kept for the crash sentence.
 TAIL_LINES = 20
+#: The module a bot process runs (``python -m CHILD_MODULE BOT``): the bot's side of the pipes.
+CHILD_MODULE = "client_sdk._child"
 
 
 class BotStartError(SdkError):
     """The bot could not be started or loaded; the message is one line saying why."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotCommand:
+    """How to start a bot's process other than ``python -m client_sdk._child BOT`` here: e.g.
+    a sandbox's command line that runs that child inside it (the referee's lesson runs).
+
+    ``env`` is the process's whole environment; ``user``/``group`` the ids it runs as."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    pass_fds: tuple[int, ...] = ()
+    cwd: str | None = None
+    user: int | None = None
+    group: int | None = None
 
 
 class ProcessBot:
@@ -65,21 +83,29 @@ class ProcessBot:
         *,
         label: str,
         echo: bool = True,
-        child: str = "client_sdk._child",
+        child: str = CHILD_MODULE,
         env: dict[str, str] | None = None,
+        command: BotCommand | None = None,
+        on_start: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.bot = bot
         self.label = label
         self._echo = echo
-        env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+        if command is None:
+            env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+            command = BotCommand((sys.executable, "-m", child, bot), env)
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", child, bot],
+            list(command.argv),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
-            env=env,
+            env=dict(command.env),
+            pass_fds=command.pass_fds,
+            cwd=command.cwd,
+            user=command.user,
+            group=command.group,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._stdin: IO[str] = self.proc.stdin
@@ -98,6 +124,8 @@ class ProcessBot:
         self.last_think = 0.0
         #: The think record of its last move (None: it said nothing).
         self.last_search: SearchInfo | None = None
+        if on_start is not None:  # before loading, which may take long: a caller may end it
+            on_start(self.kill)
         self._ready()
 
     # -- the process's two output streams -------------------------------------------------------

@@ -104,7 +104,16 @@ SURFACE: dict[str, list[str]] = {
         "ply_number",
     ],
     "referee.errors": ["RefereeError", "Refused"],
-    "client_sdk.testing": ["BUILTIN_OPPONENTS", "BotLike", "LocalGame", "play_local"],
+    "client_sdk.testing": [
+        "BUILTIN_OPPONENTS",
+        "CHILD_MODULE",
+        "BotCommand",
+        "BotLike",
+        "LocalGame",
+        "Tried",
+        "play_local",
+        "try_lesson",
+    ],
     "referee.game": [
         "BOARD_N",
         "MAX_TURNS",

@@ -105,6 +105,8 @@ async def _shut_down(
         await ladder[0].drain(args.shutdown_grace)
     if services.recorder is not None:
         await services.recorder.drain()
+    if services.uploads is not None:
+        await services.uploads.close()
     await server.stop(1.0)
 
 
@@ -156,6 +158,7 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
         next(g for g in services.games if g.name == services.default_game),
         services.control,
     )
+    _lessons_after_games(services, host, ladder)
     try:
         await stop.wait()
     finally:
@@ -165,6 +168,21 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
         await _shut_down(args, server, services, pairing, resumed, hosting, ladder)
         await ops.stop()
     return 0
+
+
+def _lessons_after_games(
+    services: ServeServices,
+    host: TournamentHost | None,
+    ladder: tuple[SubmittedLadder, asyncio.Task[None]] | None,
+) -> None:
+    """Lesson runs wait while hosted tournaments or ladder games are being played."""
+    if services.uploads is None:
+        return
+    busy = services.uploads.lesson_runs.busy
+    if host is not None:
+        busy.append(lambda: bool(host.running))
+    if ladder is not None:
+        busy.append(lambda: bool(ladder[0].running))
 
 
 def _link_sdk(server: RefereeServer, web: WebServer) -> None:

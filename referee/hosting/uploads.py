@@ -19,10 +19,12 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
+from engine.records.lessons import Limits
 from referee.analysis.gameeval import Analyst, store_analysis
 from referee.analysis.lessonbook import LessonBook
 from referee.hosting import myviews
 from referee.hosting.callers import Caller, Callers
+from referee.hosting.lessonjob import LessonRuns
 from referee.hosting.mylessons import my_lessons
 from referee.server import bounds
 from referee.server.access import Gate
@@ -73,6 +75,19 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         repo = self.repo
         self.lessons = LessonBook(
             repo, analyst or Analyst(store=functools.partial(store_analysis, repo))
+        )
+        #: Each accepted version tried on its bot's earlier lessons, after validations.
+        validation = submissions.validation
+        self.lesson_runs = LessonRuns(
+            repo,
+            self.lessons,
+            Limits(
+                validation.time_control.game_time_s,
+                validation.time_control.move_time_s,
+                validation.memory_mb or 0.0,
+            ),
+            no_sandbox=validation.no_sandbox,
+            busy=[lambda: bool(self._validations)],
         )
 
     def add_to(self, server: grpc.aio.Server) -> None:
@@ -130,6 +145,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             task = asyncio.ensure_future(self.submissions.validate(info))
             self._validations.add(task)
             task.add_done_callback(self._validations.discard)
+            task.add_done_callback(self._validated)
             if start.no_wait:
                 return
             info = await asyncio.shield(task)
@@ -231,6 +247,17 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
     def receiving(self, player: str) -> bool:
         """Whether an upload of ``player`` is arriving now (a second one is refused)."""
         return player in self._uploading
+
+    def _validated(self, task: asyncio.Future[SubmissionInfo]) -> None:
+        """An accepted version's lessons run is queued (behind validations and games)."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        if task.result().status is SubmissionStatus.ACCEPTED:
+            self.lesson_runs.submit(task.result().bot_version_id)
+
+    async def close(self) -> None:
+        """Stop the lesson runs (server shutdown): the running bot is killed."""
+        await self.lesson_runs.close()
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""

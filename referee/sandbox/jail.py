@@ -84,8 +84,11 @@ class Jail:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def inner_argv(kind: str, value: str) -> list[str]:
-    """The bot's own command line inside the sandbox (no token on it)."""
+def inner_argv(kind: str, value: str, module: str | None = None) -> list[str]:
+    """The bot's own command line inside the sandbox (no token on it); ``module``: an SDK
+    module run as ``python -m MODULE VALUE`` instead of the SDK's client (an SDK bot only)."""
+    if kind == "sdk" and module is not None:
+        return [python_inside(), "-m", module, value]
     if kind == "sdk":
         return [
             python_inside(),
@@ -117,6 +120,7 @@ def build_jail(
     memory_mb: float | None,
     scratch_mb: int = DEFAULT_SCRATCH_MB,
     exclude: Iterable[Path] = (),
+    module: str | None = None,
 ) -> Jail:
     """Copy the bot's code and assemble its bwrap command line. The caller starts it (with
     ``pass_fds``), then calls :meth:`Jail.close_fds`, and :meth:`Jail.remove` once it is over."""
@@ -146,7 +150,7 @@ def build_jail(
         # which the bot can read) names no host path.
         args_fd = _memory_file("arena-bwrap-args", b"".join(a.encode() + b"\0" for a in args))
         fds.append(args_fd)
-        argv = ["bwrap", "--args", str(args_fd), "--", *inner_argv(kind, code.value)]
+        argv = ["bwrap", "--args", str(args_fd), "--", *inner_argv(kind, code.value, module)]
     except BaseException:
         for fd in fds:
             os.close(fd)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from referee.sandbox.identity import HostIdentity
 
-__all__ = ["resolve_program", "spawn_shim"]
+__all__ = ["resolve_program", "shim_argv", "spawn_shim"]
 
 _SHIM = str(Path(__file__).with_name("_shim.py"))
 
@@ -34,7 +34,27 @@ def spawn_shim(
     """Run ``argv`` (``executable``) under the shim: it joins ``cgroup_procs``, sets
     RLIMIT_DATA to ``data_bytes`` (0: none), mounts what ``run_as`` stages and becomes its
     uid/gid if given, and execs. A new session, stdin from /dev/null."""
-    shim_argv = [
+    return subprocess.Popen(
+        shim_argv(executable, argv, data_bytes, cgroup_procs, run_as),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+    )
+
+
+def shim_argv(
+    executable: str,
+    argv: Sequence[str],
+    data_bytes: int,
+    cgroup_procs: Sequence[str],
+    run_as: HostIdentity | None,
+) -> list[str]:
+    """The command line that runs ``argv`` under the shim (see :func:`spawn_shim`)."""
+    return [
         sys.executable,
         "-S",
         "-E",
@@ -48,16 +68,6 @@ def spawn_shim(
         executable,
         *argv,
     ]
-    return subprocess.Popen(
-        shim_argv,
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=stderr,
-        env=dict(env),
-        cwd=cwd,
-        start_new_session=True,
-        pass_fds=tuple(pass_fds),
-    )
 
 
 def resolve_program(

@@ -435,3 +435,26 @@ class InstructorReport(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     #: The command's settings and everything the page shows.
     body: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class LessonRun(Base):
+    """One lesson position put to a later version of the same bot: which version (``version``)
+    tried the position a version (``lessons_of``) lost, and what its move was judged."""
+
+    __tablename__ = "lesson_runs"
+    __table_args__ = (
+        UniqueConstraint("version_id", "lessons_of_id", "game_uid", "ply", "seat"),
+        Index(None, "version_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
+    lessons_of_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id", ondelete="CASCADE"))
+    game_uid: Mapped[str] = mapped_column(String(64))
+    ply: Mapped[int]
+    seat: Mapped[int]
+    #: ``client_sdk.testing.Tried.result``: solved, missed, repeated, illegal, time, ...
+    result: Mapped[str] = mapped_column(String(16))
+    move: Mapped[str | None] = mapped_column(String(64))
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

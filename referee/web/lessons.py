@@ -21,6 +21,8 @@ from engine.records.lessons import Lesson, lesson_state
 from engine.render import render_svg
 from referee.analysis.lessonbook import LessonBook
 from referee.storage.bots import BotVersionInfo
+from referee.storage.lessonruns import PositionRun, runs_of
+from referee.storage.submissions import submission_of_version
 from referee.web.account import require_session
 from referee.web.context import Web, web_of
 from referee.web.instructor import is_instructor
@@ -51,6 +53,7 @@ def _bot_data(web: Web, bot_id: int, viewer: int) -> dict[str, object]:
         raise HTTPException(404, f"no lessons of bot {bot_id} for you")
     sections = []
     ordered = sorted(versions, key=lambda v: v.id, reverse=True)
+    runs = runs_of(repo.db, [v.id for v in ordered])
     for index, version in enumerate(ordered):
         found = _book(web).of_versions([version])
         earlier = ordered[index + 1] if index + 1 < len(ordered) else None
@@ -64,9 +67,32 @@ def _bot_data(web: Web, bot_id: int, viewer: int) -> dict[str, object]:
                 "kinds": Counter(x.kind for x in found.lessons).most_common(),
                 "lessons": [_view(x) for x in worst],
                 "earlier": earlier,
+                "runs": compared(version, ordered, runs),
+                "uploaded": submission_of_version(repo.db, version.id) is not None,
             }
         )
     return {"bot": versions[0], "sections": sections}
+
+
+def compared(
+    version: BotVersionInfo, versions: Sequence[BotVersionInfo], runs: Sequence[PositionRun]
+) -> list[dict[str, Any]]:
+    """What the server's lesson runs said of ``version`` on each earlier version's lessons
+    ("vN solves X of the Y positions vM lost"), with each position's outcome."""
+    labels = {v.id: v.version for v in versions}
+    mine = [r for r in runs if r.version_id == version.id]
+    out: list[dict[str, Any]] = []
+    for of_id in sorted({r.lessons_of_id for r in mine}, reverse=True):
+        positions = [r for r in mine if r.lessons_of_id == of_id]
+        out.append(
+            {
+                "of": labels.get(of_id, str(of_id)),
+                "solved": sum(r.solved for r in positions),
+                "total": len(positions),
+                "positions": positions,
+            }
+        )
+    return out
 
 
 def _book(web: Web) -> LessonBook:
@@ -152,4 +178,33 @@ def _class_data(web: Web) -> dict[str, object]:
         }
         for kind, count in kinds.most_common()
     ]
-    return {"kinds": rows, "total": sum(kinds.values()), "games": games, "pending": pending}
+    return {
+        "kinds": rows,
+        "total": sum(kinds.values()),
+        "games": games,
+        "pending": pending,
+        "progress": class_progress(versions, owners, runs_of(repo.db, [v.id for v in versions])),
+    }
+
+
+def class_progress(
+    versions: Sequence[BotVersionInfo], owners: dict[int, str], runs: Sequence[PositionRun]
+) -> list[dict[str, Any]]:
+    """Per student and bot version: how many of its earlier versions' lost positions it
+    solves (the server's lesson runs, summed over the earlier versions)."""
+    by_id = {v.id: v for v in versions}
+    totals: dict[int, list[int]] = {}
+    for run in runs:
+        counts = totals.setdefault(run.version_id, [0, 0])
+        counts[0] += run.solved
+        counts[1] += 1
+    return [
+        {
+            "student": owners.get(by_id[vid].owner_id or 0, "(no owner)"),
+            "version": by_id[vid],
+            "solved": solved,
+            "total": total,
+        }
+        for vid, (solved, total) in sorted(totals.items())
+        if vid in by_id
+    ]

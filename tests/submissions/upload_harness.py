@@ -70,6 +70,7 @@ async def upload_server(
         yield up
     finally:
         await service.drain()
+        await service.close()
         await server.stop(0.5)
         repo.close()
 

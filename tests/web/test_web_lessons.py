@@ -18,6 +18,7 @@ from referee.analysis.lessonbook import LessonBook
 from referee.server.live import LiveHub
 from referee.storage import Repository, SourceKind
 from referee.storage.enums import Role
+from referee.storage.lessonruns import PositionRun, save_runs
 from referee.web.app import create_app
 from referee.web.context import WebSettings
 
@@ -59,8 +60,8 @@ def _client(site: Site) -> TestClient:
 @pytest.mark.slow
 def test_the_owner_sees_each_versions_lessons_with_boards(site: Site) -> None:
     """alice's page lists v2 then v1, each lesson with a board (the move played outlined, the
-    better moves as ghosts), its move, its better moves and sentence; nothing of either bot's
-    thinking is on it."""
+    better moves as ghosts), its move, its better moves and sentence, and for the remote v2 the
+    commands to compare it locally; nothing of either bot's thinking is on it."""
     book = LessonBook(site.repo)
     expected = {
         name: len(book.of_versions([site.repo.get_bot_version(site.versions[name])]).lessons)
@@ -78,6 +79,8 @@ def test_the_owner_sees_each_versions_lessons_with_boards(site: Site) -> None:
     assert f"{expected['v1']} lessons from 2 games" in text
     assert re.search(r'<ol class="better"><li><code>PLACE\(', text)
     assert "--version v1 -o v1.jsonl" in text and text.count('class="note compare"') == 1
+    # ant connects from elsewhere: the server holds no code to run on v1's lessons.
+    assert "cannot run v2 on earlier lessons" in text
     assert not any(secret in text for secret in SECRETS)
 
 
@@ -106,3 +109,51 @@ def test_the_instructor_sees_any_bots_lessons_and_the_class_kinds(site: Site) ->
     rows = re.findall(r'<tr><td>([a-z ]+)</td><td class="num">(\d+)</td>', page)
     assert [(k.replace(" ", "_"), int(n)) for k, n in rows] == kinds
     assert f"{len(lessons)} lessons" in page
+
+
+def _stored_runs(site: Site) -> list[PositionRun]:
+    """v2's stored outcomes on v1's lessons: the first solved, the rest missed."""
+    v1 = site.repo.get_bot_version(site.versions["v1"])
+    lessons = LessonBook(site.repo).of_versions([v1]).lessons
+    runs = [
+        PositionRun(
+            site.versions["v2"],
+            v1.id,
+            x.game_id,
+            x.ply,
+            x.seat,
+            "solved" if i == 0 else "missed",
+            x.good[0][0],
+            0.5,
+        )
+        for i, x in enumerate(lessons)
+    ]
+    save_runs(site.repo.db, site.versions["v2"], runs)
+    return runs
+
+
+@pytest.mark.slow
+def test_stored_lesson_runs_say_what_a_new_version_solves(site: Site) -> None:
+    """With v2's runs stored, alice's page says "v2 solves 1 of the N positions v1 lost" and
+    lists each position solved or missed with its move; the instructor's class page sums it;
+    bob gets 404 and none of it."""
+    runs = _stored_runs(site)
+    total = len(runs)
+    with _client(site) as client:
+        sign_in(client, site.tokens["alice"])
+        text = client.get(f"/bots/{site.ant}/lessons").text
+        sign_in(client, site.tokens["carol"])
+        klass = client.get("/instructor/lessons").text
+        sign_in(client, site.tokens["bob"])
+        denied = client.get(f"/bots/{site.ant}/lessons")
+    assert f"v2 solves 1 of the {total} positions v1 lost" in text
+    assert text.count('<li class="solved">') == 1
+    assert text.count('<li class="missed">') == total - 1
+    assert f"game {runs[0].game_uid}</a>, ply {runs[0].ply}: solved" in text
+    assert 'class="note compare"' not in text  # the result replaces the commands
+    assert re.search(
+        rf"<td>alice</td><td>ant@v2</td><td class=\"num\">1</td>"
+        rf"<td class=\"num\">{total}</td>",
+        klass,
+    )
+    assert denied.status_code == 404 and "solves" not in denied.text
