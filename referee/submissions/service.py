@@ -174,13 +174,17 @@ class Submissions:
 
         Where the sandbox cannot run (and the operator did not pass ``--no-sandbox``) the
         version stays ``validating`` (validated when the server next starts), never rejected
-        for the server's own state."""
-        async with self._slots:
-            try:
-                result = await self._judge(info)
-            except SandboxUnavailable as exc:
-                log.error("validation_postponed", bot=info.label, reason=str(exc))
-                return dataclasses.replace(info, reason=f"validation postponed: {exc}")
+        for the server's own state. A version its imports already refuse is answered at
+        once: only a validation game waits for a slot behind other students' games."""
+        root = self.store.path_of(info.digest)
+        result = await asyncio.to_thread(check_imports, root)
+        if result is None:
+            async with self._slots:
+                try:
+                    result = await self._play(info)
+                except SandboxUnavailable as exc:
+                    log.error("validation_postponed", bot=info.label, reason=str(exc))
+                    return dataclasses.replace(info, reason=f"validation postponed: {exc}")
         log.info(
             "submission_validated", bot=info.label, accepted=result.accepted, reason=result.reason
         )
@@ -224,11 +228,7 @@ class Submissions:
             return dataclasses.replace(result, game_uid=None)
         return result
 
-    async def _judge(self, info: SubmissionInfo) -> ValidationResult:
-        root = self.store.path_of(info.digest)
-        refused = await asyncio.to_thread(check_imports, root)
-        if refused is not None:
-            return refused
+    async def _play(self, info: SubmissionInfo) -> ValidationResult:
         try:
             return await play_validation(info.location, self.validation)
         except SandboxUnavailable:
