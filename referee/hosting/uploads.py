@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import grpc
 
@@ -60,7 +60,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         #: False only for benchmarks of the store: versions then stay ``validating``.
         self.validate = validate
         self.repo = submissions.repo
-        self._validations: set[asyncio.Future[SubmissionInfo]] = set()
+        self._validations: set[asyncio.Future[Any]] = set()
         #: The player and role behind each call's token, checked by the server's gate (shared
         #: with its other doors, so a client's failed logins count at all of them).
         self.callers = Callers(self.repo, gate)
@@ -115,25 +115,38 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise
         yield spb.SubmitEvent(stored=_stored(info, new))
-        if info.status is SubmissionStatus.VALIDATING and self.validate:
-            # The validation runs to its end even if the client goes away.
-            task = asyncio.ensure_future(self.submissions.validate(info))
-            self._validations.add(task)
-            task.add_done_callback(self._validations.discard)
-            if start.no_wait:
-                return
-            info = await asyncio.shield(task)
-        elif start.no_wait:
+        if info.status is not SubmissionStatus.VALIDATING or not self.validate:
+            if not start.no_wait:
+                yield spb.SubmitEvent(validated=_validated(info))
             return
-        yield spb.SubmitEvent(
-            validated=spb.Validated(
-                bot=info.bot_name,
-                version=info.version,
-                status=info.status.value,
-                reason=info.reason,
-                output=info.output,
-                sandbox=info.sandbox,
-            )
+        # The validation runs to its end even if the client goes away.
+        checked: asyncio.Future[tuple[SubmissionInfo, asyncio.Future[SubmissionInfo] | None]]
+        checked = asyncio.ensure_future(self.submissions.check_and_queue(info))
+        self._keep(checked)
+        if start.no_wait:
+            return
+        info, full = await asyncio.shield(checked)
+        yield spb.SubmitEvent(checked=self._checked(info))
+        if full is None or start.first_only:
+            if full is None and info.status is not SubmissionStatus.VALIDATING:
+                yield spb.SubmitEvent(validated=_validated(info))
+            return
+        yield spb.SubmitEvent(validated=_validated(await asyncio.shield(full)))
+
+    def _keep(self, task: asyncio.Future[Any]) -> None:
+        self._validations.add(task)
+        task.add_done_callback(self._validations.discard)
+
+    def _checked(self, info: SubmissionInfo) -> spb.Checked:
+        place, wait = self.submissions.queue.position(info.id)
+        return spb.Checked(
+            bot=info.bot_name,
+            version=info.version,
+            status=info.status.value,
+            reason=info.reason,
+            output=info.output,
+            place=place,
+            wait_estimate_s=wait,
         )
 
     async def _receive(
@@ -215,6 +228,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         """Wait for validations still running (server shutdown)."""
         while self._validations:
             await asyncio.gather(*list(self._validations), return_exceptions=True)
+        await self.submissions.queue.drain()
 
 
 def _seat(request: spb.GetMyOutputRequest) -> int | None:
@@ -224,6 +238,17 @@ def _seat(request: spb.GetMyOutputRequest) -> int | None:
 
 def _too_big(limit: int) -> str:
     return f"the archive is over the upload limit of {limit / (1024 * 1024):.1f} MB"
+
+
+def _validated(info: SubmissionInfo) -> spb.Validated:
+    return spb.Validated(
+        bot=info.bot_name,
+        version=info.version,
+        status=info.status.value,
+        reason=info.reason,
+        output=info.output,
+        sandbox=info.sandbox,
+    )
 
 
 def _stored(info: SubmissionInfo, new: bool) -> spb.Stored:

@@ -52,6 +52,7 @@ def routes() -> list[BaseRoute]:
         Route("/instructor/grades", instructor.grades),
         Route("/instructor/grades.csv", instructor.grades_csv),
         Route("/instructor/similarity", instructor.similarity),
+        Route("/instructor/queue", instructor.queue),
         Route("/me/submissions", uploads.submissions_fragment),
         Route("/me/upload", uploads.upload, methods=["POST"]),
         Route("/api/leaderboard/{game}", api.leaderboard),
