@@ -84,6 +84,8 @@ class ValidationQueue:
         self._tasks: set[asyncio.Task[None]] = set()
         #: Measured full validation times (seconds), newest last.
         self.durations: collections.deque[float] = collections.deque(maxlen=MEASURED)
+        #: The longest a version waited for its full games to start (seconds).
+        self.longest_wait_s = 0.0
 
     def put(self, info: SubmissionInfo) -> asyncio.Future[SubmissionInfo]:
         """Queue ``info``; its final verdict arrives on the returned future."""
@@ -135,7 +137,9 @@ class ValidationQueue:
 
     async def _validate(self, chosen: Waiting) -> None:
         sid = chosen.submission_id
-        observe_validation("queue_wait", time.monotonic() - self._queued_at[sid])
+        waited = time.monotonic() - self._queued_at[sid]
+        self.longest_wait_s = max(self.longest_wait_s, waited)
+        observe_validation("queue_wait", waited)
         started = time.monotonic()
         try:
             await self._settle(sid, self._run(self._infos[sid]))

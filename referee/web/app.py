@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -107,6 +108,8 @@ def create_app(
     """
     web = Web(repo, hub or LiveHub(), settings)
     middleware = [
+        # Pages and records compressed (the SSE stream is left alone by the middleware).
+        Middleware(GZipMiddleware, minimum_size=1024),
         Middleware(SecurityHeaders),
         Middleware(
             BodyLimit,
