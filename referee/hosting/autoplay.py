@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from engine.game import Game
 from referee.hosting import ladder_schedule
 from referee.hosting.casual import CasualRecorder
-from referee.hosting.ladder_schedule import Entrant
 from referee.hosting.drain import drain_tasks
+from referee.hosting.ladder_schedule import Entrant
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
