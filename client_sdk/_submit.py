@@ -68,13 +68,16 @@ def upload(
     *,
     name: str | None = None,
     wait: bool = True,
+    first_only: bool = False,
 ) -> Iterator[Any]:
     """The ``Submit`` call's replies (``SubmitEvent``), uploading ``data`` in chunks."""
     from client_sdk.proto import submissions_pb2 as spb
     from client_sdk.proto import submissions_pb2_grpc
 
     def requests() -> Iterator[Any]:
-        start = spb.SubmitStart(bot_name=name or "", size=len(data), no_wait=not wait)
+        start = spb.SubmitStart(
+            bot_name=name or "", size=len(data), no_wait=not wait, first_only=first_only
+        )
         yield spb.SubmitRequest(start=start)
         for offset in range(0, len(data), CHUNK):
             yield spb.SubmitRequest(chunk=data[offset : offset + CHUNK])
@@ -102,6 +105,11 @@ def submit_main(argv: Sequence[str]) -> int:
         help="a helper from outside PATH's folder, sent on purpose; its files are listed first",
     )
     parser.add_argument("--no-wait", action="store_true", help="do not wait for validation")
+    parser.add_argument(
+        "--first-only",
+        action="store_true",
+        help="return after the first check's verdict (follow the full games with `mine`)",
+    )
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"bot": args.name or "", "version": "", "status": "rejected"}
     try:
@@ -114,7 +122,14 @@ def submit_main(argv: Sequence[str]) -> int:
     _say(args, f"uploading {package.entry} ({package.files} files, {len(package.data)} bytes)")
     try:
         with channel(args) as chan:
-            for event in upload(chan, secret, package.data, name=args.name, wait=not args.no_wait):
+            for event in upload(
+                chan,
+                secret,
+                package.data,
+                name=args.name,
+                wait=not args.no_wait,
+                first_only=args.first_only,
+            ):
                 result.update(_event(args, event))
     except TlsSetupError as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
@@ -136,12 +151,28 @@ def _event(args: argparse.Namespace, event: Any) -> dict[str, Any]:
             "new": s.new,
             "reason": "",
         }
+    if event.WhichOneof("kind") == "checked":
+        return _checked(args, event.checked)
     v = event.validated
     _say(args, f"{v.status}: {v.reason}")
     if v.output.strip() and not args.json:
         print("--- your bot's output in the validation game ---", file=sys.stderr)
         print(v.output.rstrip(), file=sys.stderr)
     return {"status": v.status, "reason": v.reason, "output": v.output, "sandbox": v.sandbox}
+
+
+def _checked(args: argparse.Namespace, c: Any) -> dict[str, Any]:
+    """The first check's verdict; when it passed, where the full games stand."""
+    if c.status == "rejected":
+        _say(args, f"first check: rejected: {c.reason}")
+        return {"status": c.status, "reason": c.reason, "output": c.output}
+    _say(args, f"first check: {c.reason}")
+    wait = f", about {c.wait_estimate_s:.0f} s" if c.HasField("wait_estimate_s") else ""
+    where = f"place {c.place} in the queue{wait}" if c.place else "running now"
+    follow = "`python -m client_sdk mine versions` shows it"
+    tail = "" if args.first_only else "; waiting for it here (Ctrl-C is fine)"
+    _say(args, f"full validation games: {where}; {follow}{tail}")
+    return {"status": c.status, "reason": c.reason, "first_check": "passed", "place": c.place}
 
 
 def _say(args: argparse.Namespace, text: str) -> None:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&tetromino/referee/v1/submissions.proto\x12\x14tetromino.referee.v1\"\\\n\rSubmitRequest\x12\x32\n\x05start\x18\x01 \x01(\x0b\x32!.tetromino.referee.v1.SubmitStartH\x00\x12\x0f\n\x05\x63hunk\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04kind\">\n\x0bSubmitStart\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0f\n\x07no_wait\x18\x03 \x01(\x08\"{\n\x0bSubmitEvent\x12.\n\x06stored\x18\x01 \x01(\x0b\x32\x1c.tetromino.referee.v1.StoredH\x00\x12\x34\n\tvalidated\x18\x02 \x01(\x0b\x32\x1f.tetromino.referee.v1.ValidatedH\x00\x42\x06\n\x04kind\"\x91\x01\n\x06Stored\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x15\n\rarchive_bytes\x18\x04 \x01(\x04\x12\x16\n\x0eunpacked_bytes\x18\x05 \x01(\x04\x12\r\n\x05\x66iles\x18\x06 \x01(\r\x12\x0b\n\x03new\x18\x07 \x01(\x08\x12\x0e\n\x06status\x18\x08 \x01(\t\"j\n\tValidated\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\x0f\n\x07sandbox\x18\x06 \x01(\t\"!\n\x0fListMineRequest\x12\x0e\n\x06player\x18\x01 \x01(\t\"\x84\x02\n\x0eSubmissionView\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x13\n\x0buploaded_at\x18\x06 \x01(\t\x12\x14\n\x0cvalidated_at\x18\x07 \x01(\t\x12\x15\n\rarchive_bytes\x18\x08 \x01(\x04\x12\x16\n\x0eunpacked_bytes\x18\t \x01(\x04\x12\r\n\x05\x66iles\x18\n \x01(\r\x12\x0f\n\x07playing\x18\x0b \x01(\x08\x12\x0e\n\x06output\x18\x0c \x01(\t\x12\x1a\n\x12validation_game_id\x18\r \x01(\t\"\xc1\x01\n\x06MyGame\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ntournament\x18\x02 \x01(\t\x12\r\n\x05seats\x18\x03 \x03(\t\x12\x0f\n\x07my_seat\x18\x04 \x01(\r\x12\x0e\n\x06result\x18\x05 \x01(\t\x12\x0f\n\x07verdict\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x08 \x01(\t\x12\x0c\n\x04game\x18\t \x01(\t\x12\x0c\n\x04kind\x18\n \x01(\t\x12\x10\n\x08my_fault\x18\x0b \x01(\x08\"\x87\x01\n\x10ListMineResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x36\n\x08versions\x18\x02 \x03(\x0b\x32$.tetromino.referee.v1.SubmissionView\x12+\n\x05games\x18\x03 \x03(\x0b\x32\x1c.tetromino.referee.v1.MyGame\"A\n\x12GetMyOutputRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"f\n\x08MyOutput\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x0e\n\x06output\x18\x04 \x01(\t\x12\x0e\n\x06record\x18\x05 \x01(\t\x12\x0e\n\x06remote\x18\x06 \x01(\x08\"#\n\x10GetMyGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"d\n\x0cMyGameRecord\x12*\n\x04game\x18\x01 \x01(\x0b\x32\x1c.tetromino.referee.v1.MyGame\x12\x13\n\x0brecord_text\x18\x02 \x01(\t\x12\x13\n\x0brecord_json\x18\x03 \x01(\t\"N\n\rMyFailurePack\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x11\n\tpack_json\x18\x04 \x01(\t\"C\n\x13GetMyLessonsRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06player\x18\x03 \x01(\t\"<\n\tMyLessons\x12\x0f\n\x07lessons\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r2\xaf\x04\n\x0bSubmissions\x12T\n\x06Submit\x12#.tetromino.referee.v1.SubmitRequest\x1a!.tetromino.referee.v1.SubmitEvent(\x01\x30\x01\x12Y\n\x08ListMine\x12%.tetromino.referee.v1.ListMineRequest\x1a&.tetromino.referee.v1.ListMineResponse\x12W\n\x0bGetMyOutput\x12(.tetromino.referee.v1.GetMyOutputRequest\x1a\x1e.tetromino.referee.v1.MyOutput\x12W\n\tGetMyGame\x12&.tetromino.referee.v1.GetMyGameRequest\x1a\".tetromino.referee.v1.MyGameRecord\x12\x61\n\x10GetMyFailurePack\x12(.tetromino.referee.v1.GetMyOutputRequest\x1a#.tetromino.referee.v1.MyFailurePack\x12Z\n\x0cGetMyLessons\x12).tetromino.referee.v1.GetMyLessonsRequest\x1a\x1f.tetromino.referee.v1.MyLessonsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&tetromino/referee/v1/submissions.proto\x12\x14tetromino.referee.v1\"\\\n\rSubmitRequest\x12\x32\n\x05start\x18\x01 \x01(\x0b\x32!.tetromino.referee.v1.SubmitStartH\x00\x12\x0f\n\x05\x63hunk\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04kind\"R\n\x0bSubmitStart\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x0f\n\x07no_wait\x18\x03 \x01(\x08\x12\x12\n\nfirst_only\x18\x04 \x01(\x08\"\xad\x01\n\x0bSubmitEvent\x12.\n\x06stored\x18\x01 \x01(\x0b\x32\x1c.tetromino.referee.v1.StoredH\x00\x12\x34\n\tvalidated\x18\x02 \x01(\x0b\x32\x1f.tetromino.referee.v1.ValidatedH\x00\x12\x30\n\x07\x63hecked\x18\x03 \x01(\x0b\x32\x1d.tetromino.referee.v1.CheckedH\x00\x42\x06\n\x04kind\"\x98\x01\n\x07\x43hecked\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\r\n\x05place\x18\x06 \x01(\r\x12\x1c\n\x0fwait_estimate_s\x18\x07 \x01(\x01H\x00\x88\x01\x01\x42\x12\n\x10_wait_estimate_s\"\x91\x01\n\x06Stored\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x15\n\rarchive_bytes\x18\x04 \x01(\x04\x12\x16\n\x0eunpacked_bytes\x18\x05 \x01(\x04\x12\r\n\x05\x66iles\x18\x06 \x01(\r\x12\x0b\n\x03new\x18\x07 \x01(\x08\x12\x0e\n\x06status\x18\x08 \x01(\t\"j\n\tValidated\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\x0f\n\x07sandbox\x18\x06 \x01(\t\"!\n\x0fListMineRequest\x12\x0e\n\x06player\x18\x01 \x01(\t\"\x84\x02\n\x0eSubmissionView\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x64igest\x18\x03 \x01(\t\x12\x0e\n\x06status\x18\x04 \x01(\t\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x13\n\x0buploaded_at\x18\x06 \x01(\t\x12\x14\n\x0cvalidated_at\x18\x07 \x01(\t\x12\x15\n\rarchive_bytes\x18\x08 \x01(\x04\x12\x16\n\x0eunpacked_bytes\x18\t \x01(\x04\x12\r\n\x05\x66iles\x18\n \x01(\r\x12\x0f\n\x07playing\x18\x0b \x01(\x08\x12\x0e\n\x06output\x18\x0c \x01(\t\x12\x1a\n\x12validation_game_id\x18\r \x01(\t\"\xc1\x01\n\x06MyGame\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ntournament\x18\x02 \x01(\t\x12\r\n\x05seats\x18\x03 \x03(\t\x12\x0f\n\x07my_seat\x18\x04 \x01(\r\x12\x0e\n\x06result\x18\x05 \x01(\t\x12\x0f\n\x07verdict\x18\x06 \x01(\t\x12\x0e\n\x06reason\x18\x07 \x01(\t\x12\x13\n\x0b\x66inished_at\x18\x08 \x01(\t\x12\x0c\n\x04game\x18\t \x01(\t\x12\x0c\n\x04kind\x18\n \x01(\t\x12\x10\n\x08my_fault\x18\x0b \x01(\x08\"\x87\x01\n\x10ListMineResponse\x12\x0e\n\x06player\x18\x01 \x01(\t\x12\x36\n\x08versions\x18\x02 \x03(\x0b\x32$.tetromino.referee.v1.SubmissionView\x12+\n\x05games\x18\x03 \x03(\x0b\x32\x1c.tetromino.referee.v1.MyGame\"A\n\x12GetMyOutputRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x42\x07\n\x05_seat\"f\n\x08MyOutput\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x0e\n\x06output\x18\x04 \x01(\t\x12\x0e\n\x06record\x18\x05 \x01(\t\x12\x0e\n\x06remote\x18\x06 \x01(\x08\"#\n\x10GetMyGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"d\n\x0cMyGameRecord\x12*\n\x04game\x18\x01 \x01(\x0b\x32\x1c.tetromino.referee.v1.MyGame\x12\x13\n\x0brecord_text\x18\x02 \x01(\t\x12\x13\n\x0brecord_json\x18\x03 \x01(\t\"N\n\rMyFailurePack\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0b\n\x03\x62ot\x18\x03 \x01(\t\x12\x11\n\tpack_json\x18\x04 \x01(\t\"C\n\x13GetMyLessonsRequest\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06player\x18\x03 \x01(\t\"<\n\tMyLessons\x12\x0f\n\x07lessons\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0f\n\x07pending\x18\x03 \x01(\r2\xaf\x04\n\x0bSubmissions\x12T\n\x06Submit\x12#.tetromino.referee.v1.SubmitRequest\x1a!.tetromino.referee.v1.SubmitEvent(\x01\x30\x01\x12Y\n\x08ListMine\x12%.tetromino.referee.v1.ListMineRequest\x1a&.tetromino.referee.v1.ListMineResponse\x12W\n\x0bGetMyOutput\x12(.tetromino.referee.v1.GetMyOutputRequest\x1a\x1e.tetromino.referee.v1.MyOutput\x12W\n\tGetMyGame\x12&.tetromino.referee.v1.GetMyGameRequest\x1a\".tetromino.referee.v1.MyGameRecord\x12\x61\n\x10GetMyFailurePack\x12(.tetromino.referee.v1.GetMyOutputRequest\x1a#.tetromino.referee.v1.MyFailurePack\x12Z\n\x0cGetMyLessons\x12).tetromino.referee.v1.GetMyLessonsRequest\x1a\x1f.tetromino.referee.v1.MyLessonsb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,35 +34,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SUBMITREQUEST']._serialized_start=64
   _globals['_SUBMITREQUEST']._serialized_end=156
   _globals['_SUBMITSTART']._serialized_start=158
-  _globals['_SUBMITSTART']._serialized_end=220
-  _globals['_SUBMITEVENT']._serialized_start=222
-  _globals['_SUBMITEVENT']._serialized_end=345
-  _globals['_STORED']._serialized_start=348
-  _globals['_STORED']._serialized_end=493
-  _globals['_VALIDATED']._serialized_start=495
-  _globals['_VALIDATED']._serialized_end=601
-  _globals['_LISTMINEREQUEST']._serialized_start=603
-  _globals['_LISTMINEREQUEST']._serialized_end=636
-  _globals['_SUBMISSIONVIEW']._serialized_start=639
-  _globals['_SUBMISSIONVIEW']._serialized_end=899
-  _globals['_MYGAME']._serialized_start=902
-  _globals['_MYGAME']._serialized_end=1095
-  _globals['_LISTMINERESPONSE']._serialized_start=1098
-  _globals['_LISTMINERESPONSE']._serialized_end=1233
-  _globals['_GETMYOUTPUTREQUEST']._serialized_start=1235
-  _globals['_GETMYOUTPUTREQUEST']._serialized_end=1300
-  _globals['_MYOUTPUT']._serialized_start=1302
-  _globals['_MYOUTPUT']._serialized_end=1404
-  _globals['_GETMYGAMEREQUEST']._serialized_start=1406
-  _globals['_GETMYGAMEREQUEST']._serialized_end=1441
-  _globals['_MYGAMERECORD']._serialized_start=1443
-  _globals['_MYGAMERECORD']._serialized_end=1543
-  _globals['_MYFAILUREPACK']._serialized_start=1545
-  _globals['_MYFAILUREPACK']._serialized_end=1623
-  _globals['_GETMYLESSONSREQUEST']._serialized_start=1625
-  _globals['_GETMYLESSONSREQUEST']._serialized_end=1692
-  _globals['_MYLESSONS']._serialized_start=1694
-  _globals['_MYLESSONS']._serialized_end=1754
-  _globals['_SUBMISSIONS']._serialized_start=1757
-  _globals['_SUBMISSIONS']._serialized_end=2316
+  _globals['_SUBMITSTART']._serialized_end=240
+  _globals['_SUBMITEVENT']._serialized_start=243
+  _globals['_SUBMITEVENT']._serialized_end=416
+  _globals['_CHECKED']._serialized_start=419
+  _globals['_CHECKED']._serialized_end=571
+  _globals['_STORED']._serialized_start=574
+  _globals['_STORED']._serialized_end=719
+  _globals['_VALIDATED']._serialized_start=721
+  _globals['_VALIDATED']._serialized_end=827
+  _globals['_LISTMINEREQUEST']._serialized_start=829
+  _globals['_LISTMINEREQUEST']._serialized_end=862
+  _globals['_SUBMISSIONVIEW']._serialized_start=865
+  _globals['_SUBMISSIONVIEW']._serialized_end=1125
+  _globals['_MYGAME']._serialized_start=1128
+  _globals['_MYGAME']._serialized_end=1321
+  _globals['_LISTMINERESPONSE']._serialized_start=1324
+  _globals['_LISTMINERESPONSE']._serialized_end=1459
+  _globals['_GETMYOUTPUTREQUEST']._serialized_start=1461
+  _globals['_GETMYOUTPUTREQUEST']._serialized_end=1526
+  _globals['_MYOUTPUT']._serialized_start=1528
+  _globals['_MYOUTPUT']._serialized_end=1630
+  _globals['_GETMYGAMEREQUEST']._serialized_start=1632
+  _globals['_GETMYGAMEREQUEST']._serialized_end=1667
+  _globals['_MYGAMERECORD']._serialized_start=1669
+  _globals['_MYGAMERECORD']._serialized_end=1769
+  _globals['_MYFAILUREPACK']._serialized_start=1771
+  _globals['_MYFAILUREPACK']._serialized_end=1849
+  _globals['_GETMYLESSONSREQUEST']._serialized_start=1851
+  _globals['_GETMYLESSONSREQUEST']._serialized_end=1918
+  _globals['_MYLESSONS']._serialized_start=1920
+  _globals['_MYLESSONS']._serialized_end=1980
+  _globals['_SUBMISSIONS']._serialized_start=1983
+  _globals['_SUBMISSIONS']._serialized_end=2542
 # @@protoc_insertion_point(module_scope)

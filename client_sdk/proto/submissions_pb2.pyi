@@ -59,6 +59,7 @@ class SubmitStart(_message.Message):
     BOT_NAME_FIELD_NUMBER: _builtins.int
     SIZE_FIELD_NUMBER: _builtins.int
     NO_WAIT_FIELD_NUMBER: _builtins.int
+    FIRST_ONLY_FIELD_NUMBER: _builtins.int
     bot_name: _builtins.str
     """The bot's name in tables (default: `<player>-<entry>`)."""
     size: _builtins.int
@@ -67,16 +68,19 @@ class SubmitStart(_message.Message):
     """Wait for the validation game and send `validated` (default true when unset: see
     `no_wait`).
     """
+    first_only: _builtins.bool
+    """Return after the first check's verdict (`checked`), not waiting for the full games."""
     def __init__(
         self,
         *,
         bot_name: _builtins.str = ...,
         size: _builtins.int = ...,
         no_wait: _builtins.bool = ...,
+        first_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "no_wait", b"no_wait", "size", b"size"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_name", b"bot_name", "first_only", b"first_only", "no_wait", b"no_wait", "size", b"size"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -88,25 +92,76 @@ class SubmitEvent(_message.Message):
 
     STORED_FIELD_NUMBER: _builtins.int
     VALIDATED_FIELD_NUMBER: _builtins.int
+    CHECKED_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def stored(self) -> Global___Stored: ...
     @_builtins.property
     def validated(self) -> Global___Validated: ...
+    @_builtins.property
+    def checked(self) -> Global___Checked: ...
     def __init__(
         self,
         *,
         stored: Global___Stored | None = ...,
         validated: Global___Validated | None = ...,
+        checked: Global___Checked | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "stored", b"stored", "validated", b"validated"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["checked", b"checked", "kind", b"kind", "stored", b"stored", "validated", b"validated"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "stored", b"stored", "validated", b"validated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["checked", b"checked", "kind", b"kind", "stored", b"stored", "validated", b"validated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["stored", "validated"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["stored", "validated", "checked"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___SubmitEvent: _TypeAlias = SubmitEvent  # noqa: Y015
+
+@_typing.final
+class Checked(_message.Message):
+    """The first check's verdict, seconds after the upload: the bot loads and answers its first
+    moves legally within the limits as each seat. `passed`: the full validation games follow
+    (the final verdict, `validated`); otherwise this is the final verdict (`rejected`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    OUTPUT_FIELD_NUMBER: _builtins.int
+    PLACE_FIELD_NUMBER: _builtins.int
+    WAIT_ESTIMATE_S_FIELD_NUMBER: _builtins.int
+    bot: _builtins.str
+    version: _builtins.str
+    status: _builtins.str
+    """`validating` (passed: the full games are queued) or `rejected`."""
+    reason: _builtins.str
+    output: _builtins.str
+    place: _builtins.int
+    """The version's place in the validation queue (1: next; 0: running or not queued)."""
+    wait_estimate_s: _builtins.float
+    """The estimated wait for its full games to start, from measured validation times."""
+    def __init__(
+        self,
+        *,
+        bot: _builtins.str = ...,
+        version: _builtins.str = ...,
+        status: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        output: _builtins.str = ...,
+        place: _builtins.int = ...,
+        wait_estimate_s: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s", "wait_estimate_s", b"wait_estimate_s"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s", "bot", b"bot", "output", b"output", "place", b"place", "reason", b"reason", "status", b"status", "version", b"version", "wait_estimate_s", b"wait_estimate_s"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__wait_estimate_s: _TypeAlias = _typing.Literal["wait_estimate_s"]  # noqa: Y015
+    _WhichOneofArgType__wait_estimate_s: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__wait_estimate_s) -> _WhichOneofReturnType__wait_estimate_s | None: ...
+
+Global___Checked: _TypeAlias = Checked  # noqa: Y015
 
 @_typing.final
 class Stored(_message.Message):

@@ -44,7 +44,12 @@ def register(subparsers: Subparsers) -> None:
     show.add_argument("name", help="the bot's name, or its short form (my_bot for alice/my_bot)")
     show.add_argument("--json", action="store_true", help="one JSON object")
     show.set_defaults(func=_show)
-    for p in (add, listing, show):
+    queue = sub.add_parser(
+        "queue", help="uploads waiting for or running their full validation games, in order"
+    )
+    queue.add_argument("--json", action="store_true", help="one JSON list")
+    queue.set_defaults(func=_queue)
+    for p in (add, listing, show, queue):
         add_db_option(p)
 
 
@@ -104,6 +109,31 @@ def _list(args: argparse.Namespace) -> int:
             (v["registered_at"] or "")[:16].replace("T", " "),
             v["location"],
         )
+    console().print(table)
+    return 0
+
+
+def _queue(args: argparse.Namespace) -> int:
+    import dataclasses
+    import json
+    import time
+
+    from referee.commands._arena import console
+    from referee.commands._safe import SafeTable as Table
+    from referee.storage.submissions import list_submissions
+    from referee.submissions.validation_queue import rows_from_store
+
+    repo = open_repo(args)
+    rows = rows_from_store(list_submissions(repo.db), time.time())
+    if args.json:
+        print(json.dumps([dataclasses.asdict(r) for r in rows]))
+        return 0
+    table = Table(title=f"Validation queue ({len(rows)})")
+    for column in ("place", "team", "bot@version", "state", "since upload"):
+        table.add_column(column)
+    for r in rows:
+        place = str(r.place) if r.place else "-"
+        table.add_row(place, r.team, r.label, r.state, f"{r.waited_s:.0f} s")
     console().print(table)
     return 0
 

@@ -12,23 +12,25 @@ it still picks the pair, then enqueues one job per game carrying the two exact v
 game, its clocks and a uid made here (:mod:`referee.workers.ladderjob`), and a ``referee
 worker`` plays and stores it; ``--ladder-concurrency`` then bounds the jobs in flight.
 
-Pairs are chosen so that every two entrants meet about equally often: the pair with the
-fewest games between them in this server's run goes next (ties at random), seats alternating.
+Pairs are chosen by :mod:`referee.hosting.ladder_schedule`: a newly accepted version plays
+first (its first rated games within a bound), then the teams with the fewest games, so a
+team's many versions or bots never take a larger share than another team's one; a version its
+team superseded is not scheduled again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import uuid
-from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
+from referee.hosting import ladder_schedule
 from referee.hosting.casual import CasualRecorder
 from referee.hosting.drain import drain_tasks
+from referee.hosting.ladder_schedule import Entrant
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
@@ -108,7 +110,8 @@ class SubmittedLadder:
         )
         self.running: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._met: Counter[frozenset[int]] = Counter()
+        #: Games started in this run, per team, version and pair (the schedule's input).
+        self.tally = ladder_schedule.Tally.empty()
         #: Games stored by this ladder (for logs and tests).
         self.stored = 0
 
@@ -157,25 +160,26 @@ class SubmittedLadder:
 
     def entrants(self) -> list[BotVersionInfo]:
         """Each submitted bot's playing version (its latest accepted one)."""
-        playing: dict[str, int] = {}
+        return [self.repo.get_bot_version(e.version_id) for e in self._entrants()]
+
+    def _entrants(self) -> list[Entrant]:
+        playing: dict[str, Entrant] = {}
         for s in rows.list_submissions(self.repo.db):  # oldest first: the last accepted wins
             if s.status is SubmissionStatus.ACCEPTED:
-                playing[s.bot_name] = s.bot_version_id
-        return [self.repo.get_bot_version(v) for v in sorted(playing.values())]
+                accepted = s.validated_at.timestamp() if s.validated_at else float(s.id)
+                playing[s.bot_name] = Entrant(s.bot_version_id, s.owner, accepted)
+        return sorted(playing.values(), key=lambda e: e.version_id)
 
     def next_pair(self) -> tuple[BotVersionInfo, BotVersionInfo] | None:
-        """The two entrants that met least in this run, seats alternating; ``None`` when
-        fewer than two bots have an accepted version."""
-        entrants = self.entrants()
-        pairs = [(a, b) for i, a in enumerate(entrants) for b in entrants[i + 1 :]]
-        if not pairs:
+        """The next game's two playing versions (:mod:`referee.hosting.ladder_schedule`: new
+        versions first, then per team); ``None`` when fewer than two teams have one."""
+        pair = ladder_schedule.next_pair(self._entrants(), self.tally)
+        if pair is None:
             return None
-        fewest = min(self._met[frozenset((a.id, b.id))] for a, b in pairs)
-        a, b = random.choice(
-            [p for p in pairs if self._met[frozenset((p[0].id, p[1].id))] == fewest]
+        self.tally.count(*pair)
+        return self.repo.get_bot_version(pair[0].version_id), self.repo.get_bot_version(
+            pair[1].version_id
         )
-        self._met[frozenset((a.id, b.id))] += 1
-        return (a, b) if fewest % 2 == 0 else (b, a)
 
     async def _play(self, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
         uid = uuid.uuid4().hex[:16]

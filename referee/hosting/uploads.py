@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import grpc
 
@@ -67,7 +67,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         #: False only for benchmarks of the store: versions then stay ``validating``.
         self.validate = validate
         self.repo = submissions.repo
-        self._validations: set[asyncio.Future[SubmissionInfo]] = set()
+        self._validations: set[asyncio.Future[Any]] = set()
         #: The player and role behind each call's token, checked by the server's gate (shared
         #: with its other doors, so a client's failed logins count at all of them).
         self.callers = Callers(self.repo, gate)
@@ -140,26 +140,39 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise
         yield spb.SubmitEvent(stored=_stored(info, new))
-        if info.status is SubmissionStatus.VALIDATING and self.validate:
-            # The validation runs to its end even if the client goes away.
-            task = asyncio.ensure_future(self.submissions.validate(info))
-            self._validations.add(task)
-            task.add_done_callback(self._validations.discard)
-            task.add_done_callback(self._validated)
-            if start.no_wait:
-                return
-            info = await asyncio.shield(task)
-        elif start.no_wait:
+        if info.status is not SubmissionStatus.VALIDATING or not self.validate:
+            if not start.no_wait:
+                yield spb.SubmitEvent(validated=_validated(info))
             return
-        yield spb.SubmitEvent(
-            validated=spb.Validated(
-                bot=info.bot_name,
-                version=info.version,
-                status=info.status.value,
-                reason=info.reason,
-                output=info.output,
-                sandbox=info.sandbox,
-            )
+        # The validation runs to its end even if the client goes away.
+        checked: asyncio.Future[tuple[SubmissionInfo, asyncio.Future[SubmissionInfo] | None]]
+        checked = asyncio.ensure_future(self.submissions.check_and_queue(info))
+        self._keep(checked)
+        checked.add_done_callback(self._checked_done)
+        if start.no_wait:
+            return
+        info, full = await asyncio.shield(checked)
+        yield spb.SubmitEvent(checked=self._checked(info))
+        if full is None or start.first_only:
+            if full is None and info.status is not SubmissionStatus.VALIDATING:
+                yield spb.SubmitEvent(validated=_validated(info))
+            return
+        yield spb.SubmitEvent(validated=_validated(await asyncio.shield(full)))
+
+    def _keep(self, task: asyncio.Future[Any]) -> None:
+        self._validations.add(task)
+        task.add_done_callback(self._validations.discard)
+
+    def _checked(self, info: SubmissionInfo) -> spb.Checked:
+        place, wait = self.submissions.queue.position(info.id)
+        return spb.Checked(
+            bot=info.bot_name,
+            version=info.version,
+            status=info.status.value,
+            reason=info.reason,
+            output=info.output,
+            place=place,
+            wait_estimate_s=wait,
         )
 
     async def _receive(
@@ -248,12 +261,26 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         """Whether an upload of ``player`` is arriving now (a second one is refused)."""
         return player in self._uploading
 
-    def _validated(self, task: asyncio.Future[SubmissionInfo]) -> None:
-        """An accepted version's lessons run is queued (behind validations and games)."""
+    def _checked_done(
+        self, task: asyncio.Future[tuple[SubmissionInfo, asyncio.Future[SubmissionInfo] | None]]
+    ) -> None:
+        """After the first check: the lessons run waits for the full games' verdict, if any."""
         if task.cancelled() or task.exception() is not None:
             return
-        if task.result().status is SubmissionStatus.ACCEPTED:
-            self.lesson_runs.submit(task.result().bot_version_id)
+        info, full = task.result()
+        if full is None:
+            self._accepted(info)
+        else:
+            full.add_done_callback(self._validated)
+
+    def _validated(self, task: asyncio.Future[SubmissionInfo]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self._accepted(task.result())
+
+    def _accepted(self, info: SubmissionInfo) -> None:
+        """An accepted version's lessons run is queued (behind validations and games)."""
+        if info.status is SubmissionStatus.ACCEPTED:
+            self.lesson_runs.submit(info.bot_version_id)
 
     async def close(self) -> None:
         """Stop the lesson runs (server shutdown): the running bot is killed."""
@@ -263,6 +290,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         """Wait for validations still running (server shutdown)."""
         while self._validations:
             await asyncio.gather(*list(self._validations), return_exceptions=True)
+        await self.submissions.queue.drain()
 
 
 def _seat(request: spb.GetMyOutputRequest) -> int | None:
@@ -272,6 +300,17 @@ def _seat(request: spb.GetMyOutputRequest) -> int | None:
 
 def _too_big(limit: int) -> str:
     return f"the archive is over the upload limit of {limit / (1024 * 1024):.1f} MB"
+
+
+def _validated(info: SubmissionInfo) -> spb.Validated:
+    return spb.Validated(
+        bot=info.bot_name,
+        version=info.version,
+        status=info.status.value,
+        reason=info.reason,
+        output=info.output,
+        sandbox=info.sandbox,
+    )
 
 
 def _stored(info: SubmissionInfo, new: bool) -> spb.Stored:

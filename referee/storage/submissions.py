@@ -153,6 +153,19 @@ def finish_validation(
         return _load(s, row)
 
 
+def note_progress(db: Database, submission_id: int, reason: str) -> SubmissionInfo:
+    """Say where a version still ``validating`` stands (its first check passed, its full
+    games queued or running); a version already judged is left as it is."""
+    with db.write() as s:
+        row = s.get(Submission, submission_id)
+        if row is None:
+            raise NotFoundError(f"no submission {submission_id}")
+        if row.status == SubmissionStatus.VALIDATING.value:
+            row.reason = reason
+            s.flush()
+        return _load(s, row)
+
+
 def list_submissions(
     db: Database, *, owner: str | None = None, bot_name: str | None = None
 ) -> list[SubmissionInfo]:

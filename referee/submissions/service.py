@@ -45,10 +45,20 @@ from referee.submissions.validate import (
     check_imports,
     play_validation,
 )
+from referee.submissions.validate import (
+    first_check as play_first_check,
+)
+from referee.submissions.validation_queue import RUNNING_NOTE, ValidationQueue
 from referee.telemetry.logs import get_logger
+from referee.telemetry.metrics import observe_validation
 from referee.text.names import shipped_name_problem
 
 log = get_logger("referee.submissions")
+
+#: First checks at once (each launches two bots for a few moves: seconds of CPU).
+FIRST_CHECKS_AT_ONCE = 2
+#: How a version whose first check passed says so until its full games end (``mine``).
+FIRST_PASSED = "first check passed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +107,9 @@ class Submissions:
         self.limits = limits
         self.validation = validation or ValidationSettings()
         self._slots = asyncio.Semaphore(max(1, concurrency))
+        self._first = asyncio.Semaphore(FIRST_CHECKS_AT_ONCE)
+        #: The full validations, in the fair order (docs/submissions.md).
+        self.queue = ValidationQueue(self._full, self._supersede, slots=concurrency)
         # Attempts per player in the rate window, refused archives included (the database
         # only knows stored versions, and a flood of bad archives must be throttled too).
         self._attempts: dict[str, collections.deque[float]] = collections.defaultdict(
@@ -109,7 +122,9 @@ class Submissions:
         """Receive ``data`` and (unless ``validate`` is false) play its validation game."""
         info, new = await self.receive_new(player, data, name)
         if validate and info.status is SubmissionStatus.VALIDATING:
-            info = await self.validate(info)
+            info, full = await self.check_and_queue(info)
+            if full is not None:
+                info = await full
         return SubmissionResult.of(info, new)
 
     async def receive(self, player: str, data: bytes, name: str | None = None) -> SubmissionInfo:
@@ -169,6 +184,52 @@ class Submissions:
                 f"submission rate: at most {limit} uploads per {span}; try again later"
             )
 
+    async def check_and_queue(
+        self, info: SubmissionInfo
+    ) -> tuple[SubmissionInfo, asyncio.Future[SubmissionInfo] | None]:
+        """The first check's verdict, and the full validation's (a future) when it passed."""
+        checked, passed = await self.first_check(info)
+        return checked, self.queue.put(checked) if passed else None
+
+    async def first_check(self, info: SubmissionInfo) -> tuple[SubmissionInfo, bool]:
+        """Check the imports and the first moves as each seat; ``(info, passed)``. A failure
+        is the version's final verdict (rejected); a pass leaves it ``validating``, saying so,
+        until its full games end; a missing sandbox leaves it ``validating`` unchecked."""
+        started = time.monotonic()
+        result = await asyncio.to_thread(check_imports, self.store.path_of(info.digest))
+        if result is None:
+            async with self._first:
+                try:
+                    result = await play_first_check(info.location, self.validation)
+                except SandboxUnavailable as exc:
+                    log.error("validation_postponed", bot=info.label, reason=str(exc))
+                    return dataclasses.replace(info, reason=f"validation postponed: {exc}"), False
+                except Exception as exc:  # the referee's own failure: said, never silent
+                    log.exception("first_check_failed", bot=info.label)
+                    result = ValidationResult(False, f"the first check could not be run ({exc})")
+        observe_validation("first_check", time.monotonic() - started)
+        log.info("submission_checked", bot=info.label, passed=result.accepted)
+        if not result.accepted:
+            return await self._record(info, result), False
+        note = f"{FIRST_PASSED} ({result.reason.removeprefix(FIRST_PASSED + ' (')}"
+        return await asyncio.to_thread(rows.note_progress, self.repo.db, info.id, note), True
+
+    async def _full(self, info: SubmissionInfo) -> SubmissionInfo:
+        """The queue's work: the full validation games of a version whose first check passed."""
+        running = f"{info.reason}; {RUNNING_NOTE}"
+        await asyncio.to_thread(rows.note_progress, self.repo.db, info.id, running)
+        return await self.validate(info)
+
+    async def _supersede(self, info: SubmissionInfo, newer: SubmissionInfo) -> SubmissionInfo:
+        """A waiting version replaced by its team's newer upload: never validated."""
+        return await asyncio.to_thread(
+            rows.finish_validation,
+            self.repo.db,
+            info.id,
+            accepted=False,
+            reason=f"not validated: your newer upload {newer.label} replaced it in the queue",
+        )
+
     async def validate(self, info: SubmissionInfo) -> SubmissionInfo:
         """Check the version's imports, play its validation game, record the verdict.
 
@@ -188,6 +249,10 @@ class Submissions:
         log.info(
             "submission_validated", bot=info.label, accepted=result.accepted, reason=result.reason
         )
+        return await self._record(info, result)
+
+    async def _record(self, info: SubmissionInfo, result: ValidationResult) -> SubmissionInfo:
+        """Keep the deciding game (if one was played) and record the verdict."""
         if result.report is not None:
             result = await asyncio.to_thread(self._keep_game, info, result)
         return await asyncio.to_thread(

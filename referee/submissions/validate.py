@@ -10,15 +10,17 @@ library, NumPy and the SDK is refused with a sentence naming the import.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from engine.game import Game
 from engine.registry import load_game
-from referee.match.clock import TimeControl
-from referee.match.report import GameReport
+from referee.match.clock import SeatClock, TimeControl
+from referee.match.report import GameReport, MoveLog
 from referee.match.verdicts import Verdict
 from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation, choose, require_trusted
@@ -31,6 +33,8 @@ REFERENCE_BOT = "client_sdk.examples.random_bot"
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '([^']+)'")
 #: How much of the bot's captured output is kept with the verdict.
 OUTPUT_KEEP = 16 * 1024
+#: The first check: the upload's moves from the opening, per seat, before it is stopped.
+FIRST_CHECK_MOVES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,45 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
     return replace(result, reason=f"every validation game ended without a fault ({summary})")
 
 
+async def first_check(
+    target: str, settings: ValidationSettings, moves: int = FIRST_CHECK_MOVES
+) -> ValidationResult:
+    """The first check, in seconds: the bot at ``target`` loads and answers its first
+    ``moves`` moves from the opening legally within the limits, as each seat (both games at
+    once, stopped there); the verdict of the first seat that failed, else a pass."""
+    game = load_game(settings.game, **settings.game_params)
+    isolation = choose(settings.no_sandbox)
+    require_trusted(isolation, False, "an uploaded bot", settings.no_sandbox)
+    seats = range(len(game.seat_names))
+    played: list[list[ValidationGame]] = [[] for _ in seats]
+    results = await asyncio.gather(
+        *(_play_seat(target, settings, game, isolation, s, played[s], moves) for s in seats)
+    )
+    for result in results:
+        if not result.accepted:
+            return result
+    summary = "; ".join(r.reason for r in results)
+    return replace(results[-1], reason=f"first check passed ({summary})", report=None)
+
+
+class _StopAfter:
+    """Asks the game to stop once ``seat`` has made ``moves`` moves (the first check)."""
+
+    def __init__(self, seat: int, moves: int) -> None:
+        self.seat = seat
+        self.left = moves
+        self.reached = asyncio.Event()
+
+    def on_move(self, state: Any, move: MoveLog, clocks: Sequence[SeatClock]) -> None:
+        if move.seat == self.seat:
+            self.left -= 1
+            if self.left <= 0:
+                self.reached.set()
+
+    def on_end(self, state: Any, report: GameReport) -> None:
+        pass
+
+
 async def _play_seat(
     target: str,
     settings: ValidationSettings,
@@ -112,10 +155,13 @@ async def _play_seat(
     isolation: Isolation,
     seat: int,
     played: list[ValidationGame],
+    moves: int | None = None,
 ) -> ValidationResult:
-    """One validation game with the upload in ``seat``; its verdict names the seat."""
+    """One validation game with the upload in ``seat`` (stopped after its first ``moves``
+    moves when given); its verdict names the seat."""
     specs = [BotSpec("sdk", settings.reference)] * 2
     specs[seat] = BotSpec("sdk", target)
+    stop = _StopAfter(seat, moves) if moves else None
     result = await play_match(
         specs,
         game,
@@ -123,6 +169,9 @@ async def _play_seat(
         memory_mb=settings.memory_mb,
         connect_timeout=settings.connect_timeout_s,
         isolation=isolation,
+        observer=stop,
+        shutdown=stop.reached if stop else None,
+        shutdown_grace=0.0,
     )
     report = result.report
     end = report.end
@@ -140,6 +189,8 @@ async def _play_seat(
             accepted, reason, output, report.game_id, sandbox, report, game, outputs, tuple(played)
         )
 
+    if stop is not None and stop.reached.is_set() and end.offender is None:
+        return verdict(True, f"{where}: its first {moves} moves legal and in time")
     if end.offender == seat or (end.verdict is Verdict.ABORTED and end.offender is None):
         return verdict(
             False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target))

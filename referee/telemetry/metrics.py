@@ -44,10 +44,12 @@ __all__ = [
     "job_finished",
     "launch_timer",
     "observe_launch",
+    "observe_validation",
     "session_closed",
     "session_opened",
     "set_oldest_job_age",
     "set_queue_depth",
+    "set_validation_queue",
     "set_warm_pool_size",
     "warm_launch",
 ]
@@ -145,6 +147,23 @@ JOBS_FINISHED = Counter(
     f"{_PREFIX}_jobs_finished",
     "Jobs this process finished, by outcome (succeeded, failed, retried, ...).",
     ["queue", "outcome"],
+    registry=REGISTRY,
+)
+VALIDATIONS_WAITING = Gauge(
+    f"{_PREFIX}_validations_waiting",
+    "Uploaded versions waiting for their full validation games.",
+    registry=REGISTRY,
+)
+VALIDATIONS_RUNNING = Gauge(
+    f"{_PREFIX}_validations_running",
+    "Full validations running now.",
+    registry=REGISTRY,
+)
+VALIDATION_SECONDS = Histogram(
+    f"{_PREFIX}_validation_seconds",
+    "Time of one validation step: the first check, the wait in the queue, the full games.",
+    ["step"],
+    buckets=(0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600),
     registry=REGISTRY,
 )
 
@@ -255,6 +274,19 @@ def set_oldest_job_age(queue: str, seconds: float) -> None:
 def job_finished(queue: str, outcome: str) -> None:
     """``outcome``: a short fixed word (``succeeded``, ``failed``, ``retried``, ...)."""
     JOBS_FINISHED.labels(queue, outcome).inc()
+
+
+# -- the validation queue (uploads) ------------------------------------------------------------
+
+
+def set_validation_queue(waiting: int, running: int) -> None:
+    VALIDATIONS_WAITING.set(waiting)
+    VALIDATIONS_RUNNING.set(running)
+
+
+def observe_validation(step: str, seconds: float) -> None:
+    """``step``: ``first_check``, ``queue_wait`` or ``full``."""
+    VALIDATION_SECONDS.labels(step).observe(max(0.0, seconds))
 
 
 def exposition() -> bytes:

@@ -18,11 +18,13 @@ from referee.web.pages import (
     hidden_seats,
     known_game,
     load_game_view,
+    shared_record,
     snapshot,
     sorted_rows,
     tournament_data,
     versus_data,
 )
+from referee.web.validators import validated
 
 
 def _time(value: datetime | None) -> str | None:
@@ -233,9 +235,10 @@ def game(request: Request) -> Response:
     view, detail = load_game_view(web, request.path_params["game_id"], request)
     s = view.summary
     analysis = web.analyst.get(s.id, None, (detail.record_json or {}).get("analysis"))
-    rows = move_rows(view, analysis, hidden_seats(web, request, view))
+    hidden = hidden_seats(web, request, view)
+    rows = move_rows(view, analysis, hidden)
     names = {p.id: p for p in view.players if p is not None}
-    return JSONResponse(
+    response = JSONResponse(
         {
             "id": s.id,
             "uid": s.uid,
@@ -258,6 +261,9 @@ def game(request: Request) -> Response:
             "positions": list(view.positions),
         }
     )
+    # The analysis is filled in later: only what cannot change is cached by shared caches.
+    shared = analysis is not None and shared_record(web, request, view)
+    return validated(request, response, modified=s.finished_at, shared=shared)
 
 
 async def live(request: Request) -> Response:

@@ -8,6 +8,7 @@ from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -84,6 +85,7 @@ def routes() -> list[BaseRoute]:
         Route("/instructor/grades.csv", instructor.grades_csv),
         Route("/instructor/similarity", instructor.similarity),
         Route("/instructor/lessons", lessons.class_mistakes),
+        Route("/instructor/queue", instructor.queue),
         Route("/me/submissions", uploads.submissions_fragment),
         Route("/me/upload", uploads.upload, methods=["POST"]),
         Route("/api/leaderboard/{game}", api.leaderboard),
@@ -138,6 +140,8 @@ def create_app(
     """
     web = Web(repo, hub or LiveHub(), settings)
     middleware = [
+        # Pages and records compressed (the SSE stream is left alone by the middleware).
+        Middleware(GZipMiddleware, minimum_size=1024),
         Middleware(SecurityHeaders),
         Middleware(
             BodyLimit,

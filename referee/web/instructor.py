@@ -1,5 +1,6 @@
 """The instructor's pages: the newest grades and similarity reports (``referee grade``,
-``referee similarity``), for a signed-in player holding an instructor (or admin) token only.
+``referee similarity``) and the validation queue, for a signed-in player holding an
+instructor (or admin) token only.
 
 A student never sees them: grades of others and suspicions about others are private. The
 pages read the stored report and launch nothing.
@@ -8,6 +9,7 @@ pages read the stored report and launch nothing.
 from __future__ import annotations
 
 import asyncio
+import time
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -16,6 +18,8 @@ from starlette.responses import Response
 from referee.analysis.grading import grades_csv as csv_of
 from referee.storage.enums import Role
 from referee.storage.reports import Report, latest_report
+from referee.storage.submissions import list_submissions
+from referee.submissions.validation_queue import rows_from_store
 from referee.web.account import require_session
 from referee.web.context import Web, web_of
 
@@ -51,6 +55,21 @@ async def grades_csv(request: Request) -> Response:
         media_type="text/csv",
         headers={"content-disposition": 'attachment; filename="grades.csv"'},
     )
+
+
+async def queue(request: Request) -> Response:
+    """The validation queue: this server's own when it takes uploads, else the database's."""
+    web = web_of(request)
+    session = require_session(request)
+    if not await asyncio.to_thread(is_instructor, web, session.player_id):
+        raise HTTPException(403, "this page is for instructors")
+    submissions = request.app.state.submissions
+    if submissions is not None:
+        rows = submissions.queue.rows()
+    else:
+        found = await asyncio.to_thread(list_submissions, web.need_repo().db)
+        rows = rows_from_store(found, time.time())
+    return web.render(request, "instructor_queue.html", {"rows": rows})
 
 
 async def similarity(request: Request) -> Response:

@@ -29,7 +29,14 @@ from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusDat
 from referee.web.plots import VersionLine, versions_plot
 from referee.web.replay import GameView, build_view
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
-from referee.web.thinking import hidden_json, hidden_text, tournament_status, visible_seats
+from referee.web.thinking import (
+    hidden_json,
+    hidden_text,
+    settled_for_everyone,
+    tournament_status,
+    visible_seats,
+)
+from referee.web.validators import validated
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRichComparison
@@ -336,7 +343,8 @@ def game_page(request: Request) -> Response:
     from referee.web.packs import own_packs  # it builds on this module's views
 
     context["packs"] = own_packs(web, request, view, detail)
-    return web.render(request, "game.html", context)
+    page = web.render(request, "game.html", context)
+    return validated(request, page, modified=view.summary.finished_at, shared=False)
 
 
 def game_by_uid(request: Request) -> Response:
@@ -378,7 +386,15 @@ def game_download(request: Request) -> Response:
     else:
         raise HTTPException(404, f"game {game_id} has no {kind} record")
     disposition = f'attachment; filename="game-{game_id}.{kind}"'
-    return Response(body, media_type=media, headers={"content-disposition": disposition})
+    response = Response(body, media_type=media, headers={"content-disposition": disposition})
+    shared = shared_record(web, request, view)
+    return validated(request, response, modified=view.summary.finished_at, shared=shared)
+
+
+def shared_record(web: Web, request: Request, view: GameView) -> bool:
+    """Whether shared caches may keep this reader's record of the game for long."""
+    status = tournament_status(web.need_repo(), view.summary.tournament_id)
+    return settled_for_everyone(web.session(request), status)
 
 
 def hidden_seats(web: Web, request: Request, view: GameView) -> frozenset[int]:

@@ -55,6 +55,12 @@ def visible_seats(
     )
 
 
+def settled_for_everyone(me: Session | None, tournament_status: TournamentStatus | None) -> bool:
+    """Whether every anonymous reader is shown the same of a stored game for good: no
+    session, and no open tournament whose close would show more (its think records)."""
+    return me is None and (tournament_status is None or tournament_status in _CLOSED)
+
+
 def tournament_status(repo: Repository, tournament_id: int | None) -> TournamentStatus | None:
     """The game's tournament's status (``None``: no tournament, or it is gone)."""
     if tournament_id is None:

@@ -94,8 +94,14 @@ def validation_links(
 
 def uploads_context(web: Web, session: Session, request: Request) -> dict[str, object]:
     """The submissions table's values: the uploads, and links to their validation games."""
-    found = view(web, session, request.app.state.submissions)
-    return {"submissions": found, "checked": validation_links(web, session, found)}
+    submissions = request.app.state.submissions
+    found = view(web, session, submissions)
+    queued = {s.id: submissions.queue.position(s.id) for s in found or ()} if submissions else {}
+    return {
+        "submissions": found,
+        "checked": validation_links(web, session, found),
+        "queued": queued,
+    }
 
 
 async def _form(request: Request) -> tuple[dict[str, str], UploadFile | None]:
@@ -123,8 +129,9 @@ async def upload(request: Request) -> Response:
     except Refused as exc:
         return await _page(request, web, session, str(exc))
     if str(info.status) == "validating":
-        task = asyncio.create_task(submissions.validate(info))
-        tasks: set[asyncio.Task[SubmissionInfo]] = request.app.state.validations
+        # The first check, then the full games in the fair queue (the table shows both).
+        task = asyncio.create_task(submissions.check_and_queue(info))
+        tasks: set[asyncio.Task[object]] = request.app.state.validations
         tasks.add(task)
         task.add_done_callback(tasks.discard)
     return RedirectResponse("/me", status_code=303)
