@@ -42,12 +42,20 @@ def channel(args: argparse.Namespace) -> grpc.Channel:
 
 
 def reason(args: argparse.Namespace, exc: grpc.RpcError) -> str:
-    """Why a call failed: the referee's words, why the TLS handshake failed, or that no
-    referee answers at that address (the connecting command's sentence)."""
+    """Why a Submissions call failed: the referee's words, why the TLS handshake failed, that
+    no referee answers at that address (the connecting command's sentence), or that this
+    referee offers no Submissions service."""
     server = address_of(args.server, args.tls)
     if exc.code() == grpc.StatusCode.UNAVAILABLE:
         why = handshake_failure(tls_of(args), server) if args.tls else None
         return why or unreachable(server, args.tls, exc.code(), exc.details() or "")
+    if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+        # Every call here is the Submissions service's, which a referee offers only when
+        # started with --submissions; gRPC alone would say "Method not found!".
+        return (
+            f"the referee at {server} does not offer uploads, your games or failure packs "
+            "(it was started without --submissions); ask its host, or use a pack file"
+        )
     return str(exc.details() or exc.code())
 
 

@@ -8,10 +8,10 @@ from typing import Any
 PAGE = 500
 
 
-def tournament_pgn(repo: Any, name_or_id: str) -> tuple[str, int]:
+def tournament_pgn(repo: Any, key: int | str) -> tuple[str, int]:
     """The records of every stored game of the tournament, oldest first, blank-line separated
-    (the form ``engine.records.read_records`` reads back); and how many there are."""
-    key: int | str = int(name_or_id) if name_or_id.isdigit() else name_or_id
+    (the form ``engine.records.read_records`` reads back); and how many there are. ``key``:
+    the tournament's name or id."""
     tournament = repo.get_tournament(key)
     texts: list[str] = []
     offset = 0

@@ -18,6 +18,24 @@ if TYPE_CHECKING:
 #: (Quoted: argparse's class takes no type arguments at run time.)
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
+
+def stored_ref(value: str) -> int | str:
+    """An argparse type for a stored game, tournament or bot named by name or decimal id: the
+    id as an ``int`` within the database's range (the rule of :mod:`referee.server.bounds`),
+    else the name; a number past that range is a usage error (one line, exit 2)."""
+    from referee.server.bounds import MAX_ID, database_id
+
+    if not (value.isascii() and value.isdigit()):
+        return value
+    number = database_id(value)
+    if number is None:
+        raise argparse.ArgumentTypeError(
+            f"id {value[:40]}{'...' if len(value) > 40 else ''} is out of range "
+            f"(ids go up to {MAX_ID})"
+        )
+    return number
+
+
 #: The course's memory limit per bot, in MB.
 DEFAULT_MEMORY_MB = 250.0
 

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from referee.storage import Repository, TournamentInfo
@@ -24,7 +24,7 @@ def register_start(sub: Subparsers) -> None:
             "tournament is queued again."
         ),
     )
-    start.add_argument("name", help="tournament name or id")
+    start.add_argument("name", type=stored_ref, help="tournament name or id")
     add_db_option(start)
     start.set_defaults(func=_start)
 
@@ -63,7 +63,7 @@ def _start(args: argparse.Namespace) -> int:
 
     repo = open_repo(args)
     try:
-        t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
+        t = repo.get_tournament(args.name)
         print(hand_to_server(repo, t))
     except (NotFoundError, ValueError) as exc:
         return fail("tournament start", exc)

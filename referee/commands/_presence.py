@@ -9,7 +9,7 @@ import json
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import fail
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from client_sdk.proto import arena_pb2
@@ -27,7 +27,7 @@ def register_presence(sub: Subparsers) -> None:
             "which entries are connected already."
         ),
     )
-    presence.add_argument("name", help="tournament name or id")
+    presence.add_argument("name", type=stored_ref, help="tournament name or id")
     presence.add_argument("--server", default="127.0.0.1:50051", help="default %(default)s")
     presence.add_argument("--json", action="store_true", help="print the answer as JSON")
     presence.set_defaults(func=_presence)
@@ -56,7 +56,7 @@ def _presence(args: argparse.Namespace) -> int:
     try:
         with grpc.insecure_channel(args.server) as channel:
             reply = arena_pb2_grpc.ArenaStub(channel).GetTournamentPresence(
-                apb.GetTournamentRequest(tournament=args.name), timeout=10
+                apb.GetTournamentRequest(tournament=str(args.name)), timeout=10
             )
     except grpc.RpcError as exc:
         code = exc.code()

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Mapping
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 
 def add_openings_option(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def register_export(sub: Subparsers) -> None:
     export = sub.add_parser(
         "export", help="every game of a tournament in one file (PGN-like, cutechess -pgnout)"
     )
-    export.add_argument("name", help="tournament name or id")
+    export.add_argument("name", type=stored_ref, help="tournament name or id")
     export.add_argument("--pgn", action="store_true", help="PGN-like records (the default)")
     export.add_argument("-o", "--output", default="-", help="file to write (default stdout)")
     add_db_option(export)

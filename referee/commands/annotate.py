@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from engine.records import GameRecord
@@ -28,7 +28,9 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     parser.add_argument("file", nargs="?", metavar="FILE", help="a .pgn or .json record")
-    parser.add_argument("--game", dest="game_id", metavar="ID", help="a stored game instead")
+    parser.add_argument(
+        "--game", dest="game_id", metavar="ID", type=stored_ref, help="a stored game instead"
+    )
     parser.add_argument("-o", "--output", default="-", help="where to write (default stdout)")
     parser.add_argument(
         "--nodes", type=int, default=2000, help="search nodes per position (default 2000)"
@@ -60,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
             from referee.storage import NotFoundError
 
             repo = open_repo(args)
-            key = int(args.game_id) if args.game_id.isdigit() else args.game_id
             try:
-                detail = repo.get_game(key)
+                detail = repo.get_game(args.game_id)
             except NotFoundError as exc:
                 return fail("annotate", exc)
             if detail.record_text is None:
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         data = record_to_json(annotated)
         if detail.record_json is not None and "referee" in detail.record_json:
             data["referee"] = detail.record_json["referee"]
-        repo.set_game_record(key, write_record(annotated), data)
+        repo.set_game_record(args.game_id, write_record(annotated), data)
         marked = sum(1 for j in judgements if j.glyph)
         print(f"game {args.game_id}: {marked} of {len(judgements)} moves marked; record stored")
         return 0

@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from referee.storage import GameDetail
@@ -22,7 +22,7 @@ def register(subparsers: Subparsers) -> None:
         help="a game's record (PGN-like text by default)",
         description="ID is the game's number (see 'referee games') or its uid.",
     )
-    export.add_argument("id")
+    export.add_argument("id", type=stored_ref, help="the game's id or uid")
     form = export.add_mutually_exclusive_group()
     form.add_argument("--pgn", action="store_const", dest="form", const="pgn", help="(default)")
     form.add_argument("--json", action="store_const", dest="form", const="json")
@@ -38,7 +38,7 @@ def register(subparsers: Subparsers) -> None:
         help="a game's summary, with the isolation its bots ran under",
         description="ID is the game's number (see 'referee games') or its uid.",
     )
-    show.add_argument("id")
+    show.add_argument("id", type=stored_ref, help="the game's id or uid")
     show.add_argument("--json", action="store_true", help="one JSON object")
     show.add_argument(
         "--output", action="store_true", help="each seat's captured output (stdout and stderr)"
@@ -54,7 +54,7 @@ def _show(args: argparse.Namespace) -> int:
 
     repo = open_repo(args)
     try:
-        detail = repo.get_game(int(args.id) if args.id.isdigit() else args.id)
+        detail = repo.get_game(args.id)
     except NotFoundError as exc:
         return fail("game show", exc)
     labels = {v.id: v.label for v in repo.list_bot_versions()}
@@ -91,7 +91,7 @@ def _export(args: argparse.Namespace) -> int:
         return fail("game export", problem)
     repo = open_repo(args)
     try:
-        detail = repo.get_game(int(args.id) if args.id.isdigit() else args.id)
+        detail = repo.get_game(args.id)
     except NotFoundError as exc:
         return fail("game export", exc)
     try:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from referee.commands._fit import FitTable
@@ -21,7 +21,9 @@ def register(subparsers: Subparsers) -> None:
         help="list stored games",
         description="Stored games, oldest first; export one with: referee game export ID",
     )
-    parser.add_argument("--tournament", metavar="T", help="only this tournament (name or id)")
+    parser.add_argument(
+        "--tournament", metavar="T", type=stored_ref, help="only this tournament (name or id)"
+    )
     parser.add_argument("--bot", metavar="BOT", help="only games of this bot (name[@version])")
     parser.add_argument("--game", metavar="NAME", help="only games of this game (e.g. tetress)")
     parser.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
@@ -44,9 +46,8 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(args)
     try:
         t_id = None
-        if args.tournament:
-            key = int(args.tournament) if args.tournament.isdigit() else args.tournament
-            t_id = repo.get_tournament(key).id
+        if args.tournament is not None:
+            t_id = repo.get_tournament(args.tournament).id
         version_id = None
         if args.bot:
             name, sep, version = args.bot.partition("@")

@@ -18,6 +18,7 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    stored_ref,
 )
 from referee.commands._queued import add_queue_option
 
@@ -49,7 +50,10 @@ def register(subparsers: Subparsers) -> None:
         "accepted version, or the entries of --tournament)",
     )
     parser.add_argument(
-        "--tournament", metavar="NAME", help="grade the versions this tournament plays (frozen)"
+        "--tournament",
+        metavar="NAME",
+        type=stored_ref,
+        help="grade the versions this tournament plays (frozen)",
     )
     parser.add_argument(
         "--before",
@@ -155,7 +159,7 @@ def _settings(args: argparse.Namespace) -> tuple[GradeSettings, GameSettings]:
 
 
 def chosen_versions(
-    repo: Repository, bots: Sequence[str], tournament: str | None, before: str | None
+    repo: Repository, bots: Sequence[str], tournament: int | str | None, before: str | None
 ) -> list[tuple[BotVersionInfo, str]]:
     """The versions to grade (or compare) with their owners' names: ``bots`` by name, a
     tournament's entries (its frozen versions), or every submitted bot's latest accepted
@@ -163,13 +167,12 @@ def chosen_versions(
     from referee.analysis.anchors import anchor_of
     from referee.storage.submissions import list_submissions, playing_version
 
-    if sum(bool(x) for x in (bots, tournament, before)) > 1:
+    if sum(bool(x) for x in (bots, tournament is not None, before)) > 1:
         raise ValueError("give bots, --tournament or --before, not several")
     if bots:
         versions = [_named(repo, text) for text in bots]
-    elif tournament:
-        key = int(tournament) if tournament.isdigit() else tournament
-        t = repo.get_tournament(key)
+    elif tournament is not None:
+        t = repo.get_tournament(tournament)
         versions = [v for v in repo.tournament_entrants(t.id) if anchor_of(v) is None]
     else:
         when = datetime.fromisoformat(before) if before else None

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 
 if TYPE_CHECKING:
     from referee.storage import Repository
@@ -23,7 +23,9 @@ def register(subparsers: Subparsers) -> None:
             "verdict. Without a tournament: every stored game."
         ),
     )
-    parser.add_argument("tournament", nargs="?", help="tournament name or id (default: all games)")
+    parser.add_argument(
+        "tournament", nargs="?", type=stored_ref, help="tournament name or id (default: all games)"
+    )
     parser.add_argument("--cross", action="store_true", help="also the head-to-head cross table")
     parser.add_argument("--los", action="store_true", help="also the likelihood of superiority")
     parser.add_argument("--anchor", metavar="BOT", help="pin this bot at --anchor-rating")
@@ -86,10 +88,9 @@ def _local(args: argparse.Namespace) -> int:
     if args.ladder:
         return _ladder(repo, args)
     t = None
-    if args.tournament:
+    if args.tournament is not None:
         try:
-            key = int(args.tournament) if args.tournament.isdigit() else args.tournament
-            t = repo.get_tournament(key)
+            t = repo.get_tournament(args.tournament)
         except NotFoundError as exc:
             return fail("leaderboard", exc)
         if args.game and args.game != t.settings.game:

@@ -23,6 +23,7 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    stored_ref,
 )
 
 if TYPE_CHECKING:
@@ -82,7 +83,9 @@ def register(subparsers: Subparsers) -> None:
         help="bots to compare (default: every submitted bot's latest accepted version, or the "
         "entries of --tournament)",
     )
-    parser.add_argument("--tournament", metavar="NAME", help="compare this tournament's entries")
+    parser.add_argument(
+        "--tournament", metavar="NAME", type=stored_ref, help="compare this tournament's entries"
+    )
     parser.add_argument("--before", metavar="TIME", help="versions accepted before this UTC time")
     parser.add_argument(
         "--threshold",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers
+from referee.commands._common import Subparsers, stored_ref
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
 from referee.commands._queued import queue_for
@@ -65,12 +65,12 @@ def register(subparsers: Subparsers) -> None:
 
     for name, text in (("run", "play a tournament's missing games"), ("resume", "= run")):
         run = sub.add_parser(name, help=text)
-        run.add_argument("name", help="tournament name or id")
+        run.add_argument("name", type=stored_ref, help="tournament name or id")
         add_run_options(run)
         run.set_defaults(func=_run)
 
     show = sub.add_parser("show", help="a tournament's settings, progress, rounds and table")
-    show.add_argument("name")
+    show.add_argument("name", type=stored_ref, help="tournament name or id")
     show.add_argument("--rounds", action="store_true", help="list every pairing's results")
     show.set_defaults(func=_show)
 
@@ -193,7 +193,7 @@ def _run(args: argparse.Namespace) -> int:
 
     repo = open_repo(args)
     try:
-        t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
+        t = repo.get_tournament(args.name)
     except NotFoundError as exc:
         return fail("tournament run", exc)
     from referee.hosting.host import is_hosted
@@ -404,7 +404,7 @@ def _show(args: argparse.Namespace) -> int:
 
     repo = open_repo(args)
     try:
-        t = repo.get_tournament(int(args.name) if args.name.isdigit() else args.name)
+        t = repo.get_tournament(args.name)
     except NotFoundError as exc:
         return fail("tournament show", exc)
     out = console()

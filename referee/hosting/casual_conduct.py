@@ -84,8 +84,9 @@ def settle(
 def _count_forfeit(
     policy: CasualPairing, seat: int, seeker: Seeker, report: GameReport, settled: Settled
 ) -> None:
-    """Count the game in its player's run of forfeits; a run of two or more feeds its
-    opponents' ratings, so its rated games are voided (this one: marked unrated)."""
+    """Count the game in its player's conduct; a player that feeds its opponents' ratings
+    (forfeits in a row, or too many among its last games) has its rated forfeits voided
+    (this one: marked unrated)."""
     end = report.end
     assert end is not None
     forfeited = not end.aborted and end.offender == seat and end.verdict.is_fault
@@ -94,7 +95,7 @@ def _count_forfeit(
     fed = policy.forfeit(seeker, report.game_id, forfeited, rated, answered)
     if rated and report.game_id in fed:
         name = report.seat_names[seat]
-        report.labels["unrated"] = f"{name}'s player forfeited casual games again in a row"
+        report.labels["unrated"] = f"{name}'s player forfeits casual games again and again"
     settled.voided.extend(g for g in fed if g != report.game_id)
 
 

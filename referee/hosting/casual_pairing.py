@@ -9,9 +9,11 @@ clock of its own: every call is given the time).
   starts over when the period ends, so it never jumps the queue. Its conduct is remembered by
   its stored player (the token's owner, whatever bot name it gives) where it has one, so
   neither reconnecting nor a fresh bot name resets it.
-- A player whose casual games end in its forfeit twice or more in a row *feeds* wins: every
-  rated forfeit of that run is voided (:meth:`CasualPairing.forfeit`), so opening a fresh bot
-  name per game to lose on purpose moves no rating.
+- A player whose casual games end in its forfeit twice or more in a row, or
+  :data:`FEEDING_FORFEITS` times among its last :data:`CONDUCT_WINDOW` games, *feeds* wins:
+  every rated forfeit of those games is voided (:meth:`CasualPairing.forfeit`), so neither
+  opening a fresh bot name per game nor a clean game between forfeits moves a rating by
+  losing on purpose; an honest bot that crashes now and then keeps its games rated.
 - Such a bot is *on probation* until it finishes a casual game without that fault; a game it
   then loses the same way is not rated (see docs/ratings.md).
 - A bot with no clean casual game on record (new, or on probation) must make its first move
@@ -25,14 +27,16 @@ when its wait began.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
     "AFTER_GAME_S",
+    "CONDUCT_WINDOW",
     "COOLING_BASE_S",
     "COOLING_MAX_S",
+    "FEEDING_FORFEITS",
     "FIRST_MOVE_MAX_S",
     "FIRST_MOVE_S",
     "CasualPairing",
@@ -52,6 +56,11 @@ FIRST_MOVE_MAX_S = 64.0
 #: that leaves right after its game (its stream closed on the GameOver, with no Goodbye) is
 #: seen leaving first, instead of being handed a game it can only lose by disconnect.
 AFTER_GAME_S = 1.0
+#: A player's last games (that it answered in or forfeited) weighed for feeding, and the
+#: forfeits among them that make it a feeder: one forfeit in every other game feeds, a crash
+#: every few games does not.
+CONDUCT_WINDOW = 10
+FEEDING_FORFEITS = 3
 #: Conduct records kept at most (the oldest clean ones go first).
 MAX_RECORDS = 100_000
 
@@ -109,9 +118,13 @@ class _Conduct:
     until: float = 0.0
     #: It has played a casual game cleanly (answered, never failed to).
     proven: bool = False
-    #: Its forfeits in a row (any fault), and those of them stored rated (game ids).
+    #: Its forfeits in a row (any fault).
     forfeits: int = 0
-    fed: list[str] = field(default_factory=list)
+    #: Its last CONDUCT_WINDOW games: whether it forfeited each, and the id of a rated
+    #: forfeit not voided yet (else ``None``).
+    recent: deque[tuple[bool, str | None]] = field(
+        default_factory=lambda: deque(maxlen=CONDUCT_WINDOW)
+    )
 
 
 class CasualPairing:
@@ -174,22 +187,25 @@ class CasualPairing:
     ) -> list[str]:
         """A casual game of ``seeker`` ended; ``forfeited``: it lost by a fault (any: time, a
         drop, an illegal move, a crash); ``rated``: the game is stored rated; ``answered``: it
-        made a move. Returns the rated games to void: its run of forfeits once it holds two in
-        a row (this one included); a game it played without forfeiting ends the run."""
+        made a move. Returns the rated games to void once it feeds (two forfeits in a row, or
+        :data:`FEEDING_FORFEITS` among its last :data:`CONDUCT_WINDOW` games): its rated
+        forfeits among those games not voided yet, this one included."""
         if not forfeited:
             if not answered:
                 return []  # won before its first move: proves nothing
             conduct = self._conduct.get(seeker.record)
             if conduct is not None:
-                conduct.forfeits, conduct.fed = 0, []
+                conduct.forfeits = 0
+                conduct.recent.append((False, None))
             return []
         conduct = self._record(seeker)
         conduct.forfeits += 1
-        if rated:
-            conduct.fed.append(game_id)
-        if conduct.forfeits < 2:
+        conduct.recent.append((True, game_id if rated else None))
+        lost = sum(f for f, _ in conduct.recent)
+        if conduct.forfeits < 2 and lost < FEEDING_FORFEITS:
             return []
-        voided, conduct.fed = conduct.fed, []
+        voided = [g for _, g in conduct.recent if g is not None]
+        conduct.recent = deque(((f, None) for f, _ in conduct.recent), maxlen=CONDUCT_WINDOW)
         return voided
 
     def _record(self, seeker: Seeker) -> _Conduct:

@@ -14,21 +14,18 @@ allow-list.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shutil
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import INSIDE, PLATFORM, StagedCode, stage_code
-from referee.sandbox.bytecode import compile_platform
 from referee.sandbox.identity import HostIdentity, bot_uid
 from referee.sandbox.leftovers import run_folder
-from referee.sandbox.venv import inside as venv_inside
-from referee.sandbox.venv import python_inside
+from referee.sandbox.mirror import PYTHON_INSIDE, Mirror, mirror
+from referee.sandbox.venv import VENV_INSIDE, python_inside
 
 __all__ = [
     "DEFAULT_SCRATCH_MB",
@@ -167,7 +164,6 @@ def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[
     def source(path: Path) -> str:
         return str(run_as.source(path, folder) if run_as is not None else path)
 
-    compile_platform(PLATFORM, PLATFORM_PARTS)  # once: bots read its bytecode, never write it
     args = _system_mounts()
     # Both places a program may write to are tmpfs of the same bounded size: the scratch, and
     # /dev/shm (POSIX shared memory; bwrap's --dev makes it a folder of an unbounded tmpfs).
@@ -175,9 +171,14 @@ def _mounts(run_as: HostIdentity | None, folder: Path, scratch_mb: int) -> list[
         args += ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", where]
     for root, host in python_roots():
         args += ["--ro-bind", source(host), str(root)]
+    platform = _mirror().platform
     for part in PLATFORM_PARTS:
-        args += ["--ro-bind", source(PLATFORM / part), f"{PLATFORM_INSIDE}/{part}"]
+        args += ["--ro-bind", source(platform / part), f"{PLATFORM_INSIDE}/{part}"]
     return args
+
+
+def _mirror() -> Mirror:
+    return mirror(PLATFORM, PLATFORM_PARTS, PLATFORM_INSIDE)
 
 
 def _private_socket(socket_path: str, folder: Path) -> str:
@@ -250,30 +251,13 @@ def _system_mounts() -> list[str]:
 
 def python_roots() -> list[tuple[Path, Path]]:
     """The Python installation and virtualenv the bot runs with, unless under /usr: (the path
-    inside, the host folder mounted there). The installation is mounted at the path Python
-    itself uses, so what it records by absolute path (a virtualenv's ``pyvenv.cfg`` home and its
-    interpreter link, a shared libpython's run path) holds inside too; the virtualenv at
-    ``/opt/venv`` (``venv.py``), so its host path tells the bot nothing of the checkout."""
-    where = (sys.executable, sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix)
-    return list(_python_roots(*where))
-
-
-@functools.lru_cache(maxsize=4)  # every launch asks; the answer changes only with sys's paths
-def _python_roots(executable_path: str, *prefixes: str) -> tuple[tuple[Path, Path], ...]:
-    executable = Path(os.path.abspath(executable_path))
-    paths = list(prefixes)
-    paths += [str(executable.parent), str(executable.resolve().parent)]
-    found: dict[Path, Path] = {}
-    for text in paths:
-        for path in (Path(os.path.abspath(text)), Path(text).resolve()):
-            if not path.is_relative_to("/usr"):
-                found.setdefault(Path(venv_inside(str(path))), path.resolve())
-    # A folder inside another one mounted already comes with it.
-    return tuple(
-        (root, host)
-        for root, host in sorted(found.items())
-        if not any(root != other and root.is_relative_to(other) for other in found)
-    )
+    inside, the folder mounted there). Both are neutral copies (:mod:`referee.sandbox.mirror`):
+    the installation at ``/opt/python``, the virtualenv at ``/opt/venv`` with a ``pyvenv.cfg``
+    naming the interpreter there, so neither their mount table entries nor their files tell the
+    bot where the checkout, the virtualenv or the home folder lie."""
+    copies = _mirror()
+    roots = [(Path(PYTHON_INSIDE), copies.python), (Path(VENV_INSIDE), copies.venv)]
+    return [(inside, host) for inside, host in roots if host is not None]
 
 
 def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:
@@ -293,6 +277,8 @@ def _environment(memory_mb: float | None, module_bot: bool) -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
+    if _mirror().python is not None:  # a shared libpython is found by its place inside
+        env["LD_LIBRARY_PATH"] = f"{PYTHON_INSIDE}/lib"
     if memory_mb:
         env["TETROMINO_MEMORY_MB"] = f"{memory_mb:g}"
     for name in _ENV_PASSTHROUGH:

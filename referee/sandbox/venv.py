@@ -32,5 +32,14 @@ def inside(path: str) -> str:
 
 
 def python_inside() -> str:
-    """The Python executable as the bot runs it."""
-    return inside(sys.executable)
+    """The Python executable as the bot runs it: in the virtualenv at VENV_INSIDE, else in
+    the installation at PYTHON_INSIDE unless it is the system's (referee.sandbox.mirror)."""
+    from referee.sandbox.mirror import PYTHON_INSIDE
+
+    if venv() is not None:
+        return inside(sys.executable)
+    base = Path(sys.base_prefix).resolve()
+    executable = Path(sys.executable).resolve()
+    if base.is_relative_to("/usr") or not executable.is_relative_to(base):
+        return sys.executable
+    return f"{PYTHON_INSIDE}/{executable.relative_to(base).as_posix()}"

@@ -289,7 +289,8 @@ def test_a_session_rests_after_each_game_before_it_is_paired_again() -> None:
 def test_a_player_feeding_forfeits_under_fresh_bot_names_has_them_all_voided() -> None:
     """One player's sessions under a fresh bot name each (one record: the player's) lose on
     time after a move, game after game: the first stays rated only until the second, which
-    voids it and is itself unrated, and so on; a clean game ends the run."""
+    voids it and is itself unrated, and so on; a clean game between does not clear the
+    record (the forfeits are still among its last games)."""
     policy = CasualPairing(0.0, 0.0)
     honest = Seeker("h", conduct="player:bob")
     feeders = [Seeker(f"s{i}", conduct="player:mallory") for i in range(4)]
@@ -307,7 +308,47 @@ def test_a_player_feeding_forfeits_under_fresh_bot_names_has_them_all_voided() -
     illegal = _report(fault(Verdict.ILLEGAL_MOVE, 1, "BLUE played an illegal move"), moved=(0, 1))
     illegal.game_id = "g9"
     assert settle(policy, seat_conduct(policy, honest, feeders[0]), illegal, None, 0.0).voided == []
-    assert not unrated(illegal)
+    assert unrated(illegal)
+
+
+def _game(
+    policy: CasualPairing, player: Seeker, game_id: str, *, forfeit: bool
+) -> tuple[GameReport, list[str]]:
+    """One casual game of ``player`` (seat 1, after moves) against a fresh honest opponent,
+    ended by ``player``'s crash (a forfeit) or by the opponent's loss on time; the report and
+    the games it voids."""
+    loser = 1 if forfeit else 0
+    ending = Verdict.RUNTIME_ERROR if forfeit else Verdict.TIME
+    report = _report(fault(ending, loser, "a seat lost"), moved=(0, 1, 0, 1))
+    report.game_id = game_id
+    opponent = Seeker(f"o-{game_id}", conduct=f"player:o-{game_id}")
+    seats = seat_conduct(policy, opponent, player)
+    return report, settle(policy, seats, report, None, 0.0).voided
+
+
+def test_a_player_alternating_clean_games_and_forfeits_feeds_and_is_voided() -> None:
+    """Forfeit, clean, forfeit, clean, forfeit: the third forfeit among the player's last
+    games makes it a feeder; the earlier rated forfeits are voided, the third is unrated,
+    and so is every further forfeit while they stay in the window."""
+    policy = CasualPairing(0.0, 0.0)
+    alt = Seeker("s", conduct="player:mallory")
+    games = [_game(policy, alt, f"g{i}", forfeit=i % 2 == 0) for i in range(7)]
+    assert [unrated(g) for g, _ in games] == [False] * 4 + [True, False, True]
+    assert [voided for _, voided in games] == [[], [], [], [], ["g0", "g2"], [], []]
+    assert "forfeits casual games again and again" in games[4][0].labels["unrated"]
+
+
+def test_an_honest_bot_that_crashes_now_and_then_keeps_its_games_rated() -> None:
+    """A crash every fifth game (two among any CONDUCT_WINDOW games) feeds nothing: every
+    game stays rated and none is voided."""
+    from referee.hosting.casual_pairing import CONDUCT_WINDOW, FEEDING_FORFEITS
+
+    assert CONDUCT_WINDOW // 5 < FEEDING_FORFEITS  # two crashes in any window at most
+    policy = CasualPairing(0.0, 0.0)
+    honest = Seeker("s", conduct="player:alice")
+    games = [_game(policy, honest, f"g{i}", forfeit=i % 5 == 4) for i in range(40)]
+    assert not any(unrated(g) for g, _ in games)
+    assert all(voided == [] for _, voided in games)
 
 
 def test_an_illegal_move_forfeit_run_is_voided_too() -> None:

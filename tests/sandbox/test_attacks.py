@@ -74,6 +74,11 @@ def stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stage]:
             | ({sys.prefix} if sys.prefix != sys.base_prefix else set())
         ),
     }
+    # Every host path a mount table could name: those, the Python installation, the home
+    # folder and this test's temp folder.
+    targets["mount_paths"] = sorted(
+        {*targets["host_paths"], sys.base_prefix, str(Path.home()), str(tmp_path), "/root"}
+    )
     (attacker / "targets.json").write_text(json.dumps(targets))
     try:
         yield Stage(attacker, opponent, database, secret, bystander, listener)
@@ -125,6 +130,7 @@ CASES = {
     "Escape": ["capabilities", "cgroup_move", "mount", "unshare", "setns", "bpf", "keyctl"],
     "Daemon": ["daemon"],
     "HostPaths": ["proc_cmdline", "proc_environ", "sys_path"],
+    "HostMounts": ["mount_table"],
 }
 
 

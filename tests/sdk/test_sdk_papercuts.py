@@ -211,3 +211,25 @@ def test_a_plain_address_gets_the_referees_port_and_tls_gets_443() -> None:
     factory = load_bot(RANDOM)
     assert Session(factory, "arena.example.edu", "").server == "arena.example.edu:50051"
     assert Session(factory, "arena.example.edu", "", credentials=Tls()).server.endswith(":443")
+
+
+@pytest.mark.slow
+def test_submissions_calls_to_a_referee_without_submissions_say_so_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """reproduce --server, mine and submit against a referee started without --submissions
+    say that it offers no uploads or packs, not gRPC's bare "Method not found!"."""
+    db = tmp_path / "arena.db"
+    token = players(db, "alice")["alice"]
+    bot = str(REPO / "client_sdk/examples/course_random")
+    with serve(tmp_path, "--db", str(db), "--no-web") as at:
+        done = [
+            _sdk("reproduce", "1", RANDOM, "--server", at, "--token", token),
+            _sdk("mine", "--server", at, "--token", token),
+            _sdk("submit", "--server", at, "--token", token, bot),
+        ]
+    for proc in done:
+        assert proc.returncode in (1, 2), proc.stderr
+        assert "does not offer uploads, your games or failure packs" in proc.stderr
+        assert "started without --submissions" in proc.stderr
+        assert "Method not found" not in proc.stderr and "Traceback" not in proc.stderr

@@ -19,12 +19,15 @@ from referee.storage import Repository
 from tests.sandbox.sandbox_required import require_sandbox
 
 
-async def _pool_sizes(ladder: SubmittedLadder) -> tuple[int, int, int]:
+async def _pool_sizes(ladder: SubmittedLadder, started: asyncio.Event) -> tuple[int, int, int]:
     """The pool's size right after a game started, before the next start, and once that
     start found nothing to play."""
     run = asyncio.create_task(ladder.run())
     try:
-        await asyncio.sleep(0.5)
+        # The game's own start, not ladder.running: a game that ends at once leaves that set
+        # before a poll could see it there.
+        async with asyncio.timeout(60):
+            await started.wait()
         pool = warm.current_pool()
         assert pool is not None
         after_start = pool.size
@@ -56,11 +59,13 @@ def test_the_ladder_warms_its_next_game_and_nothing_when_idle(
     pairs: list[Any] = [("red", "blue")]  # one pair now; by the next start, none
     monkeypatch.setattr(ladder, "next_pair", lambda: pairs.pop() if pairs else None)
 
+    started = asyncio.Event()
+
     async def played(seats: Any) -> None:
-        return None
+        started.set()
 
     monkeypatch.setattr(ladder, "_play", played)
-    after_start, before_next, idle = asyncio.run(_pool_sizes(ladder))
+    after_start, before_next, idle = asyncio.run(_pool_sizes(ladder, started))
     assert after_start == 0
     assert before_next == 2
     assert idle == 0

@@ -195,21 +195,31 @@ def _fresh_live_game(page: Any, base: str) -> str:
     raise TimeoutError("no live game began within a minute")
 
 
-def _counts_down(page: Any) -> bool:
-    """Whether the clock of the seat to move shows less time a moment later (while it is
-    still that seat's turn)."""
-    for _ in range(20):
+def _seconds(clock: str) -> float:
+    """A clock's text (``m:ss.t``) in seconds."""
+    minutes, _, rest = clock.partition(":")
+    return 60 * int(minutes) + float(rest)
+
+
+def _counts_down(page: Any, within_s: float = 30.0) -> bool:
+    """Whether the clock of the seat to move next shows a different time while it is still
+    that seat's turn, and less of it: waited for (until ``within_s``), not sampled after a
+    fixed pause, which a loaded machine can outlast by a whole turn."""
+    deadline = time.monotonic() + within_s
+    clock_id, before = None, ""
+    while time.monotonic() < deadline:
         mover = page.locator(".clock.to-move")
-        if mover.count() != 1:
-            page.wait_for_timeout(50)
-            continue
-        clock_id = mover.get_attribute("id")
-        before = page.inner_text(f"#{clock_id} .time")
-        page.wait_for_timeout(300)
-        after = page.inner_text(f"#{clock_id} .time")
-        still = "to-move" in (page.get_attribute(f"#{clock_id}", "class") or "")
-        if still and after != before:
-            return after < before
+        now_id = mover.get_attribute("id") if mover.count() == 1 else None
+        if now_id is not None and now_id == clock_id:
+            after = page.inner_text(f"#{clock_id} .time")
+            still = "to-move" in (page.get_attribute(f"#{clock_id}", "class") or "")
+            if still and after != before:
+                return _seconds(after) < _seconds(before)
+            if not still:  # the turn passed meanwhile: start again with the next mover
+                clock_id = None
+        elif now_id is not None:  # a (new) seat to move: watch its clock from here
+            clock_id, before = now_id, page.inner_text(f"#{now_id} .time")
+        page.wait_for_timeout(50)
     return False
 
 

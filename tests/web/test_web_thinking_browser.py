@@ -162,8 +162,12 @@ def test_clicking_a_chart_point_moves_the_board_and_the_player_plays(
         page.wait_for_timeout(100)
     assert int(page.get_attribute("#replay", "data-ply")) > 6
     page.click("#play")
+    # Paused, and the step that may have been on its way when the button was pressed has
+    # landed: only then is the ply the one the player stopped at.
+    page.wait_for_selector("#play:has-text('play')")
+    page.wait_for_load_state("networkidle")
     stopped = int(page.get_attribute("#replay", "data-ply"))
-    page.wait_for_timeout(1500)
+    page.wait_for_timeout(1500)  # several steps at 4x: none may come
     assert int(page.get_attribute("#replay", "data-ply")) == stopped
 
 

@@ -109,6 +109,27 @@ class HostPaths(AttackBot):
         report("sys_path", bool(shown), f"{sys.executable} {sys.path}")
 
 
+class HostMounts(AttackBot):
+    """The mount table as the sandbox's processes see it (a bind mount names its source's
+    path there) and the virtualenv's own record of where it was made: no host path shows."""
+
+    def attack(self) -> None:
+        host = [p for p in TARGETS["mount_paths"] if p]
+        tables = ["/proc/self/mountinfo", "/proc/1/mountinfo", "/proc/self/mounts"]
+        tables += [f"/proc/{pid}/mountinfo" for pid in _pids()]
+        for table in [*tables, "/opt/venv/pyvenv.cfg"]:
+            try:
+                text = Path(table).read_text()
+            except OSError as exc:
+                report("mount_table", False, f"{table}: {exc.strerror}")
+                continue
+            words = text.split()
+            shown = sorted(
+                {p for p in host for w in words if w == p or w.startswith(p.rstrip("/") + "/")}
+            )
+            report("mount_table", bool(shown), f"{table}: {shown or len(text)} ")
+
+
 def _pids() -> list[int]:
     return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 
