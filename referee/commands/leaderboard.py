@@ -75,6 +75,7 @@ def _local(args: argparse.Namespace) -> int:
         cross_table,
         leaderboard_table,
         los_table,
+        print_order,
         table_csv,
         table_json,
         write_out,
@@ -122,6 +123,7 @@ def _local(args: argparse.Namespace) -> int:
     out = console()
     title = f"{t.name} ({t.settings.format}, {t.settings.game})" if t else f"All {game} games"
     out.print(leaderboard_table(st, title))
+    print_order(st, t)
     if args.cross:
         out.print(cross_table(st))
     if args.los:

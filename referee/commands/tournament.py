@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from referee.commands import _common
-from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._arena import add_db_option, fail, open_repo, print_order
 from referee.commands._common import Subparsers
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
@@ -104,6 +104,9 @@ def _settings(args: argparse.Namespace, name: str) -> TournamentSettings:
     if challenger:
         options["challenger"] = challenger
     store_openings(args, options, game_params(args))
+    for key in ("confidence", "budget"):  # the adaptive format's
+        if getattr(args, key, None) is not None:
+            options[key] = getattr(args, key)
     return TournamentSettings(
         name=name,
         format=TournamentFormat(FORMATS[getattr(args, "format", "round-robin")]),
@@ -325,6 +328,7 @@ def _print_table(repo: Repository, t: TournamentInfo) -> None:
 
     st = standings(repo, t.id)
     console().print(leaderboard_table(st, f"{t.name} ({t.settings.format}, {t.settings.game})"))
+    print_order(st, t)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -365,6 +369,14 @@ def _show(args: argparse.Namespace) -> int:
         out.print(
             "  Swiss points (a game pair is worth 2, a bye a won pair): "
             + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
+        )
+    if s.format == "adaptive":
+        from referee.tournament.schedule import adaptive_terms, total_games_planned
+
+        confidence, most = adaptive_terms(t, len(labels))
+        out.print(
+            f"  adaptive: stops when every two neighbours' order is {100 * confidence:g}% sure, "
+            f"or after {most} rounds ({total_games_planned(t, len(labels))} games)"
         )
     if args.rounds:
         table = Table(title="Pairings")

@@ -13,6 +13,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
+from referee.ratings.mle import tally
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -21,6 +22,12 @@ from referee.storage import (
     Repository,
     TournamentFormat,
     TournamentInfo,
+)
+from referee.tournament.adaptive import (
+    DEFAULT_CONFIDENCE,
+    adaptive_round,
+    order_settled,
+    pairing_fit,
 )
 from referee.tournament.pairing import Pairing, Round, gauntlet, round_robin, swiss_round
 
@@ -34,6 +41,21 @@ def swiss_rounds(settings_rounds: int | None, players: int) -> int:
     return max(1, math.ceil(math.log2(max(players, 2))))
 
 
+BUDGET_SHARE = 0.25
+"""The adaptive format's default budget: this share of a one-cycle round robin's games."""
+
+
+def adaptive_terms(t: TournamentInfo, players: int) -> tuple[float, int]:
+    """The adaptive format's confidence and most rounds (from ``options["budget"]`` games,
+    default a quarter of a round robin's; at least one round)."""
+    s = t.settings
+    confidence = float(s.options.get("confidence", DEFAULT_CONFIDENCE))
+    per_round = max(1, players // 2) * s.games_per_pairing
+    default = BUDGET_SHARE * (players * (players - 1) // 2) * s.games_per_pairing
+    budget = int(s.options.get("budget") or default)
+    return confidence, max(1, budget // per_round)
+
+
 def total_games_planned(t: TournamentInfo, entrants: int) -> int:
     """How many games the whole tournament plays (Swiss: assuming one bye per odd round)."""
     s = t.settings
@@ -44,6 +66,8 @@ def total_games_planned(t: TournamentInfo, entrants: int) -> int:
         return (entrants - 1) * (s.cycles or 1) * per
     if s.format is TournamentFormat.SWISS:
         return (entrants // 2) * swiss_rounds(s.rounds, entrants) * per
+    if s.format is TournamentFormat.ADAPTIVE:  # at most: it may settle sooner
+        return (entrants // 2) * adaptive_terms(t, entrants)[1] * per
     raise ValueError(f"format {s.format} is not scheduled by the runner")
 
 
@@ -95,22 +119,46 @@ def next_pairings(
             stored = repo.pairings(t.id)
         todo = [p for p in stored if p.status in _OPEN]
         return todo or None
-    if fmt is not TournamentFormat.SWISS:
+    if fmt not in (TournamentFormat.SWISS, TournamentFormat.ADAPTIVE):
         raise ValueError(f"format {fmt} is not run by the tournament runner")
     last = max((p.round for p in stored), default=0)
     current = [p for p in stored if p.round == last and p.status in _OPEN]
     if current:
         return current
-    if last >= swiss_rounds(t.settings.rounds, len(entrants)):
-        return None
-    rnd = swiss_round(
-        [str(e.id) for e in entrants], swiss_scores(repo, t, stored), _history(stored)
-    )
+    if fmt is TournamentFormat.SWISS:
+        if last >= swiss_rounds(t.settings.rounds, len(entrants)):
+            return None
+        ids = [str(e.id) for e in entrants]
+        rnd = swiss_round(ids, swiss_scores(repo, t, stored), _history(stored))
+    else:
+        found = _adaptive_next(repo, t, entrants, stored, last)
+        if found is None:
+            return None
+        rnd = found
     _store_round(repo, t.id, rnd)
     fresh = repo.pairings(t.id, round_number=rnd.number)
     todo = [p for p in fresh if p.status in _OPEN]
     # A round of byes only (one entrant) has nothing to play: go on to the next round.
     return todo or next_pairings(repo, t, entrants)
+
+
+def _adaptive_next(
+    repo: Repository,
+    t: TournamentInfo,
+    entrants: Sequence[BotVersionInfo],
+    stored: Sequence[PairingInfo],
+    last: int,
+) -> Round | None:
+    """The next adaptive round, or ``None`` when the budget is spent or the order settled."""
+    confidence, most = adaptive_terms(t, len(entrants))
+    if last >= most:
+        return None
+    results = repo.game_results(tournament_id=t.id)
+    fit = pairing_fit(tally(results, [e.label for e in entrants]))
+    if last and order_settled(fit.ratings, fit.covariance, confidence):
+        return None
+    ids = [str(e.id) for e in entrants]
+    return adaptive_round(ids, fit.ratings, fit.covariance, _history(stored))
 
 
 def _history(stored: Sequence[PairingInfo]) -> list[Round]:
