@@ -182,11 +182,12 @@ Pairer = Callable[[Class, IntArray, int], list[tuple[int, int]]]
 
 
 def adaptive_pairs(c: Class, met: IntArray, number: int) -> list[tuple[int, int]]:
-    """The adaptive format's matching (bye-free: the bench uses even class sizes)."""
+    """The adaptive format's matching (bye-free: the bench uses even class sizes); before
+    the first game every rating is unknown (NaN), as in a new tournament."""
     if c.fit is None:
-        return [(i, i + 1) for i in range(0, c.n - 1, 2)]
-    values = pairing_values(c.fit.ratings, c.fit.covariance)
-    return match_by_value(values, met)
+        unknown = np.full(c.n, np.nan)
+        return match_by_value(pairing_values(unknown, np.full((c.n, c.n), np.nan)), met)
+    return match_by_value(pairing_values(c.fit.ratings, c.fit.covariance), met)
 
 
 def neighbour_pairs(c: Class, met: IntArray, number: int) -> list[tuple[int, int]]:
@@ -203,28 +204,25 @@ def neighbour_pairs(c: Class, met: IntArray, number: int) -> list[tuple[int, int
 def run_rated_rounds(
     c: Class, pairer: Pairer, label: str, checkpoints: Sequence[int]
 ) -> dict[str, dict[str, float]]:
-    """Rounds paired from the current fit (refitted after every round) until the largest of
-    ``checkpoints`` (games); measured at each checkpoint reached."""
+    """Rounds paired from the current fit (the adaptive format's, refitted after every
+    round) up to the largest of ``checkpoints`` (rounds); at each checkpoint the order is
+    read from the standings' fit, as a tournament's table would be."""
     met = np.zeros((c.n, c.n), dtype=np.int64)
     out: dict[str, dict[str, float]] = {}
-    todo = sorted(set(checkpoints))
-    number = 0
-    while todo:
-        number += 1
+    for number in range(1, max(checkpoints) + 1):
         pairs = pairer(c, met, number)
         a = np.array([p[0] for p in pairs], dtype=np.int64)
         b = np.array([p[1] for p in pairs], dtype=np.int64)
         c.play_pairs(a, b)
         np.add.at(met, (a, b), 1)
         np.add.at(met, (b, a), 1)
-        c.refit_for_pairing()
-        if todo and c.played + 2 * len(pairs) > todo[0]:
-            table = fit_tally(c.tally(), start=c.fit.ratings if c.fit else None)
-            while todo and c.played + 2 * len(pairs) > todo[0]:
-                out[f"{label} {todo.pop(0)}"] = {
-                    "games": c.played,
-                    **accuracy(c.strength, table.ratings),
-                }
+        fit = c.refit_for_pairing()
+        if number in checkpoints:
+            table = fit_tally(c.tally(), start=fit.ratings)
+            out[f"{label} {number} rounds"] = {
+                "games": c.played,
+                **accuracy(c.strength, table.ratings),
+            }
     return out
 
 
