@@ -66,23 +66,27 @@ def swiss_rounds(n: int) -> list[int]:
     return sorted({r for r in (math.ceil(math.log2(n)), 7, 9, 11) if r < n})
 
 
-def budgets(n: int) -> list[int]:
+def budgets(n: int, extended: bool) -> list[int]:
     """The adaptive format's budgets in rounds (n games each): a 9-round Swiss's games, and
-    the whole rounds within each share of the round robin's games."""
-    return sorted({9, *(int(share * (n - 1)) for share in BUDGET_SHARES)})
+    the whole rounds within each share of the round robin's games (beyond 25% only on the
+    ``extended`` classes)."""
+    shares = [s for s in BUDGET_SHARES if extended or s <= 0.25]
+    return sorted({9, *(int(share * (n - 1)) for share in shares)})
 
 
-def one_class(args: tuple[int, int, int]) -> dict[str, dict[str, float]]:
-    """Every format on class ``k`` of size ``n`` (same strengths for all)."""
-    n, seed, k = args
+def one_class(args: tuple[int, int, int, bool]) -> dict[str, dict[str, float]]:
+    """Every format on class ``k`` of size ``n`` (same strengths for all); the plain
+    neighbour schedule and the adaptive budgets beyond 25% only if ``extended``."""
+    n, seed, k, extended = args
 
     def fresh() -> Class:
         return Class.draw(n, np.random.default_rng([seed, n, k]))
 
     rows = run_round_robin(fresh())
     rows |= run_swiss(fresh(), swiss_rounds(n))
-    rows |= run_rated_rounds(fresh(), adaptive_pairs, "adaptive", budgets(n))
-    rows |= run_rated_rounds(fresh(), neighbour_pairs, "neighbours", [9, int(0.25 * (n - 1))])
+    rows |= run_rated_rounds(fresh(), adaptive_pairs, "adaptive", budgets(n, extended))
+    if extended:
+        rows |= run_rated_rounds(fresh(), neighbour_pairs, "neighbours", [9, int(0.25 * (n - 1))])
     return rows
 
 
@@ -90,15 +94,16 @@ def summarise(runs: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, fl
     """Mean and standard error of every metric of every row, and the paired differences of
     tau to the round robin and to the 9-round Swiss."""
     out: dict[str, dict[str, float]] = {}
-    for label in runs[0]:
-        table: dict[str, float] = {"games": runs[0][label]["games"]}
+    for label in sorted({label for r in runs for label in r}):
+        runs_of = [r for r in runs if label in r]
+        table: dict[str, float] = {"games": runs_of[0][label]["games"], "classes": len(runs_of)}
         for metric in METRICS:
-            values = np.array([r[label][metric] for r in runs])
+            values = np.array([r[label][metric] for r in runs_of])
             table[metric] = float(values.mean())
             table[f"{metric}_se"] = float(values.std(ddof=1) / math.sqrt(len(values)))
         for base, key in (("round robin", "vs_rr"), ("swiss 9 rounds", "vs_swiss9")):
             if base in runs[0]:
-                d = np.array([r[label]["tau"] - r[base]["tau"] for r in runs])
+                d = np.array([r[label]["tau"] - r[base]["tau"] for r in runs_of])
                 table[key] = float(d.mean())
                 table[f"{key}_se"] = float(d.std(ddof=1) / math.sqrt(len(d)))
         out[label] = table
@@ -114,7 +119,7 @@ def order(label: str) -> tuple[int, int]:
 def print_table(n: int, classes: int, table: dict[str, dict[str, float]], cpu: float) -> None:
     print(f"\nN = {n} bots, {classes} classes (strengths ~ normal, sd 250 Elo; {cpu:.0f} s wall)")
     print(
-        f"{'format':<22}{'games':>7} {'Kendall tau':>15} {'Spearman rho':>15} "
+        f"{'format':<22}{'runs':>5}{'games':>7} {'Kendall tau':>15} {'Spearman rho':>15} "
         f"{'P(top1)':>12} {'P(top10)':>12} {'P(top10 set)':>12} {'rank err':>12} "
         f"{'tau - RR':>15} {'tau - Swiss9':>15}"
     )
@@ -128,7 +133,8 @@ def print_table(n: int, classes: int, table: dict[str, dict[str, float]], cpu: f
             f"{t[k]:+.4f}±{t[k + '_se']:.4f}" if k in t else "" for k in ("vs_rr", "vs_swiss9")
         ]
         print(
-            f"{label:<22}{int(t['games']):>7} {cell('tau', 4):>15} {cell('rho', 4):>15} "
+            f"{label:<22}{int(t['classes']):>5}{int(t['games']):>7} "
+            f"{cell('tau', 4):>15} {cell('rho', 4):>15} "
             f"{cell('top1', 2):>12} {cell('top10', 2):>12} {cell('top10_set', 2):>12} "
             f"{cell('rank_error', 2):>12} {diffs[0]:>15} {diffs[1]:>15}"
         )
@@ -173,6 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="12 classes per size")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--baseline-classes",
+        type=int,
+        default=50,
+        help="above 100 bots, the classes that also run the neighbour schedule and the "
+        "adaptive budgets beyond 25%% (default 50: they cost most)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     classes = 12 if args.quick else args.classes
@@ -180,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, object] = {}
     for n in sizes:
         start = time.monotonic()
-        work = [(n, args.seed, k) for k in range(classes)]
+        extended = classes if n <= 100 else min(classes, args.baseline_classes)
+        work = [(n, args.seed, k, k < extended) for k in range(classes)]
         if args.jobs > 1:
             with ProcessPoolExecutor(args.jobs) as pool:
                 runs = list(pool.map(one_class, work))

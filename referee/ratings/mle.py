@@ -240,13 +240,15 @@ def fit_tally(
     seat_advantage: bool = False,
     start: FloatArray | None = None,
     rating_prior_sd: float | None = None,
+    tolerance: float = _TOLERANCE,
 ) -> Fit:
     """Fit already-tallied games; see :func:`fit_ratings`. ``start``: ratings (Elo, in the
     order of ``t.players``; NaN for none) to start Newton's method from, such as the previous
     fit when a few games were added (the optimum is the same, it is only found sooner).
     ``rating_prior_sd`` (Elo): a normal prior on every rating around their mean, which links
     groups that never met (early in a tournament) so their ratings and intervals stay
-    sensible; the maximum then is the posterior mode."""
+    sensible; the maximum then is the posterior mode. ``tolerance``: the largest Newton step
+    (natural units) at which the fit counts as converged."""
     if anchor is not None and anchor not in t.players:
         raise KeyError(anchor)
     if prior_games < 0:
@@ -270,9 +272,10 @@ def fit_tally(
     gauge[np.arange(n), np.arange(n)] += ridge
     regular = connected or ridge > 0  # a prior links the groups
     cells = _Cells.of(games, points)
-    theta, eta, iterations = _newton(cells, use_eta, gauge, regular, ridge, _start(start, rated))
+    terms = (cells, use_eta, gauge, regular, ridge, tolerance)
+    theta, eta, iterations = _newton(*terms, _start(start, rated))
     if iterations >= _MAX_ITERATIONS and start is not None:  # a start far off: from zero
-        theta, eta, iterations = _newton(cells, use_eta, gauge, regular, ridge, np.zeros(n))
+        theta, eta, iterations = _newton(*terms, np.zeros(n))
     info = np.zeros_like(gauge)
     if n:
         _, info = _gradient_information(theta, eta, cells, use_eta)
@@ -316,6 +319,7 @@ def _newton(
     gauge: FloatArray,
     regular: bool,
     ridge: float,
+    tolerance: float,
     theta: FloatArray,
 ) -> tuple[FloatArray, float, int]:
     """Maximise the likelihood (minus ``ridge`` Σθ²/2, a prior) by Newton's method from
@@ -345,7 +349,7 @@ def _newton(
                 break
             scale /= 2.0
         theta, eta, current = new_theta, new_eta, value
-        if float(np.max(np.abs(scale * step))) < _TOLERANCE:
+        if float(np.max(np.abs(scale * step))) < tolerance:
             break
     return theta, eta, iterations
 

@@ -60,7 +60,8 @@ def pairing_fit(games: Tally, start: FloatArray | None = None) -> Fit:
     """The fit a round is paired from: maximum likelihood with a normal prior of the class's
     spread (``PRIOR_SD_ELO``) around the mean, so groups of bots that have not met yet (the
     first rounds) get sensible ratings and intervals; ``start`` warm-starts it."""
-    return fit_tally(games, start=start, rating_prior_sd=PRIOR_SD_ELO)
+    # A pairing needs no more than a thousandth of an Elo point of precision.
+    return fit_tally(games, start=start, rating_prior_sd=PRIOR_SD_ELO, tolerance=1e-5)
 
 
 def _filled(ratings: FloatArray, covariance: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -140,21 +141,23 @@ def match_by_value(
         raise ValueError("an even number of bots is needed")
     weight = np.asarray(values * np.power(repeat_weight, met), dtype=np.float64)
     np.fill_diagonal(weight, -np.inf)
-    free = np.ones(n, dtype=bool)
+    free = np.arange(n)
     pairs: list[tuple[int, int]] = []
-    while free.any():
-        masked = np.where(free[:, None] & free[None, :], weight, -np.inf)
-        best = np.argmax(masked, axis=1)
-        idx = np.arange(n)
-        mutual = free & (best[best] == idx) & (idx < best)
+    while len(free):
+        sub = weight[np.ix_(free, free)]
+        best = np.argmax(sub, axis=1)
+        idx = np.arange(len(free))
+        mutual = (best[best] == idx) & (idx < best)
         if not mutual.any():  # ties in a cycle: take the heaviest pair alone
-            flat = int(np.argmax(masked))
-            mutual[flat // n] = True
-            best[flat // n] = flat % n
-        for i in np.flatnonzero(mutual):
-            j = int(best[i])
-            pairs.append((int(i), j))
-            free[i] = free[j] = False
+            flat = int(np.argmax(sub))
+            mutual[flat // len(free)] = True
+            best[flat // len(free)] = flat % len(free)
+        chosen = np.flatnonzero(mutual)
+        pairs.extend((int(free[i]), int(free[best[i]])) for i in chosen)
+        taken = np.zeros(len(free), dtype=bool)
+        taken[chosen] = True
+        taken[best[chosen]] = True
+        free = free[~taken]
     return _improve(pairs, weight)
 
 
@@ -174,10 +177,9 @@ def _improve(pairs: list[tuple[int, int]], weight: FloatArray) -> list[tuple[int
         if not len(pairs) or float(gain.max()) <= 1e-9 * scale:
             break
         done: set[int] = set()
-        for flat in np.argsort(-gain, axis=None):
+        useful = np.flatnonzero(gain > 1e-9 * scale)
+        for flat in useful[np.argsort(-gain.ravel()[useful], kind="stable")]:
             k, m = divmod(int(flat), len(pairs))
-            if gain[k, m] <= 1e-9 * scale:
-                break
             if k in done or m in done:
                 continue
             done.update((k, m))

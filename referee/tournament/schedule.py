@@ -45,30 +45,57 @@ BUDGET_SHARE = 0.25
 """The adaptive format's default budget: this share of a one-cycle round robin's games."""
 
 
+def adaptive_rounds(players: int, games_per_pairing: int, budget: int | None) -> int:
+    """The adaptive format's most rounds: whole rounds within ``budget`` games (default a
+    quarter of a one-cycle round robin's games), at least one."""
+    per_round = max(1, players // 2) * games_per_pairing
+    default = BUDGET_SHARE * (players * (players - 1) // 2) * games_per_pairing
+    return max(1, int(budget or default) // per_round)
+
+
 def adaptive_terms(t: TournamentInfo, players: int) -> tuple[float, int]:
-    """The adaptive format's confidence and most rounds (from ``options["budget"]`` games,
-    default a quarter of a round robin's; at least one round)."""
+    """The adaptive format's confidence and most rounds (``options["confidence"]`` and
+    ``options["budget"]``, in games)."""
     s = t.settings
     confidence = float(s.options.get("confidence", DEFAULT_CONFIDENCE))
-    per_round = max(1, players // 2) * s.games_per_pairing
-    default = BUDGET_SHARE * (players * (players - 1) // 2) * s.games_per_pairing
-    budget = int(s.options.get("budget") or default)
-    return confidence, max(1, budget // per_round)
+    budget = s.options.get("budget")
+    return confidence, adaptive_rounds(players, s.games_per_pairing, budget)
+
+
+def planned_games(
+    fmt: TournamentFormat,
+    entrants: int,
+    *,
+    games_per_pairing: int = 2,
+    cycles: int | None = None,
+    rounds: int | None = None,
+    budget: int | None = None,
+) -> int:
+    """How many games a tournament of ``fmt`` plays (Swiss: one bye per odd round; adaptive:
+    at most, it may settle sooner)."""
+    per = games_per_pairing
+    if fmt is TournamentFormat.ROUND_ROBIN:
+        return (entrants * (entrants - 1) // 2) * (cycles or 1) * per
+    if fmt is TournamentFormat.GAUNTLET:
+        return (entrants - 1) * (cycles or 1) * per
+    if fmt is TournamentFormat.SWISS:
+        return (entrants // 2) * swiss_rounds(rounds, entrants) * per
+    if fmt is TournamentFormat.ADAPTIVE:
+        return (entrants // 2) * adaptive_rounds(entrants, per, budget) * per
+    raise ValueError(f"format {fmt} is not scheduled by the runner")
 
 
 def total_games_planned(t: TournamentInfo, entrants: int) -> int:
-    """How many games the whole tournament plays (Swiss: assuming one bye per odd round)."""
+    """How many games the whole tournament plays (see :func:`planned_games`)."""
     s = t.settings
-    per = s.games_per_pairing
-    if s.format is TournamentFormat.ROUND_ROBIN:
-        return (entrants * (entrants - 1) // 2) * (s.cycles or 1) * per
-    if s.format is TournamentFormat.GAUNTLET:
-        return (entrants - 1) * (s.cycles or 1) * per
-    if s.format is TournamentFormat.SWISS:
-        return (entrants // 2) * swiss_rounds(s.rounds, entrants) * per
-    if s.format is TournamentFormat.ADAPTIVE:  # at most: it may settle sooner
-        return (entrants // 2) * adaptive_terms(t, entrants)[1] * per
-    raise ValueError(f"format {s.format} is not scheduled by the runner")
+    return planned_games(
+        TournamentFormat(s.format),
+        entrants,
+        games_per_pairing=s.games_per_pairing,
+        cycles=s.cycles,
+        rounds=s.rounds,
+        budget=s.options.get("budget"),
+    )
 
 
 def challenger_of(t: TournamentInfo, entrants: Sequence[BotVersionInfo]) -> BotVersionInfo:
