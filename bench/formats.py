@@ -172,6 +172,27 @@ def verdict(table: dict[str, dict[str, float]]) -> dict[str, object]:
     }
 
 
+def play(
+    work: list[tuple[int, int, int, bool]], jobs: int, save: Path | None
+) -> list[dict[str, dict[str, float]]]:
+    """Every class of ``work`` (those ``save`` holds already are read back, the others
+    played and appended to it as they finish)."""
+    done: dict[tuple[int, int, int], dict[str, dict[str, float]]] = {}
+    if save is not None and save.exists():
+        for line in save.read_text().splitlines():
+            item = json.loads(line)
+            done[tuple(item["key"])] = item["rows"]  # type: ignore[index]
+    todo = [w for w in work if w[:3] not in done]
+    if todo:
+        with ProcessPoolExecutor(max(1, jobs)) as pool:
+            for w, rows in zip(todo, pool.map(one_class, todo), strict=True):
+                done[w[:3]] = rows
+                if save is not None:
+                    with save.open("a") as f:
+                        f.write(json.dumps({"key": list(w[:3]), "rows": rows}) + "\n")
+    return [done[w[:3]] for w in work if w[:3] in done]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="30,100,300")
@@ -187,6 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         "adaptive budgets beyond 25%% (default 50: they cost most)",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--save",
+        metavar="FILE",
+        help="append each class's figures to FILE as it finishes (JSON lines) and skip the "
+        "classes FILE already holds: a long run can be stopped, resumed and summarised",
+    )
     args = parser.parse_args(argv)
     classes = 12 if args.quick else args.classes
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -195,14 +222,12 @@ def main(argv: list[str] | None = None) -> int:
         start = time.monotonic()
         extended = classes if n <= 100 else min(classes, args.baseline_classes)
         work = [(n, args.seed, k, k < extended) for k in range(classes)]
-        if args.jobs > 1:
-            with ProcessPoolExecutor(args.jobs) as pool:
-                runs = list(pool.map(one_class, work))
-        else:
-            runs = [one_class(w) for w in work]
+        runs = play(work, args.jobs, Path(args.save) if args.save else None)
+        if not runs:
+            continue
         table = summarise(runs)
-        print_table(n, classes, table, time.monotonic() - start)
-        figures = {"bots": n, "classes": classes, **verdict(table)}
+        print_table(n, len(runs), table, time.monotonic() - start)
+        figures = {"bots": n, "classes": len(runs), **verdict(table)}
     if args.json:
         print(json.dumps(figures))
     return 0
