@@ -361,23 +361,7 @@ def _show(args: argparse.Namespace) -> int:
     )
     _print_entries_close(out, repo, t.id)
     labels = {v.id: v.label for v in repo.tournament_entrants(t.id)}
-    if s.format == "swiss":
-        from referee.tournament.schedule import swiss_scores
-
-        points = swiss_scores(repo, t)
-        order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
-        out.print(
-            "  Swiss points (a game pair is worth 2, a bye a won pair): "
-            + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
-        )
-    if s.format == "adaptive":
-        from referee.tournament.schedule import adaptive_terms, total_games_planned
-
-        confidence, most = adaptive_terms(t, len(labels))
-        out.print(
-            f"  adaptive: stops when every two neighbours' order is {100 * confidence:g}% sure, "
-            f"or after {most} rounds ({total_games_planned(t, len(labels))} games)"
-        )
+    _print_format_notes(out, repo, t, labels)
     if args.rounds:
         table = Table(title="Pairings")
         for column in ("round", "board", "first", "second", "status", "results"):
@@ -398,6 +382,31 @@ def _show(args: argparse.Namespace) -> int:
         out.print(table)
     _print_table(repo, t)
     return 0
+
+
+def _print_format_notes(
+    out: Console, repo: Repository, t: TournamentInfo, labels: dict[int, str]
+) -> None:
+    """Swiss: each entrant's points; adaptive: when it stops."""
+    from referee.commands._safe import esc
+
+    if t.settings.format == "swiss":
+        from referee.tournament.schedule import swiss_scores
+
+        points = swiss_scores(repo, t)
+        order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
+        out.print(
+            "  Swiss points (a game pair is worth 2, a bye a won pair): "
+            + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
+        )
+    if t.settings.format == "adaptive":
+        from referee.tournament.schedule import adaptive_terms, total_games_planned
+
+        confidence, most = adaptive_terms(t, len(labels))
+        out.print(
+            f"  adaptive: stops when every two neighbours' order is {100 * confidence:g}% sure, "
+            f"or after {most} rounds ({total_games_planned(t, len(labels))} games)"
+        )
 
 
 def _print_entries_close(out: Console, repo: Repository, tournament_id: int) -> None:

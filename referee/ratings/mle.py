@@ -242,13 +242,10 @@ def fit_tally(
     rating_prior_sd: float | None = None,
     tolerance: float = _TOLERANCE,
 ) -> Fit:
-    """Fit already-tallied games; see :func:`fit_ratings`. ``start``: ratings (Elo, in the
-    order of ``t.players``; NaN for none) to start Newton's method from, such as the previous
-    fit when a few games were added (the optimum is the same, it is only found sooner).
-    ``rating_prior_sd`` (Elo): a normal prior on every rating around their mean, which links
-    groups that never met (early in a tournament) so their ratings and intervals stay
-    sensible; the maximum then is the posterior mode. ``tolerance``: the largest Newton step
-    (natural units) at which the fit counts as converged."""
+    """Fit already-tallied games; see :func:`fit_ratings`. ``start``: ratings (Elo, NaN for
+    none) to start Newton's method from, e.g. the last fit (the optimum is the same); a normal
+    prior of ``rating_prior_sd`` Elo around the mean links groups that never met (the maximum
+    is then the posterior mode); ``tolerance``: the largest Newton step (nats) that stops."""
     if anchor is not None and anchor not in t.players:
         raise KeyError(anchor)
     if prior_games < 0:
@@ -262,17 +259,10 @@ def fit_tally(
     n = len(rated)
     connected = _components(total[np.ix_(rated, rated)] > 0) <= 1
     use_eta = seat_advantage
-    # Adding the same constant to every rating changes nothing, so the information matrix is
-    # singular along that direction. Adding 1/n per rating pair there makes it invertible
-    # without touching the other directions (the gradient has no component along it), and
-    # the anchoring below removes the direction again.
-    gauge = np.zeros((n + use_eta, n + use_eta))
-    gauge[:n, :n] = 1.0 / max(n, 1)
     ridge = 0.0 if rating_prior_sd is None else (ELO_PER_NAT / rating_prior_sd) ** 2
-    gauge[np.arange(n), np.arange(n)] += ridge
+    gauge = _gauge(n, use_eta, ridge)
     regular = connected or ridge > 0  # a prior links the groups
-    cells = _Cells.of(games, points)
-    terms = (cells, use_eta, gauge, regular, ridge, tolerance)
+    terms = (cells := _Cells.of(games, points), use_eta, gauge, regular, ridge, tolerance)
     theta, eta, iterations = _newton(*terms, _start(start, rated))
     if iterations >= _MAX_ITERATIONS and start is not None:  # a start far off: from zero
         theta, eta, iterations = _newton(*terms, np.zeros(n))
@@ -281,10 +271,7 @@ def fit_tally(
         _, info = _gradient_information(theta, eta, cells, use_eta)
     cov_nat = _inverse(info + gauge, regular)
     anchor_at = None if anchor is None else rated.tolist().index(t.players.index(anchor))
-    size = len(t.players)
-    ratings = np.full(size, np.nan)
-    cov = np.full((size, size), np.nan)
-    ratings[rated], cov[np.ix_(rated, rated)] = _to_elo(theta, cov_nat[:n, :n], anchor_at)
+    ratings, cov = _spread(len(t.players), rated, *_to_elo(theta, cov_nat[:n, :n], anchor_at))
     ratings[rated] += anchor_rating
     adv = adv_se = None
     if use_eta:
@@ -303,6 +290,20 @@ def fit_tally(
         prior_games=prior_games,
         connected=connected,
     )
+
+
+def _gauge(n: int, use_eta: bool, ridge: float) -> FloatArray:
+    """What is added to the information matrix before it is solved or inverted.
+
+    Adding the same constant to every rating changes nothing, so the information matrix is
+    singular along that direction. Adding 1/n per rating pair there makes it invertible
+    without touching the other directions (the gradient has no component along it), and the
+    anchoring removes the direction again. A prior adds ``ridge`` to each rating's diagonal.
+    """
+    gauge = np.zeros((n + use_eta, n + use_eta))
+    gauge[:n, :n] = 1.0 / max(n, 1)
+    gauge[np.arange(n), np.arange(n)] += ridge
+    return gauge
 
 
 def _start(start: FloatArray | None, rated: npt.NDArray[np.intp]) -> FloatArray:
@@ -352,6 +353,16 @@ def _newton(
         if float(np.max(np.abs(scale * step))) < tolerance:
             break
     return theta, eta, iterations
+
+
+def _spread(
+    size: int, rated: npt.NDArray[np.intp], ratings: FloatArray, cov: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The rated players' ratings and covariance placed among all ``size`` (NaN elsewhere)."""
+    full = np.full(size, np.nan)
+    full_cov = np.full((size, size), np.nan)
+    full[rated], full_cov[np.ix_(rated, rated)] = ratings, cov
+    return full, full_cov
 
 
 def _to_elo(
