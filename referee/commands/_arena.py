@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.com
     from referee.commands._safe import SafeTable as Table
     from referee.ratings.ladder import LadderRow
     from referee.ratings.table import Row
-    from referee.storage import GameSummary, Repository
+    from referee.storage import GameSummary, Repository, TournamentInfo
     from referee.tournament.standings import Standings
 
 DB_HELP = (
@@ -196,6 +196,36 @@ def los_table(st: Standings) -> Table:
             cells.append("·" if p == q else ("" if value is None else f"{100 * value:.0f}%"))
         table.add_row(f"{i}. {shown[p]}", *cells)
     return table
+
+
+def order_table(st: Standings, confidence: float | None = None) -> Table:
+    """How sure the order of each two neighbours in the table is: the likelihood that the
+    upper bot is truly stronger (the adaptive format plays until each reaches ``confidence``)."""
+    from referee.commands._safe import SafeTable as Table
+
+    pairs = st.board.adjacent_los()
+    shown = display_names([p for pair in pairs for p in pair[:2]])
+    caption = "P: likelihood the upper bot is stronger than the one below it"
+    if confidence is not None:
+        caption += f"; settled at {100 * confidence:g}%"
+    table = Table(title="Order of neighbours", caption=caption)
+    for name in ("#", "upper", "lower", "P(upper stronger)", ""):
+        table.add_column(name, justify="right" if name in ("#", "P(upper stronger)") else "left")
+    for i, (upper, lower, p) in enumerate(pairs, start=1):
+        sure = "" if p is None or confidence is None else ("settled" if p >= confidence else "open")
+        text = "?" if p is None else f"{100 * p:.1f}%"
+        table.add_row(f"{i}-{i + 1}", shown[upper], shown[lower], text, sure)
+    return table
+
+
+def print_order(st: Standings, t: TournamentInfo | None) -> None:
+    """An adaptive tournament's table is followed by how sure each neighbours' order is."""
+    if t is None or t.settings.format != "adaptive":
+        return
+    from referee.tournament.adaptive import DEFAULT_CONFIDENCE
+
+    confidence = float(t.settings.options.get("confidence", DEFAULT_CONFIDENCE))
+    console().print(order_table(st, confidence))
 
 
 def ladder_table(rows: Sequence[LadderRow], title: str) -> Table:

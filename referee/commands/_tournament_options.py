@@ -18,7 +18,15 @@ FORMATS = {
     "rr": "round_robin",
     "swiss": "swiss",
     "gauntlet": "gauntlet",
+    "adaptive": "adaptive",
 }
+
+
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0.5 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability between 0.5 and 1")
+    return value
 
 
 def add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) -> None:
@@ -38,6 +46,18 @@ def add_settings(parser: argparse.ArgumentParser, bots_optional: bool = False) -
         parser.add_argument("--rounds", type=int, help="Swiss rounds (default ceil(log2 n))")
         parser.add_argument(
             "--challenger", help="gauntlet: the bot that meets the field (default: the first)"
+        )
+        parser.add_argument(
+            "--confidence",
+            type=_probability,
+            metavar="P",
+            help="adaptive: stop when every two neighbours' order is this sure (default 0.95)",
+        )
+        parser.add_argument(
+            "--budget",
+            type=int,
+            metavar="GAMES",
+            help="adaptive: play at most this many games (default: a quarter of a round robin's)",
         )
     parser.add_argument(
         "--cycles", type=int, default=1, help="round robin / gauntlet cycles (default 1)"

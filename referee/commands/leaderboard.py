@@ -77,6 +77,7 @@ def _local(args: argparse.Namespace) -> int:
         cross_table,
         leaderboard_table,
         los_table,
+        print_order,
         table_csv,
         table_json,
         write_out,
@@ -113,16 +114,16 @@ def _local(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as exc:
         return fail("leaderboard", f"bad anchor: {exc}")
     name = t.name if t else None
-    to_stdout = args.csv == "-" or args.json == "-"
     if args.csv:
         write_out(args.csv, table_csv(st))
     if args.json:
         write_out(args.json, table_json(st, name))
-    if to_stdout:
+    if args.csv == "-" or args.json == "-":
         return 0
     out = console()
     title = f"{t.name} ({t.settings.format}, {t.settings.game})" if t else f"All {game} games"
     out.print(leaderboard_table(st, title))
+    print_order(st, t)  # an adaptive tournament: how sure each neighbours' order is
     if args.cross:
         out.print(cross_table(st))
     if args.los:

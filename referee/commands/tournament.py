@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
-from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._arena import add_db_option, fail, open_repo, print_order
 from referee.commands._common import Subparsers, stored_ref
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
@@ -108,6 +108,9 @@ def _settings(args: argparse.Namespace, name: str) -> TournamentSettings:
     if challenger:
         options["challenger"] = challenger
     store_openings(args, options, game_params(args))
+    for key in ("confidence", "budget"):  # the adaptive format's
+        if getattr(args, key, None) is not None:
+            options[key] = getattr(args, key)
     return TournamentSettings(
         name=name,
         format=TournamentFormat(FORMATS[getattr(args, "format", "round-robin")]),
@@ -394,6 +397,7 @@ def _print_table(repo: Repository, t: TournamentInfo) -> None:
 
     st = standings(repo, t.id)
     console().print(leaderboard_table(st, f"{t.name} ({t.settings.format}, {t.settings.game})"))
+    print_order(st, t)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -426,15 +430,7 @@ def _show(args: argparse.Namespace) -> int:
     )
     _print_entries_close(out, repo, t.id)
     labels = {v.id: v.label for v in repo.tournament_entrants(t.id)}
-    if s.format == "swiss":
-        from referee.tournament.schedule import swiss_scores
-
-        points = swiss_scores(repo, t)
-        order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
-        out.print(
-            "  Swiss points (a game pair is worth 2, a bye a won pair): "
-            + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
-        )
+    _print_format_notes(out, repo, t, labels)
     if args.rounds:
         table = Table(title="Pairings")
         for column in ("round", "board", "first", "second", "status", "results"):
@@ -455,6 +451,31 @@ def _show(args: argparse.Namespace) -> int:
         out.print(table)
     _print_table(repo, t)
     return 0
+
+
+def _print_format_notes(
+    out: Console, repo: Repository, t: TournamentInfo, labels: dict[int, str]
+) -> None:
+    """Swiss: each entrant's points; adaptive: when it stops."""
+    from referee.commands._safe import esc
+
+    if t.settings.format == "swiss":
+        from referee.tournament.schedule import swiss_scores
+
+        points = swiss_scores(repo, t)
+        order = sorted(labels, key=lambda i: -points.get(str(i), 0.0))
+        out.print(
+            "  Swiss points (a game pair is worth 2, a bye a won pair): "
+            + ", ".join(f"{esc(labels[i])} {points.get(str(i), 0.0):g}" for i in order)
+        )
+    if t.settings.format == "adaptive":
+        from referee.tournament.schedule import adaptive_terms, total_games_planned
+
+        confidence, most = adaptive_terms(t, len(labels))
+        out.print(
+            f"  adaptive: stops when every two neighbours' order is {100 * confidence:g}% sure, "
+            f"or after {most} rounds ({total_games_planned(t, len(labels))} games)"
+        )
 
 
 def _print_entries_close(out: Console, repo: Repository, tournament_id: int) -> None:

@@ -142,35 +142,61 @@ def _log_sigmoid(x: FloatArray) -> FloatArray:
 
 
 def _sigmoid(x: FloatArray) -> FloatArray:
-    return np.exp(_log_sigmoid(x))
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
-def _objective(theta: FloatArray, eta: float, games: FloatArray, points: FloatArray) -> float:
-    d = theta[:, None] - theta[None, :] + eta
-    ll = points * _log_sigmoid(d) + (games - points) * _log_sigmoid(-d)
+@dataclass(frozen=True, slots=True, eq=False)
+class _Cells:
+    """The ordered pairs that played (``games[i, j] > 0``), as flat arrays: the likelihood
+    only has terms there, so a sparse schedule (Swiss, adaptive) costs its games, not n²."""
+
+    n: int
+    first: npt.NDArray[np.intp]
+    second: npt.NDArray[np.intp]
+    games: FloatArray
+    points: FloatArray
+
+    @classmethod
+    def of(cls, games: FloatArray, points: FloatArray) -> _Cells:
+        first, second = np.nonzero(games > 0)
+        return cls(len(games), first, second, games[first, second], points[first, second])
+
+    def sums(self, values: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Per player, ``values`` summed over its cells as first and as second seat."""
+        return (
+            np.asarray(np.bincount(self.first, weights=values, minlength=self.n), np.float64),
+            np.asarray(np.bincount(self.second, weights=values, minlength=self.n), np.float64),
+        )
+
+
+def _objective(theta: FloatArray, eta: float, cells: _Cells) -> float:
+    d = theta[cells.first] - theta[cells.second] + eta
+    ll = cells.points * _log_sigmoid(d) + (cells.games - cells.points) * _log_sigmoid(-d)
     return float(ll.sum())
 
 
 def _gradient_information(
-    theta: FloatArray, eta: float, games: FloatArray, points: FloatArray, use_eta: bool
+    theta: FloatArray, eta: float, cells: _Cells, use_eta: bool
 ) -> tuple[FloatArray, FloatArray]:
     """Gradient of the log-likelihood and the Fisher information (negative Hessian), over
     the ratings and, if fitted, the seat advantage as the last coordinate."""
-    n = len(theta)
-    d = theta[:, None] - theta[None, :] + eta
-    p = _sigmoid(d)
-    resid = points - games * p  # first seat's surplus over expectation, per ordered pair
-    w = games * p * (1.0 - p)
+    n = cells.n
+    p = _sigmoid(theta[cells.first] - theta[cells.second] + eta)
+    resid = cells.points - cells.games * p  # first seat's surplus over expectation, per cell
+    w = cells.games * p * (1.0 - p)
     m = n + 1 if use_eta else n
     grad = np.empty(m)
-    grad[:n] = resid.sum(axis=1) - resid.sum(axis=0)
+    as_first, as_second = cells.sums(resid)
+    grad[:n] = as_first - as_second
+    flat = np.bincount(cells.first * n + cells.second, weights=w, minlength=n * n)
+    sym = flat.reshape(n, n) + flat.reshape(n, n).T
     info = np.empty((m, m))
-    sym = w + w.T
     info[:n, :n] = -sym
     info[np.arange(n), np.arange(n)] = sym.sum(axis=1) - np.diag(sym)
     if use_eta:
         grad[n] = float(resid.sum())
-        cross = w.sum(axis=1) - w.sum(axis=0)
+        w_first, w_second = cells.sums(w)
+        cross = w_first - w_second
         info[:n, n] = cross
         info[n, :n] = cross
         info[n, n] = float(w.sum())
@@ -212,8 +238,14 @@ def fit_tally(
     anchor_rating: float = DEFAULT_ANCHOR_RATING,
     prior_games: float = DEFAULT_PRIOR_GAMES,
     seat_advantage: bool = False,
+    start: FloatArray | None = None,
+    rating_prior_sd: float | None = None,
+    tolerance: float = _TOLERANCE,
 ) -> Fit:
-    """Fit already-tallied games; see :func:`fit_ratings`."""
+    """Fit already-tallied games; see :func:`fit_ratings`. ``start``: ratings (Elo, NaN for
+    none) to start Newton's method from, e.g. the last fit (the optimum is the same); a normal
+    prior of ``rating_prior_sd`` Elo around the mean links groups that never met (the maximum
+    is then the posterior mode); ``tolerance``: the largest Newton step (nats) that stops."""
     if anchor is not None and anchor not in t.players:
         raise KeyError(anchor)
     if prior_games < 0:
@@ -227,22 +259,19 @@ def fit_tally(
     n = len(rated)
     connected = _components(total[np.ix_(rated, rated)] > 0) <= 1
     use_eta = seat_advantage
-    # Adding the same constant to every rating changes nothing, so the information matrix is
-    # singular along that direction. Adding 1/n per rating pair there makes it invertible
-    # without touching the other directions (the gradient has no component along it), and
-    # the anchoring below removes the direction again.
-    gauge = np.zeros((n + use_eta, n + use_eta))
-    gauge[:n, :n] = 1.0 / max(n, 1)
-    theta, eta, iterations = _newton(games, points, use_eta, gauge, connected)
+    ridge = 0.0 if rating_prior_sd is None else (ELO_PER_NAT / rating_prior_sd) ** 2
+    gauge = _gauge(n, use_eta, ridge)
+    regular = connected or ridge > 0  # a prior links the groups
+    terms = (cells := _Cells.of(games, points), use_eta, gauge, regular, ridge, tolerance)
+    theta, eta, iterations = _newton(*terms, _start(start, rated))
+    if iterations >= _MAX_ITERATIONS and start is not None:  # a start far off: from zero
+        theta, eta, iterations = _newton(*terms, np.zeros(n))
     info = np.zeros_like(gauge)
     if n:
-        _, info = _gradient_information(theta, eta, games, points, use_eta)
-    cov_nat = _inverse(info + gauge, connected)
+        _, info = _gradient_information(theta, eta, cells, use_eta)
+    cov_nat = _inverse(info + gauge, regular)
     anchor_at = None if anchor is None else rated.tolist().index(t.players.index(anchor))
-    size = len(t.players)
-    ratings = np.full(size, np.nan)
-    cov = np.full((size, size), np.nan)
-    ratings[rated], cov[np.ix_(rated, rated)] = _to_elo(theta, cov_nat[:n, :n], anchor_at)
+    ratings, cov = _spread(len(t.players), rated, *_to_elo(theta, cov_nat[:n, :n], anchor_at))
     ratings[rated] += anchor_rating
     adv = adv_se = None
     if use_eta:
@@ -263,34 +292,77 @@ def fit_tally(
     )
 
 
+def _gauge(n: int, use_eta: bool, ridge: float) -> FloatArray:
+    """What is added to the information matrix before it is solved or inverted.
+
+    Adding the same constant to every rating changes nothing, so the information matrix is
+    singular along that direction. Adding 1/n per rating pair there makes it invertible
+    without touching the other directions (the gradient has no component along it), and the
+    anchoring removes the direction again. A prior adds ``ridge`` to each rating's diagonal.
+    """
+    gauge = np.zeros((n + use_eta, n + use_eta))
+    gauge[:n, :n] = 1.0 / max(n, 1)
+    gauge[np.arange(n), np.arange(n)] += ridge
+    return gauge
+
+
+def _start(start: FloatArray | None, rated: npt.NDArray[np.intp]) -> FloatArray:
+    """Where Newton's method starts (nats, mean zero): ``start`` (Elo) or all zero."""
+    if start is None or not len(rated):
+        return np.zeros(len(rated))
+    given = np.nan_to_num(np.asarray(start, dtype=np.float64)[rated]) / ELO_PER_NAT
+    return np.asarray(given - float(given.mean()), dtype=np.float64)
+
+
 def _newton(
-    games: FloatArray, points: FloatArray, use_eta: bool, gauge: FloatArray, connected: bool
+    cells: _Cells,
+    use_eta: bool,
+    gauge: FloatArray,
+    regular: bool,
+    ridge: float,
+    tolerance: float,
+    theta: FloatArray,
 ) -> tuple[FloatArray, float, int]:
-    """Maximise the likelihood by Newton's method from all-zero ratings: the ratings (nats),
-    the seat advantage (nats, 0 unless ``use_eta``) and the iterations taken."""
-    n = games.shape[0]
-    theta = np.zeros(n)
+    """Maximise the likelihood (minus ``ridge`` Σθ²/2, a prior) by Newton's method from
+    ``theta`` (nats): the ratings (nats), the seat advantage (nats, 0 unless ``use_eta``) and
+    the iterations taken. ``gauge`` already holds the ridge on its diagonal."""
+    n = cells.n
     eta = 0.0
-    current = _objective(theta, eta, games, points)
+
+    def objective(th: FloatArray, et: float) -> float:
+        return _objective(th, et, cells) - 0.5 * ridge * float(th @ th)
+
+    current = objective(theta, eta)
     iterations = 0
     for iterations in range(1, _MAX_ITERATIONS + 1):  # noqa: B007 - the count is reported
         if n == 0:
             break
-        grad, info = _gradient_information(theta, eta, games, points, use_eta)
-        step = _solve(info + gauge, grad, connected)
+        grad, info = _gradient_information(theta, eta, cells, use_eta)
+        grad[:n] -= ridge * theta
+        step = _solve(info + gauge, grad, regular)
         # Newton is not guaranteed to go uphill far from the optimum: halve until it does.
         scale = 1.0
         while True:
             new_theta = theta + scale * step[:n]
             new_eta = eta + scale * float(step[n]) if use_eta else 0.0
-            value = _objective(new_theta, new_eta, games, points)
+            value = objective(new_theta, new_eta)
             if value >= current - 1e-12 * abs(current) or scale < 1e-6:
                 break
             scale /= 2.0
         theta, eta, current = new_theta, new_eta, value
-        if float(np.max(np.abs(scale * step))) < _TOLERANCE:
+        if float(np.max(np.abs(scale * step))) < tolerance:
             break
     return theta, eta, iterations
+
+
+def _spread(
+    size: int, rated: npt.NDArray[np.intp], ratings: FloatArray, cov: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """The rated players' ratings and covariance placed among all ``size`` (NaN elsewhere)."""
+    full = np.full(size, np.nan)
+    full_cov = np.full((size, size), np.nan)
+    full[rated], full_cov[np.ix_(rated, rated)] = ratings, cov
+    return full, full_cov
 
 
 def _to_elo(
@@ -298,14 +370,17 @@ def _to_elo(
 ) -> tuple[FloatArray, FloatArray]:
     """Ratings (nats) and their covariance as Elo differences: from the mean of the rated
     players, or from the player at ``anchor_at`` (whose rating is then exactly 0)."""
-    n = len(theta)
-    transform = np.eye(n)
+    # T x and T C T' for T = I - 11'/n (the mean) or T = I - 1e_a' (the anchor), written out:
+    # two n-cubed products cost more than the fit's Newton steps on a sparse schedule.
     if anchor_at is None:
-        transform -= 1.0 / max(n, 1)
+        ratings = theta - theta.mean() if len(theta) else theta.copy()
+        row = cov_nat.mean(axis=1) if len(theta) else np.zeros(0)
+        cov = cov_nat - row[:, None] - row[None, :] + (row.mean() if len(theta) else 0.0)
     else:
-        transform[:, anchor_at] -= 1.0
-    ratings = transform @ theta * ELO_PER_NAT
-    return ratings, transform @ cov_nat @ transform.T * ELO_PER_NAT**2
+        ratings = theta - theta[anchor_at]
+        col = cov_nat[:, anchor_at]
+        cov = cov_nat - col[:, None] - col[None, :] + cov_nat[anchor_at, anchor_at]
+    return ratings * ELO_PER_NAT, cov * ELO_PER_NAT**2
 
 
 def _solve(matrix: FloatArray, grad: FloatArray, regular: bool) -> FloatArray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -165,6 +166,18 @@ class Leaderboard:
         """How many counted games the players of ``group`` played: among themselves, since a
         game between two players puts them in one group."""
         return sum(r.games for r in self.rows if r.group == group) // 2
+
+    def adjacent_los(self) -> list[tuple[str, str, float | None]]:
+        """Each rated row and the one below it in its group, with the likelihood that the
+        upper one is truly stronger (how sure the order of the two is; ``None``: unknown)."""
+        out: list[tuple[str, str, float | None]] = []
+        for _, rows in self.group_rows():
+            rated = [r for r in rows if r.elo is not None]
+            for upper, lower in itertools.pairwise(rated):
+                out.append(
+                    (upper.player, lower.player, self.los.get(upper.player, {}).get(lower.player))
+                )
+        return out
 
     def row(self, player: str) -> Row:
         for r in self.rows:

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 ENV_VAR = "ARENA_DATABASE_URL"
 #: The newest revision in ``migrations/versions`` (a test checks). Opening a database already
 #: at this revision skips Alembic entirely: importing it costs more than the rest of a CLI call.
-SCHEMA_HEAD = "0007_lesson_runs"
+SCHEMA_HEAD = "0008_adaptive_format"
 DEFAULT_SQLITE_FILE = "arena.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _WRITE_OPTION = "arena_write"

@@ -36,6 +36,7 @@ class TournamentFormat(enum.StrEnum):
     SWISS = "swiss"
     GAUNTLET = "gauntlet"
     LADDER = "ladder"
+    ADAPTIVE = "adaptive"
 
 
 class TournamentStatus(enum.StrEnum):

@@ -172,7 +172,7 @@ def swiss_round(
     _check_players(players)
     seed = {p: i for i, p in enumerate(players)}
     number = len(history) + 1
-    past = _History.of(players, history)
+    past = PairingHistory.of(players, history)
     order = sorted(players, key=lambda p: (-scores.get(p, 0.0), seed[p]))
     bye = _choose_bye(order, past) if len(order) % 2 else ()
     to_pair = [p for p in order if p not in bye]
@@ -180,12 +180,12 @@ def swiss_round(
         pairs = _dutch_pairs(to_pair, scores, past.met, search_budget)
     else:
         pairs = _fewest_repeats(to_pair, past.met)
-    pairings = tuple(_colour(a, b, past.balance, past.last, number) for a, b in pairs)
+    pairings = tuple(colour_pairing(a, b, past.balance, past.last, number) for a, b in pairs)
     return Round(number, pairings, bye)
 
 
 @dataclass(slots=True)
-class _History:
+class PairingHistory:
     """What earlier rounds mean for the next one."""
 
     #: Who has met whom (both directions).
@@ -197,7 +197,7 @@ class _History:
     last: dict[str, int]
 
     @classmethod
-    def of(cls, players: Sequence[str], history: Sequence[Round]) -> _History:
+    def of(cls, players: Sequence[str], history: Sequence[Round]) -> PairingHistory:
         past = cls({p: set() for p in players}, Counter(), Counter(), {})
         for rnd in history:
             past.byes.update(b for b in rnd.byes if b in past.met)
@@ -212,7 +212,7 @@ class _History:
         return past
 
 
-def _choose_bye(order: Sequence[str], past: _History) -> tuple[str]:
+def _choose_bye(order: Sequence[str], past: PairingHistory) -> tuple[str]:
     """The lowest-ranked player with the fewest byes whose absence leaves a repeat-free
     round; if no one's does, the lowest-ranked with the fewest byes."""
     candidates = sorted(order, key=lambda p: (past.byes[p], -order.index(p)))
@@ -222,7 +222,9 @@ def _choose_bye(order: Sequence[str], past: _History) -> tuple[str]:
     return (candidates[0],)
 
 
-def _colour(a: str, b: str, balance: Counter[str], last: Mapping[str, int], number: int) -> Pairing:
+def colour_pairing(
+    a: str, b: str, balance: Counter[str], last: Mapping[str, int], number: int
+) -> Pairing:
     """``a`` is the higher-ranked player of the two."""
     if balance[a] != balance[b]:
         a_first = balance[a] < balance[b]

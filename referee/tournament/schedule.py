@@ -13,6 +13,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
+from referee.ratings.mle import tally
 from referee.storage import (
     BotVersionInfo,
     ConflictError,
@@ -21,6 +22,12 @@ from referee.storage import (
     Repository,
     TournamentFormat,
     TournamentInfo,
+)
+from referee.tournament.adaptive import (
+    DEFAULT_CONFIDENCE,
+    adaptive_round,
+    order_settled,
+    pairing_fit,
 )
 from referee.tournament.pairing import Pairing, Round, gauntlet, round_robin, swiss_round
 
@@ -34,17 +41,61 @@ def swiss_rounds(settings_rounds: int | None, players: int) -> int:
     return max(1, math.ceil(math.log2(max(players, 2))))
 
 
-def total_games_planned(t: TournamentInfo, entrants: int) -> int:
-    """How many games the whole tournament plays (Swiss: assuming one bye per odd round)."""
+BUDGET_SHARE = 0.25
+"""The adaptive format's default budget: this share of a one-cycle round robin's games."""
+
+
+def adaptive_rounds(players: int, games_per_pairing: int, budget: int | None) -> int:
+    """The adaptive format's most rounds: whole rounds within ``budget`` games (default a
+    quarter of a one-cycle round robin's games), at least one."""
+    per_round = max(1, players // 2) * games_per_pairing
+    default = BUDGET_SHARE * (players * (players - 1) // 2) * games_per_pairing
+    return max(1, int(budget or default) // per_round)
+
+
+def adaptive_terms(t: TournamentInfo, players: int) -> tuple[float, int]:
+    """The adaptive format's confidence and most rounds (``options["confidence"]`` and
+    ``options["budget"]``, in games)."""
     s = t.settings
-    per = s.games_per_pairing
-    if s.format is TournamentFormat.ROUND_ROBIN:
-        return (entrants * (entrants - 1) // 2) * (s.cycles or 1) * per
-    if s.format is TournamentFormat.GAUNTLET:
-        return (entrants - 1) * (s.cycles or 1) * per
-    if s.format is TournamentFormat.SWISS:
-        return (entrants // 2) * swiss_rounds(s.rounds, entrants) * per
-    raise ValueError(f"format {s.format} is not scheduled by the runner")
+    confidence = float(s.options.get("confidence", DEFAULT_CONFIDENCE))
+    budget = s.options.get("budget")
+    return confidence, adaptive_rounds(players, s.games_per_pairing, budget)
+
+
+def planned_games(
+    fmt: TournamentFormat,
+    entrants: int,
+    *,
+    games_per_pairing: int = 2,
+    cycles: int | None = None,
+    rounds: int | None = None,
+    budget: int | None = None,
+) -> int:
+    """How many games a tournament of ``fmt`` plays (Swiss: one bye per odd round; adaptive:
+    at most, it may settle sooner)."""
+    per = games_per_pairing
+    if fmt is TournamentFormat.ROUND_ROBIN:
+        return (entrants * (entrants - 1) // 2) * (cycles or 1) * per
+    if fmt is TournamentFormat.GAUNTLET:
+        return (entrants - 1) * (cycles or 1) * per
+    if fmt is TournamentFormat.SWISS:
+        return (entrants // 2) * swiss_rounds(rounds, entrants) * per
+    if fmt is TournamentFormat.ADAPTIVE:
+        return (entrants // 2) * adaptive_rounds(entrants, per, budget) * per
+    raise ValueError(f"format {fmt} is not scheduled by the runner")
+
+
+def total_games_planned(t: TournamentInfo, entrants: int) -> int:
+    """How many games the whole tournament plays (see :func:`planned_games`)."""
+    s = t.settings
+    return planned_games(
+        TournamentFormat(s.format),
+        entrants,
+        games_per_pairing=s.games_per_pairing,
+        cycles=s.cycles,
+        rounds=s.rounds,
+        budget=s.options.get("budget"),
+    )
 
 
 def challenger_of(t: TournamentInfo, entrants: Sequence[BotVersionInfo]) -> BotVersionInfo:
@@ -95,22 +146,46 @@ def next_pairings(
             stored = repo.pairings(t.id)
         todo = [p for p in stored if p.status in _OPEN]
         return todo or None
-    if fmt is not TournamentFormat.SWISS:
+    if fmt not in (TournamentFormat.SWISS, TournamentFormat.ADAPTIVE):
         raise ValueError(f"format {fmt} is not run by the tournament runner")
     last = max((p.round for p in stored), default=0)
     current = [p for p in stored if p.round == last and p.status in _OPEN]
     if current:
         return current
-    if last >= swiss_rounds(t.settings.rounds, len(entrants)):
-        return None
-    rnd = swiss_round(
-        [str(e.id) for e in entrants], swiss_scores(repo, t, stored), _history(stored)
-    )
+    if fmt is TournamentFormat.SWISS:
+        if last >= swiss_rounds(t.settings.rounds, len(entrants)):
+            return None
+        ids = [str(e.id) for e in entrants]
+        rnd = swiss_round(ids, swiss_scores(repo, t, stored), _history(stored))
+    else:
+        found = _adaptive_next(repo, t, entrants, stored, last)
+        if found is None:
+            return None
+        rnd = found
     _store_round(repo, t.id, rnd)
     fresh = repo.pairings(t.id, round_number=rnd.number)
     todo = [p for p in fresh if p.status in _OPEN]
     # A round of byes only (one entrant) has nothing to play: go on to the next round.
     return todo or next_pairings(repo, t, entrants)
+
+
+def _adaptive_next(
+    repo: Repository,
+    t: TournamentInfo,
+    entrants: Sequence[BotVersionInfo],
+    stored: Sequence[PairingInfo],
+    last: int,
+) -> Round | None:
+    """The next adaptive round, or ``None`` when the budget is spent or the order settled."""
+    confidence, most = adaptive_terms(t, len(entrants))
+    if last >= most:
+        return None
+    results = repo.game_results(tournament_id=t.id)
+    fit = pairing_fit(tally(results, [e.label for e in entrants]))
+    if last and order_settled(fit.ratings, fit.covariance, confidence):
+        return None
+    ids = [str(e.id) for e in entrants]
+    return adaptive_round(ids, fit.ratings, fit.covariance, _history(stored))
 
 
 def _history(stored: Sequence[PairingInfo]) -> list[Round]:

@@ -122,6 +122,11 @@ def tournament(request: Request) -> Response:
                 a: {b: h.as_dict() for b, h in opp.items()} for a, opp in board.cross.items()
             },
             "los": {a: dict(opp) for a, opp in board.los.items()},
+            "order": [
+                {"upper": upper, "lower": lower, "p_upper_stronger": p}
+                for upper, lower, p in data["order"]
+            ],
+            "confidence": data["confidence"],
         }
     )
 

@@ -25,6 +25,10 @@ class TournamentData(TypedDict):
     players: list[str]
     names: dict[str, VersionName | None]
     progress: Progress
+    #: Each two neighbours in the table and the likelihood the upper one is stronger.
+    order: list[tuple[str, str, float | None]]
+    #: The adaptive format's confidence (``None`` for the other formats).
+    confidence: float | None
 
 
 class BotGameData(TypedDict):

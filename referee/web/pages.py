@@ -21,6 +21,7 @@ from referee.storage import GameDetail, NotFoundError, Repository, TournamentInf
 from referee.storage.browse import VersionName, recent_games
 from referee.storage.enums import SourceKind
 from referee.tournament import schedule
+from referee.tournament.adaptive import DEFAULT_CONFIDENCE
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
@@ -149,12 +150,17 @@ def tournament_data(web: Web, key: int) -> TournamentData:
     names = snapshot(web).names
     by_label = {label: names.get(v.id) for label, v in st.versions.items()}
     players = [r.player for r in st.board.rows]
+    confidence = None
+    if t.settings.format == "adaptive":
+        confidence = float(t.settings.options.get("confidence", DEFAULT_CONFIDENCE))
     return {
         "t": t,
         "board": st.board,
         "players": players,
         "names": by_label,
         "progress": _progress(web, t),
+        "order": st.board.adjacent_los(),
+        "confidence": confidence,
     }
 
 
