@@ -85,9 +85,9 @@ def check_imports(root: Path) -> ValidationResult | None:
     return None
 
 
-async def play_validation(target: str, settings: ValidationSettings) -> ValidationResult:
-    """Play the validation games of the bot at ``target`` (a BOT argument) in the sandbox: one
-    from each seat, stopping at the first that rejects it."""
+async def play_validation(target: BotSpec, settings: ValidationSettings) -> ValidationResult:
+    """Play the validation games of the bot ``target`` (an SDK target or, for a built upload,
+    its command) in the sandbox: one from each seat, stopping at the first that rejects it."""
     game = load_game(settings.game, **settings.game_params)
     isolation = choose(settings.no_sandbox)
     # An upload is never trusted: without the sandbox it is not run unless the operator said so.
@@ -106,7 +106,7 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
 
 
 async def _play_seat(
-    target: str,
+    target: BotSpec,
     settings: ValidationSettings,
     game: Game[Any],
     isolation: Isolation,
@@ -115,7 +115,7 @@ async def _play_seat(
 ) -> ValidationResult:
     """One validation game with the upload in ``seat``; its verdict names the seat."""
     specs = [BotSpec("sdk", settings.reference)] * 2
-    specs[seat] = BotSpec("sdk", target)
+    specs[seat] = target
     result = await play_match(
         specs,
         game,
@@ -142,7 +142,7 @@ async def _play_seat(
 
     if end.offender == seat or (end.verdict is Verdict.ABORTED and end.offender is None):
         return verdict(
-            False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target))
+            False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target.value))
         )
     if end.offender is not None:
         # The reference bot failed: not the student's fault, but nothing was shown either.
