@@ -19,7 +19,8 @@ sandbox) and bundling it at ``bot/`` beside a copy of the server's clients/js (i
 ``../src/client`` as the examples do, and nothing is fetched from the network.
 
 The artefact lies at ``ROOT/builds/<source digest>/`` with ``artefact.json`` (language,
-command, the artefact's own content hash), sealed read-only like the source.
+entry, the artefact's own content hash), sealed read-only like the source; the version's
+launch command (:func:`command_of`) names that folder.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def build_upload(
     else:
         raise BuildUnavailable(f"no build for language {language!r}")
     digest = content_hash(out)
-    manifest = {"language": language, "command": command_of(language, out), "sha256": digest}
+    manifest = {"language": language, "entry": entry, "sha256": digest}
     (out / ARTEFACT).write_text(json.dumps(manifest, indent=1) + "\n")
     return digest
 
