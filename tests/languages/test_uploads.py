@@ -1,6 +1,6 @@
 """C++ and JavaScript uploads to a real `referee serve --submissions`: built in the sandbox,
 validated, accepted and played on the ladder like Python uploads; a compile error is the
-student's verdict with the compiler's first errors."""
+student's verdict with the compiler's first errors. The web pages show their game and bots."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import json
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -124,5 +126,32 @@ def test_cpp_and_js_uploads_are_built_validated_and_play_on_the_ladder(
         table = repo.latest_ratings(METHOD, ladder="main")
         assert table is not None
         assert sorted(labels[r.bot_version_id] for r in table.rows) == playing
+        bots = {v.label: v.bot_id for v in repo.list_bot_versions()}
     finally:
         repo.close()
+    pages = _web_pages(db, tmp_path, [f"/games/uid/{game.uid}", f"/bots/{bots[playing[0]]}"])
+    assert all("cee" in page and "jay" in page for page in pages)
+
+
+def _web_pages(db: Path, tmp_path: Path, paths: list[str]) -> list[str]:
+    """The web front's pages at ``paths``, served by `referee web` on the same database."""
+    address = tmp_path / "web-address"
+    web = subprocess.Popen(
+        [sys.executable, "-m", "referee.commands.main", "web", "--db", str(db), "--listen",
+         "127.0.0.1:0", "--address-file", str(address)],
+        env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (address.exists() and address.read_text().strip()):
+            assert web.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        url = address.read_text().split()[0]
+        found = []
+        for path in paths:
+            with urllib.request.urlopen(f"{url}{path}", timeout=30) as reply:
+                found.append(reply.read().decode())
+        return found
+    finally:
+        web.terminate()
+        web.wait(30)
