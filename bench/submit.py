@@ -42,6 +42,7 @@ from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
 from referee.hosting.uploads import SubmissionService  # noqa: E402
+from referee.sandbox.launch import BotSpec  # noqa: E402
 from referee.server.app import RefereeServer  # noqa: E402
 from referee.storage import Repository  # noqa: E402
 from referee.submissions.limits import UploadLimits  # noqa: E402
@@ -125,7 +126,7 @@ async def measure(runs: int, uploads: int, workdir: Path) -> dict[str, Any]:
         games = []
         for _ in range(runs):
             start = time.perf_counter()
-            verdict = await play_validation(stored.target, submissions.validation)
+            verdict = await play_validation(BotSpec("sdk", stored.target), submissions.validation)
             games.append(time.perf_counter() - start)
             assert verdict.accepted, verdict.reason
         # The store's throughput: the same server, its validation switched off.

@@ -265,7 +265,12 @@ class ProcessBot:
         return f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
 
     def kill(self) -> None:
+        """Kill the bot and every process it started (a command bot under a relay)."""
         if self.proc.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(self.proc.pid).children(recursive=True):
+                    with contextlib.suppress(psutil.Error):
+                        child.kill()
             self.proc.kill()
             self.proc.wait()
 

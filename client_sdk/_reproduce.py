@@ -114,7 +114,16 @@ def _said(answer: Answer) -> str | None:
 class Replayer:
     """Replays one pack against one bot process."""
 
-    def __init__(self, pack: Pack, bot: str, *, debug_ply: int | None, until: int | None) -> None:
+    def __init__(
+        self,
+        pack: Pack,
+        bot: str,
+        *,
+        debug_ply: int | None,
+        until: int | None,
+        command: bool = False,
+    ) -> None:
+        """``command``: ``bot`` is a shell command (a bot in any language, over gRPC)."""
         self.pack = pack
         self.seat = pack.seat
         try:
@@ -133,7 +142,8 @@ class Replayer:
         self.until = until
         self.expected = _recorded_answers(pack)
         env = {} if pack.seed is None else {SEED_ENV: str(pack.seed)}
-        self.bot = ProcessBot(bot, label=pack.seat_name, child="client_sdk._replay", env=env)
+        child = "client_sdk._replay_command" if command else "client_sdk._replay"
+        self.bot = ProcessBot(bot, label=pack.seat_name, child=child, env=env)
         self.answers = 0
         #: The bot is left running at ``until`` for a debugger.
         self.holding = False

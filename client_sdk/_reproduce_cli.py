@@ -4,6 +4,11 @@
 
     python -m client_sdk reproduce PACK BOT [--pdb] [--until PLY] [--json]
     python -m client_sdk reproduce GAME_ID BOT --server HOST --token-file F   # your pack
+    python -m client_sdk reproduce PACK -- COMMAND...     # a bot in any language (gRPC)
+
+After ``--``, the bot is a command (a C++ or JavaScript bot, clients/): it is started with
+``TETROMINO_SERVER`` and ``TETROMINO_TOKEN`` set and replayed over gRPC by
+:mod:`client_sdk._replay_command`.
 
 Exit status: 0 when the bot reaches the recorded verdict at the recorded ply, 1 when it
 does not, 2 when the replay could not run (no such pack, a pack that is not one, a bot that
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -39,7 +45,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PACK",
         help="a failure pack file, or with --server the id of one of your games",
     )
-    parser.add_argument("bot", metavar="BOT", help="the bot to run (as for python -m client_sdk)")
+    parser.add_argument(
+        "bot",
+        metavar="BOT",
+        nargs="?",
+        help="the bot to run (as for python -m client_sdk); or, after --, a command",
+    )
     parser.add_argument(
         "--pdb",
         action="store_true",
@@ -59,14 +70,19 @@ def _parser() -> argparse.ArgumentParser:
 
 def reproduce_main(argv: Sequence[str]) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    argv = list(argv)
+    command = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    if bool(command) == bool(args.bot):
+        parser.error("give the bot as BOT, or as a command after --, not both nor neither")
     try:
         pack = _pack(args)
         debug_ply = None
         if args.pdb:
             debug_ply = args.until if args.until is not None else pack.fault_ply
         until = None if args.pdb else args.until
-        replayer = Replayer(pack, args.bot, debug_ply=debug_ply, until=until)
+        bot = shlex.join(command) if command else args.bot
+        replayer = Replayer(pack, bot, debug_ply=debug_ply, until=until, command=bool(command))
     except (FailurePackError, CannotReplay, BotStartError) as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2

@@ -9,7 +9,9 @@ What is uploaded (see docs/sdk.md, "Submitting your bot"):
   or in ``submission.json`` inside the package: ``{"helpers": ["mylib"], "class": "Agent"}``;
   one from elsewhere only when named on purpose, ``--outside-helper PATH``, and listed file by
   file (:mod:`client_sdk._packing` says what goes up);
-* caches (``__pycache__``, ``*.pyc``) and VCS folders are left out.
+* caches (``__pycache__``, ``*.pyc``) and VCS folders are left out;
+* ``--language cpp|javascript``: ``PATH`` is the bot's source file, sent with the sources in
+  that language beside it (:mod:`client_sdk._sources`); the server builds it.
 
 The archive goes up over the ``Submissions`` gRPC service in chunks, authenticated by your token.
 """
@@ -20,6 +22,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -27,7 +30,8 @@ import grpc
 from client_sdk._connect import unreachable
 from client_sdk._errors import PackError
 from client_sdk._options import TokenError, add_server_options, address_of, token_of
-from client_sdk._packing import pack
+from client_sdk._packing import Package, pack
+from client_sdk._sources import foreign_project_error, pack_sources
 from client_sdk._tls import TlsSetupError, handshake_failure, tls_of, tls_options
 
 CHUNK = 256 * 1024
@@ -118,11 +122,18 @@ def submit_main(argv: Sequence[str]) -> int:
         action="store_true",
         help="return after the first check's verdict (follow the full games with `mine`)",
     )
+    parser.add_argument(
+        "--language",
+        choices=("python", "cpp", "javascript"),
+        default="python",
+        help="the bot's language (default %(default)s); cpp or javascript: PATH is its "
+        "source file, which the server builds",
+    )
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"bot": args.name or "", "version": "", "status": "rejected"}
     try:
         secret = token(args)
-        package = pack(args.path, args.helper, args.outside_helper)
+        package = _pack(args)
     except (PackError, OSError, TokenError) as exc:
         return _finish(args, {**result, "reason": str(exc)}, 2)
     for note in package.notes:
@@ -144,6 +155,15 @@ def submit_main(argv: Sequence[str]) -> int:
     except grpc.RpcError as exc:
         return _finish(args, {**result, "reason": reason(args, exc)}, 1)
     return _finish(args, result, 0 if result["status"] != "rejected" else 1)
+
+
+def _pack(args: argparse.Namespace) -> Package:
+    if args.language != "python":
+        return pack_sources(args.path, args.language)
+    wrong = foreign_project_error(Path(args.path))
+    if wrong is not None:
+        raise wrong
+    return pack(args.path, args.helper, args.outside_helper)
 
 
 def _event(args: argparse.Namespace, event: Any) -> dict[str, Any]:

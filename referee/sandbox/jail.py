@@ -33,6 +33,7 @@ __all__ = [
     "TOKEN_INSIDE",
     "Jail",
     "build_jail",
+    "contained_args",
     "inner_argv",
     "python_roots",
 ]
@@ -203,6 +204,18 @@ def _give(folder: Path, uid: int) -> None:
             os.chown(Path(root, name), uid, uid, follow_symlinks=False)
     os.chown(folder, uid, uid)
     os.chmod(folder, 0o700)
+
+
+def contained_args(scratch_mb: int) -> list[str]:
+    """The containment every sandboxed program gets (namespaces, no network, the read-only
+    system, a bounded ``/tmp``) without a bot's mounts: an upload's build adds its own."""
+    scratch = ["--perms", "1777", "--size", str(scratch_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    return [*_namespaces(), *_system_mounts(), *scratch]
+
+
+def memory_file(name: str, data: bytes) -> int:
+    """A descriptor bwrap reads ``data`` from (a memory file, positioned at its start)."""
+    return _memory_file(name, data)
 
 
 def _memory_file(name: str, data: bytes) -> int:

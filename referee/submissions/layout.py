@@ -4,8 +4,8 @@ The archive's top level holds the bot (a course-style package folder, an SDK pac
 a single ``.py`` module) and any helper packages or modules beside it. Which one is the bot:
 
 * ``submission.json`` at the top level, ``{"entry": "my_bot", "class": "Agent"}`` (``class``
-  optional; ``"language"``, when given, must be one the server hosts: ``python``), written by
-  ``python -m client_sdk submit``; else
+  optional; ``"language"``, when given, must be one the server hosts: ``python``, ``cpp``
+  or ``javascript``), written by ``python -m client_sdk submit``; else
 * the only top-level package folder (with ``__init__.py``) or, failing that, the only
   top-level ``.py`` file.
 
@@ -27,10 +27,12 @@ from pathlib import Path
 from referee.submissions.errors import LayoutError
 
 MANIFEST = "submission.json"
-#: The languages an upload may declare (``"language"`` in the manifest; absent: Python). Bots
-#: in other languages (clients/cpp, clients/js) play as remote bots; their uploads are refused
-#: with that sentence until the server builds and hosts them.
-HOSTED_LANGUAGES = frozenset({"python"})
+#: The languages an upload may declare (``"language"`` in the manifest; absent: Python). A
+#: C++ or JavaScript upload is built by :mod:`referee.submissions.build` (its ``entry`` is
+#: then a source file: ``bot.js``, or any ``.cpp`` file for C++, which compiles them all).
+HOSTED_LANGUAGES = frozenset({"python", "cpp", "javascript"})
+#: The source files a built language's entry may be, by language.
+SOURCE_SUFFIXES = {"cpp": (".cpp", ".cc"), "javascript": (".js",)}
 #: Third-party packages a bot may import besides the standard library and its own code.
 ALLOWED_PACKAGES = frozenset({"numpy", "client_sdk", "engine"})
 
@@ -42,6 +44,8 @@ class Entry:
     name: str
     is_package: bool
     agent_class: str | None = None
+    #: ``python``, or a language :mod:`referee.submissions.build` compiles or bundles.
+    language: str = "python"
 
     def target(self, root: Path) -> str:
         """The BOT argument the SDK runner is given (``path[:Class]``)."""
@@ -72,8 +76,11 @@ def _from_manifest(root: Path, manifest: Path) -> Entry:
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise LayoutError(f"{MANIFEST} is not valid JSON ({exc})") from None
-    _check_language(data.get("language", "python") if isinstance(data, dict) else "python")
+    language = data.get("language", "python") if isinstance(data, dict) else "python"
+    _check_language(language)
     entry = data.get("entry") if isinstance(data, dict) else None
+    if language != "python":
+        return _source_entry(root, str(language), entry)
     cls = data.get("class") if isinstance(data, dict) else None
     if not isinstance(entry, str) or not entry.removesuffix(".py").isidentifier():
         raise LayoutError(f'{MANIFEST} needs "entry": the top-level package or module name')
@@ -85,6 +92,18 @@ def _from_manifest(root: Path, manifest: Path) -> Entry:
     if (root / f"{name}.py").is_file():
         return Entry(name, False, cls)
     raise LayoutError(f"{MANIFEST} names {entry!r}, but the archive has no such package or module")
+
+
+def _source_entry(root: Path, language: str, entry: object) -> Entry:
+    """The entry of a C++ or JavaScript upload: a source file at the archive's top."""
+    suffixes = SOURCE_SUFFIXES[language]
+    if not isinstance(entry, str) or "/" in entry or not entry.endswith(suffixes):
+        raise LayoutError(
+            f'{MANIFEST} needs "entry": the top-level {" or ".join(suffixes)} file of the bot'
+        )
+    if not (root / entry).is_file():
+        raise LayoutError(f"{MANIFEST} names {entry!r}, but the archive has no such file")
+    return Entry(entry, False, None, language)
 
 
 def check_helpers(root: Path, entry: Entry) -> None:

@@ -29,13 +29,16 @@ from datetime import UTC, datetime, timedelta
 
 from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
-from referee.sandbox.isolation import SandboxUnavailable
+from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
+from referee.sandbox.launch import BotSpec
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.enums import GameKind, SubmissionStatus
 from referee.storage.submissions import NewVersion, SubmissionInfo
 from referee.submissions.archive import Unpacked
+from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
+from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
@@ -154,8 +157,8 @@ class Submissions:
             bot_name=_bot_name(name, player, stored),
             version=stored.version,
             digest=stored.digest,
-            source_kind=SourceKind.PACKAGE if stored.entry.is_package else SourceKind.SDK_MODULE,
-            location=stored.target,
+            source_kind=_source_kind(stored.entry),
+            location=self._location(stored),
             archive_bytes=len(data),
             unpacked_bytes=stored.unpacked.bytes,
             files=stored.unpacked.files,
@@ -166,6 +169,12 @@ class Submissions:
             raise NameTaken(str(exc)) from None
         log.info("submission_stored", player=player, bot=info.label, new=created)
         return info, created
+
+    def _location(self, stored: Stored) -> str:
+        """How the version is launched: its SDK target, or the command of its build."""
+        if stored.entry.language == "python":
+            return stored.target
+        return command_of(stored.entry.language, self.store.build_of(stored.digest))
 
     def _count_attempt(self, player: str) -> None:
         now = time.monotonic()
@@ -196,12 +205,18 @@ class Submissions:
         is the version's final verdict (rejected); a pass leaves it ``validating``, saying so,
         until its full games end; a missing sandbox leaves it ``validating`` unchecked."""
         started = time.monotonic()
-        result = await asyncio.to_thread(check_imports, self.store.path_of(info.digest))
+        root = self.store.path_of(info.digest)
+        result = await asyncio.to_thread(check_imports, root)
         if result is None:
             async with self._first:
                 try:
-                    result = await play_first_check(info.location, self.validation)
-                except SandboxUnavailable as exc:
+                    # A C++ or JavaScript version is built first (once): a compile error is
+                    # the first check's verdict.
+                    entry = await asyncio.to_thread(find_entry, root)
+                    result = await self._build(info, entry) or await play_first_check(
+                        _spec(info, entry), self.validation
+                    )
+                except (SandboxUnavailable, BuildUnavailable) as exc:
                     log.error("validation_postponed", bot=info.label, reason=str(exc))
                     return dataclasses.replace(info, reason=f"validation postponed: {exc}"), False
                 except Exception as exc:  # the referee's own failure: said, never silent
@@ -242,8 +257,9 @@ class Submissions:
         if result is None:
             async with self._slots:
                 try:
-                    result = await self._play(info)
-                except SandboxUnavailable as exc:
+                    entry = await asyncio.to_thread(find_entry, root)
+                    result = await self._build(info, entry) or await self._play(info, entry)
+                except (SandboxUnavailable, BuildUnavailable) as exc:
                     log.error("validation_postponed", bot=info.label, reason=str(exc))
                     return dataclasses.replace(info, reason=f"validation postponed: {exc}")
         log.info(
@@ -293,9 +309,24 @@ class Submissions:
             return dataclasses.replace(result, game_uid=None)
         return result
 
-    async def _play(self, info: SubmissionInfo) -> ValidationResult:
+    async def _build(self, info: SubmissionInfo, entry: Entry) -> ValidationResult | None:
+        """Build a C++ or JavaScript version in the sandbox (once): its compile error as the
+        verdict, else None (then it plays; a Python version has nothing to build)."""
+        if entry.language == "python":
+            return None
+        isolation = choose(self.validation.no_sandbox)
+        require_trusted(isolation, False, "an uploaded bot's build", self.validation.no_sandbox)
+        contained = isolation is Isolation.BWRAP
         try:
-            return await play_validation(info.location, self.validation)
+            await asyncio.to_thread(self.store.build, info.digest, entry, contained)
+        except BuildFailed as exc:
+            log.info("submission_build_failed", bot=info.label)
+            return ValidationResult(False, f"your {_LANGUAGE_NAMES[entry.language]} {exc}")
+        return None
+
+    async def _play(self, info: SubmissionInfo, entry: Entry) -> ValidationResult:
+        try:
+            return await play_validation(_spec(info, entry), self.validation)
         except SandboxUnavailable:
             raise
         except Exception as exc:  # the referee's own failure: never a silent "validating"
@@ -312,6 +343,15 @@ class Submissions:
         for info in waiting:
             await self.validate(info)
         return len(waiting)
+
+
+_LANGUAGE_NAMES = {"cpp": "C++ upload:", "javascript": "JavaScript upload:"}
+
+
+def _source_kind(entry: Entry) -> SourceKind:
+    if entry.language != "python":
+        return SourceKind.COMMAND
+    return SourceKind.PACKAGE if entry.is_package else SourceKind.SDK_MODULE
 
 
 def _bot_name(name: str | None, player: str, stored: Stored) -> str:
@@ -345,3 +385,8 @@ async def submit(
     """One upload from start to verdict (see :class:`Submissions`)."""
     service = Submissions(repo, store, limits=limits, validation=validation)
     return await service.submit(player, archive_bytes, name)
+
+
+def _spec(info: SubmissionInfo, entry: Entry) -> BotSpec:
+    """How a version is launched: an SDK target, or the command that runs its build."""
+    return BotSpec("sdk" if entry.language == "python" else "command", info.location)

@@ -3,6 +3,7 @@
 Layout (``ROOT`` is ``referee serve --submissions DIR``)::
 
     ROOT/versions/<sha256 hex>/...   one unpacked, read-only tree per version
+    ROOT/builds/<sha256 hex>/...     a C++ or JavaScript version's built artefact (build.py)
     ROOT/incoming/tmpXXXX/            an upload being unpacked (removed on any outcome)
 
 Files live on disk rather than in the database because the sandbox launches a version from a
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from referee.storage.content import content_hash
 from referee.submissions.archive import Unpacked, unpack
+from referee.submissions.build import ARTEFACT, build_upload, command_of
 from referee.submissions.layout import Entry, check_helpers, find_entry
 from referee.submissions.limits import UploadLimits
 
@@ -45,7 +47,8 @@ class Stored:
 
     @property
     def target(self) -> str:
-        """The BOT argument that launches this version."""
+        """The BOT argument that launches this version (a Python one; a built one's command
+        is :func:`~referee.submissions.build.command_of` its build folder)."""
         return self.entry.target(self.path)
 
 
@@ -56,7 +59,8 @@ class SubmissionStore:
         self.root = Path(root).resolve()
         self.versions = self.root / "versions"
         self.incoming = self.root / "incoming"
-        for folder in (self.root, self.versions, self.incoming):
+        self.builds = self.root / "builds"
+        for folder in (self.root, self.versions, self.incoming, self.builds):
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)
 
     def ingest(
@@ -96,12 +100,44 @@ class SubmissionStore:
             raise ValueError(f"not a sha256 digest: {digest!r}")
         return self.versions / digest
 
+    def build_of(self, digest: str) -> Path:
+        """Where version ``digest``'s artefact lies (once built)."""
+        self.path_of(digest)  # the same check of the digest
+        return self.builds / digest
+
+    def build(self, digest: str, entry: Entry, contained: bool) -> str:
+        """Build version ``digest`` (once: a second call finds it); the launch command.
+        Raises :class:`~referee.submissions.build.BuildFailed` with the student's sentence."""
+        final = self.build_of(digest)
+        if not (final / ARTEFACT).is_file():
+            work = Path(tempfile.mkdtemp(prefix="build-", dir=self.incoming))
+            try:
+                out = work / "out"
+                out.mkdir()
+                source = self.path_of(digest)
+                build_upload(source, entry.language, entry.name, out, contained=contained)
+                _seal(out)
+                if final.exists():  # a build cut short (no manifest): never launched, redone
+                    shutil.rmtree(final, onerror=_force_remove)
+                try:
+                    os.rename(out, final)
+                except OSError:
+                    # The same version built at once by another upload: same sources, keep it.
+                    if not (final / ARTEFACT).is_file():
+                        raise
+            finally:
+                shutil.rmtree(work, onerror=_force_remove)
+        return command_of(entry.language, final)
+
 
 def _seal(tree: Path) -> None:
-    """Make the tree read-only (files 0444, folders 0555): a stored version never changes."""
+    """Make the tree read-only (files 0444, or 0555 if executable, folders 0555; links are
+    left as they are): a stored version never changes."""
     for folder, dirs, files in os.walk(tree, topdown=False):
         for name in files:
-            os.chmod(os.path.join(folder, name), 0o444)
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o555 if os.stat(path).st_mode & 0o100 else 0o444)
         for name in dirs:
             os.chmod(os.path.join(folder, name), 0o555)
     os.chmod(tree, 0o555)

@@ -89,9 +89,9 @@ def check_imports(root: Path) -> ValidationResult | None:
     return None
 
 
-async def play_validation(target: str, settings: ValidationSettings) -> ValidationResult:
-    """Play the validation games of the bot at ``target`` (a BOT argument) in the sandbox: one
-    from each seat, stopping at the first that rejects it."""
+async def play_validation(target: BotSpec, settings: ValidationSettings) -> ValidationResult:
+    """Play the validation games of the bot ``target`` (an SDK target or, for a built upload,
+    its command) in the sandbox: one from each seat, stopping at the first that rejects it."""
     game = load_game(settings.game, **settings.game_params)
     isolation = choose(settings.no_sandbox)
     # An upload is never trusted: without the sandbox it is not run unless the operator said so.
@@ -110,9 +110,9 @@ async def play_validation(target: str, settings: ValidationSettings) -> Validati
 
 
 async def first_check(
-    target: str, settings: ValidationSettings, moves: int = FIRST_CHECK_MOVES
+    target: BotSpec, settings: ValidationSettings, moves: int = FIRST_CHECK_MOVES
 ) -> ValidationResult:
-    """The first check, in seconds: the bot at ``target`` loads and answers its first
+    """The first check, in seconds: the bot ``target`` loads and answers its first
     ``moves`` moves from the opening legally within the limits, as each seat (both games at
     once, stopped there); the verdict of the first seat that failed, else a pass."""
     game = load_game(settings.game, **settings.game_params)
@@ -149,7 +149,7 @@ class _StopAfter:
 
 
 async def _play_seat(
-    target: str,
+    target: BotSpec,
     settings: ValidationSettings,
     game: Game[Any],
     isolation: Isolation,
@@ -160,7 +160,7 @@ async def _play_seat(
     """One validation game with the upload in ``seat`` (stopped after its first ``moves``
     moves when given); its verdict names the seat."""
     specs = [BotSpec("sdk", settings.reference)] * 2
-    specs[seat] = BotSpec("sdk", target)
+    specs[seat] = target
     stop = _StopAfter(seat, moves) if moves else None
     result = await play_match(
         specs,
@@ -193,7 +193,7 @@ async def _play_seat(
         return verdict(True, f"{where}: its first {moves} moves legal and in time")
     if end.offender == seat or (end.verdict is Verdict.ABORTED and end.offender is None):
         return verdict(
-            False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target))
+            False, f"playing {where}, " + _explain(end.reason, output, _upload_root(target.value))
         )
     if end.offender is not None:
         # The reference bot failed: not the student's fault, but nothing was shown either.

@@ -27,4 +27,8 @@ def js_bots() -> Path:
     with locked(JS):
         if not (JS / "node_modules" / "@grpc" / "grpc-js").is_dir():
             run(["npm", "ci", "--no-audit", "--no-fund"], JS)
+        elif not (JS / "protos").is_dir():
+            # node_modules came without npm ci's prepare step (a copied checkout): the copy of
+            # protos/ a sandboxed JS bot needs is made the same way, with no network.
+            run(["node", "scripts/copy-protos.js"], JS)
     return JS

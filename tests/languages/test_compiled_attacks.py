@@ -1,14 +1,17 @@
-"""A compiled (C++) bot in the real sandbox, launched as the referee launches any command bot:
-its attacks on the host fail as a Python bot's do, and the game goes on."""
+"""A compiled (C++) bot in the real sandbox, launched as the referee launches any command bot,
+compiled locally or uploaded and built by the server: its attacks on the host fail as a
+Python bot's do, and the game goes on."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import secrets
 import socket
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import psutil
@@ -18,6 +21,8 @@ from engine.registry import load_game
 from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec
+from referee.submissions.limits import UploadLimits
+from referee.submissions.store import SubmissionStore
 from tests.languages.toolchains import CPP, require
 from tests.sandbox.sandbox_required import require_sandbox
 
@@ -60,12 +65,42 @@ def _compile(build: Path, out: Path) -> Path:
     return binary
 
 
+def _upload_and_build(store_root: Path) -> str:
+    """The attacker uploaded as a student's C++ bot, built by the server in the sandbox: the
+    command the referee launches it with from the store."""
+    data = io.BytesIO()
+    with zipfile.ZipFile(data, "w") as archive:
+        archive.writestr("submission.json", '{"entry": "attacker.cpp", "language": "cpp"}')
+        archive.write(Path(__file__).with_name("attacker.cpp"), "attacker.cpp")
+    store = SubmissionStore(store_root)
+    stored = store.ingest(data.getvalue(), UploadLimits())
+    return store.build(stored.digest, stored.entry, contained=True)
+
+
 def test_a_compiled_bots_attacks_fail_and_the_game_goes_on(
     cpp_bots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every attack of the C++ attacker is blocked in the sandbox; the game ends normally."""
     require_sandbox()
     require("g++", "pkg-config")
+    _attack(str(_compile(cpp_bots, tmp_path)), tmp_path, monkeypatch)
+
+
+def test_an_uploaded_compiled_bots_attacks_fail_and_the_game_goes_on(
+    cpp_bots: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attacker uploaded as C++ source, built by the server in the sandbox and launched
+    from the store as the ladder launches it: every attack is blocked, the game ends."""
+    require_sandbox()
+    require("g++", "pkg-config")
+    command = _upload_and_build(tmp_path / "store")
+    assert "/builds/" in command
+    _attack(command, tmp_path, monkeypatch)
+
+
+def _attack(command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Play the attacker (``command``) against a Python bot in the sandbox, with the host's
+    targets named in a file it is given, and check every attack was blocked."""
     secret = secrets.token_hex(12)
     monkeypatch.setenv("TETROMINO_DATABASE_URL", f"postgresql://postgres:{secret}@127.0.0.1/x")
     database = tmp_path / "arena.db"
@@ -73,7 +108,6 @@ def test_a_compiled_bots_attacks_fail_and_the_game_goes_on(
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     listener = socket.create_server(("127.0.0.1", 0))
     try:
-        binary = _compile(cpp_bots, tmp_path)
         targets = tmp_path / "targets.txt"
         targets.write_text(
             f"database {database}\nreferee_code {Path(__file__).resolve()}\n"
@@ -81,7 +115,7 @@ def test_a_compiled_bots_attacks_fail_and_the_game_goes_on(
             f"referee_pid {os.getpid()}\nopponent_pid {bystander.pid}\n"
         )
         specs = [
-            BotSpec("command", f"{binary} {targets}"),
+            BotSpec("command", f"{command} {targets}"),
             BotSpec("sdk", "client_sdk.examples.random_bot"),
         ]
         result = asyncio.run(play_match(specs, load_game("tetress"), isolation=Isolation.BWRAP))

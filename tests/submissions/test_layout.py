@@ -108,11 +108,37 @@ def test_syntax_errors_are_reported(tmp_path: Path) -> None:
 def test_a_manifest_declaring_a_language_the_server_does_not_host_is_refused(
     tmp_path: Path,
 ) -> None:
-    """An upload declaring C++ is refused naming the hosted languages and the way to play."""
-    root = _tree(tmp_path, {"submission.json": '{"entry": "bot", "language": "cpp"}', "bot.py": ""})
-    with pytest.raises(LayoutError, match=r"'cpp'.*python only.*connect it with your token"):
+    """An upload declaring Rust is refused naming the hosted languages and the way to play."""
+    root = _tree(
+        tmp_path, {"submission.json": '{"entry": "bot", "language": "rust"}', "bot.py": ""}
+    )
+    with pytest.raises(
+        LayoutError, match=r"'rust'.*cpp, javascript, python only.*connect it with your token"
+    ):
         find_entry(root)
     python = _tree(
         tmp_path / "py", {"submission.json": '{"entry": "bot", "language": "python"}', "bot.py": ""}
     )
     assert find_entry(python).name == "bot"
+
+
+def test_a_cpp_or_javascript_manifest_names_a_source_file_at_the_top(tmp_path: Path) -> None:
+    """A C++ or JavaScript upload's entry is its top-level source file, in that language."""
+    cpp = _tree(
+        tmp_path / "cpp",
+        {"submission.json": '{"entry": "bot.cpp", "language": "cpp"}', "bot.cpp": "int main(){}"},
+    )
+    entry = find_entry(cpp)
+    assert (entry.name, entry.language) == ("bot.cpp", "cpp")
+    js = _tree(
+        tmp_path / "js",
+        {"submission.json": '{"entry": "bot.py", "language": "javascript"}', "bot.py": ""},
+    )
+    with pytest.raises(LayoutError, match=r'needs "entry": the top-level \.js file'):
+        find_entry(js)
+    missing = _tree(
+        tmp_path / "missing",
+        {"submission.json": '{"entry": "main.cpp", "language": "cpp"}', "bot.cpp": ""},
+    )
+    with pytest.raises(LayoutError, match="no such file"):
+        find_entry(missing)

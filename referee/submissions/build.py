@@ -1,0 +1,267 @@
+"""Building a C++ or JavaScript upload into the program the referee launches.
+
+A C++ upload is compiled in the sandbox (the bubblewrap containment of a bot: new namespaces,
+no network, the read-only system, the seccomp filter) with one fixed command line, documented
+in clients/cpp/README.md ("Uploading")::
+
+    g++ -std=c++17 -O2 -I<client include> -I<generated protos> SOURCES.cpp
+        libtetromino_client.a $(pkg-config --cflags --libs grpc++ protobuf) -o bot
+
+against the server's own build of clients/cpp (``cmake --build clients/cpp/build``: the
+client library and the code generated from ``protos/``, mounted read-only). The upload is
+read-only at ``/src``; only the output folder is writable. The build runs under a time limit,
+an address-space limit (``RLIMIT_AS``), a file-size limit (``RLIMIT_FSIZE``, which also bounds
+the compiler's output, written to a file) and only the output's first lines are kept.
+
+A JavaScript upload is "built" by checking its entry parses (``node --check``, in the same
+sandbox) and bundling it at ``bot/`` beside a copy of the server's clients/js (its ``src``,
+``package.json``, ``node_modules`` and the repository's ``protos/``): the upload requires
+``../src/client`` as the examples do, and nothing is fetched from the network.
+
+The artefact lies at ``ROOT/builds/<source digest>/`` with ``artefact.json`` (language,
+entry, the artefact's own content hash), sealed read-only like the source; the version's
+launch command (:func:`command_of`) names that folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from referee.sandbox import seccomp
+from referee.sandbox.botcode import PLATFORM
+from referee.sandbox.jail import contained_args, memory_file
+from referee.storage.content import content_hash
+
+#: What the artefact's manifest is called, in the build folder.
+ARTEFACT = "artefact.json"
+_OUT_INSIDE = "/out"
+_SRC_INSIDE = "/src"
+_TOOLKIT_INSIDE = "/opt/toolkit"
+
+
+@dataclass(frozen=True, slots=True)
+class BuildLimits:
+    """How long, how much memory and how much output one build may take."""
+
+    time_s: float = 300.0
+    memory_mb: int = 3072
+    #: The largest file the build may write (the program, or the compiler's output).
+    file_mb: int = 256
+    #: How much of the compiler's output the student is shown (its first errors).
+    shown_chars: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Toolchains:
+    """The server's own client builds that uploads compile or bundle against."""
+
+    cpp_build: Path = PLATFORM / "clients" / "cpp" / "build"
+    cpp_include: Path = PLATFORM / "clients" / "cpp" / "include"
+    js_client: Path = PLATFORM / "clients" / "js"
+    protos: Path = PLATFORM / "protos"
+
+
+class BuildFailed(Exception):
+    """The upload did not build: the sentence (with the compiler's first errors) is the
+    student's verdict."""
+
+
+class BuildUnavailable(Exception):
+    """The server cannot build this language (its toolchain or client build is missing)."""
+
+
+def command_of(language: str, out: Path) -> str:
+    """The command that launches the artefact built into ``out``."""
+    if language == "cpp":
+        return shlex.quote(str(out / "bot"))
+    return f"node {shlex.quote(str(out / 'js'))}"
+
+
+def build_upload(
+    source: Path,
+    language: str,
+    entry: str,
+    out: Path,
+    *,
+    contained: bool,
+    tools: Toolchains = Toolchains(),
+    limits: BuildLimits = BuildLimits(),
+) -> str:
+    """Build the upload at ``source`` into the empty folder ``out``; the artefact's content
+    hash. Raises :class:`BuildFailed` (the student's) or :class:`BuildUnavailable` (ours)."""
+    if language == "cpp":
+        _compile_cpp(source, out, contained, tools, limits)
+    elif language == "javascript":
+        _bundle_js(source, entry, out, contained, tools, limits)
+    else:
+        raise BuildUnavailable(f"no build for language {language!r}")
+    digest = content_hash(out)
+    manifest = {"language": language, "entry": entry, "sha256": digest}
+    (out / ARTEFACT).write_text(json.dumps(manifest, indent=1) + "\n")
+    return digest
+
+
+def _compile_cpp(
+    source: Path, out: Path, contained: bool, tools: Toolchains, limits: BuildLimits
+) -> None:
+    library = tools.cpp_build / "libtetromino_client.a"
+    generated = tools.cpp_build / "generated"
+    if not library.is_file() or not generated.is_dir() or shutil.which("g++") is None:
+        raise BuildUnavailable(
+            f"this server cannot build C++ uploads: g++ and {library} are needed "
+            "(cmake --build clients/cpp/build)"
+        )
+    sources = sorted(p.name for p in source.iterdir() if p.suffix in (".cpp", ".cc"))
+    flags = _pkg_config()
+    where = _Where(source, out, contained)
+    toolkit = f"{_TOOLKIT_INSIDE}/lib.a" if contained else str(library)
+    include = f"{_TOOLKIT_INSIDE}/include" if contained else str(tools.cpp_include)
+    gen = f"{_TOOLKIT_INSIDE}/generated" if contained else str(generated)
+    argv = ["g++", "-std=c++17", "-O2", f"-I{include}", f"-I{gen}"]
+    argv += [f"{where.src}/{name}" for name in sources]
+    argv += [toolkit, *flags, "-o", f"{where.out}/bot"]
+    mounts = [
+        (library, f"{_TOOLKIT_INSIDE}/lib.a"),
+        (tools.cpp_include, f"{_TOOLKIT_INSIDE}/include"),
+    ]
+    mounts.append((generated, f"{_TOOLKIT_INSIDE}/generated"))
+    _run("the C++ build", argv, where, mounts, limits)
+    if not (out / "bot").is_file():
+        raise BuildFailed("the C++ build produced no program")
+
+
+def _bundle_js(
+    source: Path, entry: str, out: Path, contained: bool, tools: Toolchains, limits: BuildLimits
+) -> None:
+    client = tools.js_client
+    if not (client / "node_modules" / "@grpc" / "grpc-js").is_dir() or not shutil.which("node"):
+        raise BuildUnavailable(
+            f"this server cannot host JavaScript uploads: node and {client}/node_modules are "
+            "needed (npm ci in clients/js)"
+        )
+    where = _Where(source, out, contained)
+    _run("the JavaScript check", ["node", "--check", f"{where.src}/{entry}"], where, [], limits)
+    bundle = out / "js"
+    bundle.mkdir()
+    for part in ("src", "node_modules"):
+        shutil.copytree(client / part, bundle / part, symlinks=True)
+    shutil.copy2(client / "package.json", bundle / "package.json")
+    shutil.copytree(tools.protos, bundle / "protos")
+    shutil.copytree(source, bundle / "bot", symlinks=True)
+    # The launcher `node js` runs: package.json names index.js as the folder's main file.
+    (bundle / "index.js").write_text(f"'use strict';\nrequire({json.dumps('./bot/' + entry)});\n")
+
+
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """The upload and the output folder, and their paths as the build sees them."""
+
+    source: Path
+    output: Path
+    contained: bool
+
+    @property
+    def src(self) -> str:
+        return _SRC_INSIDE if self.contained else str(self.source)
+
+    @property
+    def out(self) -> str:
+        return _OUT_INSIDE if self.contained else str(self.output)
+
+
+def _run(
+    what: str,
+    argv: list[str],
+    where: _Where,
+    mounts: list[tuple[Path, str]],
+    limits: BuildLimits,
+) -> None:
+    """Run one build step (contained unless the operator chose no sandbox); a failure is a
+    :class:`BuildFailed` with the first of its output."""
+    fds: list[int] = []
+    if where.contained:
+        args = contained_args(scratch_mb=256)
+        for host, inside in mounts:
+            args += ["--ro-bind", str(host), inside]
+        args += ["--ro-bind", str(where.source), _SRC_INSIDE, "--bind", str(where.output)]
+        args += [_OUT_INSIDE, "--remount-ro", "/"]
+        fds.append(memory_file("arena-build-seccomp", seccomp.bpf_program()))
+        args += ["--seccomp", str(fds[0]), "--chdir", _OUT_INSIDE]
+        fds.append(memory_file("arena-build-args", b"".join(a.encode() + b"\0" for a in args)))
+        argv = ["bwrap", "--args", str(fds[1]), "--", *argv]
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C"}
+    try:
+        code, output = _bounded_run(argv, env, tuple(fds), limits)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    if code is None:
+        raise BuildFailed(f"{what} took longer than {limits.time_s:g} s and was stopped")
+    if code != 0:
+        shown = _first(output, limits.shown_chars)
+        raise BuildFailed(f"{what} failed (exit {code}):\n{shown}")
+
+
+def _bounded_run(
+    argv: list[str], env: dict[str, str], fds: tuple[int, ...], limits: BuildLimits
+) -> tuple[int | None, str]:
+    """``(exit code or None on timeout, output)``: a new session killed whole on timeout."""
+
+    def bound() -> None:
+        memory = limits.memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        size = limits.file_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            pass_fds=fds,
+            start_new_session=True,
+            preexec_fn=bound,
+        )
+        try:
+            code: int | None = proc.wait(timeout=limits.time_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = None
+        log.seek(0)
+        return code, log.read(64 * 1024).decode("utf-8", "replace")
+
+
+def _first(output: str, chars: int) -> str:
+    """The output's start, cut at a line, with a note of what was left out."""
+    if len(output) <= chars:
+        return output.rstrip()
+    cut = output[:chars].rsplit("\n", 1)[0]
+    return f"{cut}\n[... {len(output) - len(cut)} more characters of output]"
+
+
+def _pkg_config() -> list[str]:
+    try:
+        done = subprocess.run(
+            ["pkg-config", "--cflags", "--libs", "grpc++", "protobuf"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BuildUnavailable(
+            f"this server cannot build C++ uploads: pkg-config ({exc})"
+        ) from None
+    return done.stdout.split()

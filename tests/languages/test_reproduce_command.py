@@ -1,0 +1,68 @@
+"""A failure pack replays against a bot in another language: `python -m client_sdk reproduce
+PACK -- COMMAND...` serves the recorded messages over gRPC to the command and reaches the
+recorded verdict at the recorded ply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.languages.toolchains import JS, ROOT
+
+pytestmark = pytest.mark.slow
+
+#: A JavaScript bot that plays seeded random moves, then throws on its fourth request.
+THROWER = """'use strict';
+const {{ optionsFrom, run, seededRandom }} = require({client});
+const {{ Board, toText }} = require({tetress});
+const random = seededRandom();
+let asked = 0;
+run(optionsFrom(process.argv.slice(2), 'js-thrower'), (request) => {{
+  asked += 1;
+  if (asked === 4) throw new Error('thrown on purpose at the fourth request');
+  const moves = Board.parse(request.position).legalMoves();
+  return {{ action: toText(moves[Math.floor(random() * moves.length)]) }};
+}});
+"""
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+
+
+def test_a_pack_replays_against_a_command_bot(js_bots: Path, tmp_path: Path) -> None:
+    """A JS bot's runtime error is packed; reproduce -- node BOT reaches it at the same ply,
+    its seeded moves the game's; a command that never connects is one line, status 2."""
+    bot = tmp_path / "thrower.js"
+    bot.write_text(
+        THROWER.format(
+            client=json.dumps(str(JS / "src" / "client")),
+            tetress=json.dumps(str(JS / "src" / "tetress")),
+        )
+    )
+    record = tmp_path / "game.json"
+    # Uncontained: the bot requires the client by its path in this checkout.
+    played = _run(
+        "-m", "referee.commands.main", "match", f"cmd:node {bot}",
+        "client_sdk.examples.random_bot", "--record", str(record), "--json", "--no-sandbox",
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    result = json.loads(played.stdout.strip().splitlines()[-1])
+    assert result["verdict"] == "runtime_error" and result["offender"] == "RED", result
+    pack_path = Path(result["seats"]["RED"]["failure_pack"])
+    pack = json.loads(pack_path.read_text())
+    out = _run("-m", "client_sdk", "reproduce", str(pack_path), "--json", "--", "node", str(bot))
+    assert out.returncode == 0, out.stdout + out.stderr
+    replay = json.loads(out.stdout.strip().splitlines()[-1])
+    assert replay["match"] is True and replay["reproduced"]["verdict"] == "runtime_error"
+    assert replay["reproduced"]["ply"] == pack["fault_ply"]
+    assert replay["reproduced"]["reason"] == replay["recorded"]["reason"], replay
+    assert (replay["answers"], replay["diverged"]) == (3, None)
+    silent = _run("-m", "client_sdk", "reproduce", str(pack_path), "--", "true")
+    assert silent.returncode == 2 and "did not connect" in silent.stderr, silent.stderr
