@@ -21,6 +21,7 @@ from engine.records import (
     write_json,
     write_record,
 )
+from engine.records.search import SEARCH_KEYS
 
 # Every registered game with its defaults, plus a small ATT well, where row removals (and so
 # clearance marks) are frequent.
@@ -37,8 +38,9 @@ free_text = st.text(max_size=30)
 tag_text = st.text(max_size=20)
 extra_data = st.lists(
     st.tuples(
+        # Keys with a typed home of their own (measures, the search) are not free data.
         st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
-            lambda k: k not in ("think", "clock", "lag", "mem")
+            lambda k: k not in ("think", "clock", "lag", "mem", *SEARCH_KEYS)
         ),
         st.text(
             alphabet=st.characters(
