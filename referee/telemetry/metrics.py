@@ -147,6 +147,18 @@ JOBS_FINISHED = Counter(
     ["queue", "outcome"],
     registry=REGISTRY,
 )
+DATABASE_UP = Gauge(
+    f"{_PREFIX}_database_up",
+    "1 while this process's last use of the database by a loop succeeded, 0 while it fails.",
+    ["loop"],
+    registry=REGISTRY,
+)
+DATABASE_FAILURES = Counter(
+    f"{_PREFIX}_database_failures",
+    "Failed uses of the database by this process's loops (unreachable, restarted, cut off).",
+    ["loop"],
+    registry=REGISTRY,
+)
 
 
 # -- games (the match runner) --------------------------------------------------------------------
@@ -255,6 +267,14 @@ def set_oldest_job_age(queue: str, seconds: float) -> None:
 def job_finished(queue: str, outcome: str) -> None:
     """``outcome``: a short fixed word (``succeeded``, ``failed``, ``retried``, ...)."""
     JOBS_FINISHED.labels(queue, outcome).inc()
+
+
+def database_reachable(loop: str, ok: bool) -> None:
+    """Whether ``loop`` (a fixed word: ``queue_poll``, ``tournaments``, ``recovery``,
+    ``leases``) just reached the database."""
+    DATABASE_UP.labels(loop).set(1 if ok else 0)
+    if not ok:
+        DATABASE_FAILURES.labels(loop).inc()
 
 
 def exposition() -> bytes:
