@@ -26,7 +26,7 @@ from referee.tournament.ladder import compute_ladder
 from referee.tournament.standings import standings
 
 #: The job lease: a worker silent this long is taken for dead (heartbeat every 0.5 s).
-STALL_S = 4.0
+STALL_S = 6.0
 HEARTBEAT_S = 0.5
 HOST_ROLES = ("server", "w1", "w2", "student")
 

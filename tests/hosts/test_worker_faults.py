@@ -75,3 +75,26 @@ def test_a_worker_cut_past_its_lease_is_replaced_and_its_late_result_refused(
     check_tournament(repo, tid, len(BOTS))
     d.no_bot_left()
     repo.close()
+
+
+def test_a_worker_host_killed_mid_game_is_replaced(deployment: Deployment) -> None:
+    """Every process of a worker host SIGKILLed mid-game: the other worker host plays the game
+    again, the tournament finishes with every game stored once and no bot process is left."""
+    d = deployment
+    repo = d.repo()
+    tid = _tournament(repo, "kill")
+    d.worker("w1")
+    d.worker("w2")
+    d.server()
+    game = _cut_mid_game(d, repo, "w1")
+    d.hosts.kill("w1")
+    d.hosts.heal("w1")
+    wait_for(lambda: repo.get_tournament(tid).status.value == "finished", 180, "the end")
+    assert not stored(repo, str(game["game_id"]))
+    assert any(
+        line["event"] == "game_recorded" and line["job_id"] == game["job_id"]
+        for line in d.lines("w2")
+    )
+    check_tournament(repo, tid, len(BOTS))
+    d.no_bot_left()
+    repo.close()
