@@ -17,6 +17,7 @@ from procrastinate import App, PsycopgConnector
 from procrastinate.schema import SchemaManager
 from sqlalchemy.engine import make_url
 
+from referee.storage.db import DEAD_LINK_ARGS
 from referee.workers import TASK_NAME
 
 #: Any constant: serialises "make the queue schema" across processes.
@@ -32,27 +33,13 @@ def is_postgres(url: str | None) -> bool:
     return make_url(url).get_backend_name() == "postgresql"
 
 
-#: A connection to a database host that stopped answering (a cut link drops packets, it sends
-#: no reset) fails within this many seconds instead of waiting for TCP's retransmissions (about
-#: 15 minutes): libpq's connect timeout, TCP keepalives and ``tcp_user_timeout``.
-DEAD_LINK_S = 10
-
-
 def conninfo(url: str) -> str:
     """The libpq form of a SQLAlchemy URL (``postgresql+psycopg://`` -> ``postgresql://``),
-    with the dead-link bounds of :data:`DEAD_LINK_S` unless the URL sets its own."""
+    with the storage's dead-link bounds unless the URL sets its own."""
     if not is_postgres(url):
         raise ValueError(f"the job queue needs a PostgreSQL database, not {url!r}")
     parsed = make_url(url).set(drivername="postgresql")
-    bounds = {
-        "connect_timeout": str(DEAD_LINK_S),
-        "keepalives": "1",
-        "keepalives_idle": str(DEAD_LINK_S // 2),
-        "keepalives_interval": "1",
-        "keepalives_count": str(DEAD_LINK_S // 2),
-        "tcp_user_timeout": str(DEAD_LINK_S * 1000),
-    }
-    missing = {k: v for k, v in bounds.items() if k not in parsed.query}
+    missing = {k: v for k, v in DEAD_LINK_ARGS.items() if k not in parsed.query}
     return parsed.update_query_dict(missing).render_as_string(hide_password=False)
 
 
