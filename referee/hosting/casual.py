@@ -26,10 +26,14 @@ from referee.storage import (
     Repository,
     SourceKind,
 )
+from referee.storage.failures import describe
+from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
 
 log = get_logger("referee.casual")
+#: The longest wait between two tries to store a finished game while the database is away.
+STORE_RETRY_MAX_S = 5.0
 
 
 class CasualRecorder:
@@ -70,22 +74,52 @@ class CasualRecorder:
     async def _store(
         self, who: list[tuple[str | None, str, str]], report: GameReport, game: Game[Any]
     ) -> None:
+        """Store a finished game; while the database is away, try again (every few seconds,
+        until stored or the server stops), so a game finished during an outage is kept."""
+        wait = 1.0
+        while True:
+            try:
+                await self._store_once(who, report, game)
+                return
+            except Exception as exc:
+                cause = describe(exc)
+                if cause is None:
+                    log.exception("casual_game_not_stored", game_id=report.game_id)
+                    return
+                log.warning("casual_game_store_waiting", game_id=report.game_id, reason=cause)
+                metrics.database_reachable("casual_store", False)
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, STORE_RETRY_MAX_S)
+
+    async def _store_once(
+        self, who: list[tuple[str | None, str, str]], report: GameReport, game: Game[Any]
+    ) -> None:
+        versions = [await asyncio.to_thread(self._version, *w) for w in who]
+        if any(v is None for v in versions):
+            return
+        found = [v for v in versions if v is not None]
+        if found[0].id == found[1].id:
+            log.info("casual_self_play_not_stored", bot=found[0].label)
+            return
+        # Played by the matchmaker's runner: only the storing half of play_and_store. A win
+        # over a bot that failed to answer again is kept, but rates no one.
+        filing = Filing("casual", voided=unrated(report))
         try:
-            versions = [await asyncio.to_thread(self._version, *w) for w in who]
-            if any(v is None for v in versions):
-                return
-            found = [v for v in versions if v is not None]
-            if found[0].id == found[1].id:
-                log.info("casual_self_play_not_stored", bot=found[0].label)
-                return
-            # Played by the matchmaker's runner: only the storing half of play_and_store. A win
-            # over a bot that failed to answer again is kept, but rates no one.
-            filing = Filing("casual", voided=unrated(report))
             await asyncio.to_thread(store_game, self.repo, report, game, found, filing)
-            self.stored += 1
-            await self.refresh_ladder(game.name)
-        except Exception:
-            log.exception("casual_game_not_stored", game_id=report.game_id)
+        except ConflictError:
+            # An earlier try committed but its answer was lost with the link: stored once.
+            if not await asyncio.to_thread(self._stored, report.game_id):
+                raise
+        self.stored += 1
+        metrics.database_reachable("casual_store", True)
+        await self.refresh_ladder(game.name)
+
+    def _stored(self, uid: str) -> bool:
+        try:
+            self.repo.get_game(uid)
+        except NotFoundError:
+            return False
+        return True
 
     async def refresh_ladder(self, game: str) -> None:
         """Rebuild the ladder of ``game`` (also after the server's own launched games)."""
