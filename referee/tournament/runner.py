@@ -187,7 +187,9 @@ class TournamentRunner:
             self.progress.started(max(total, state.games_finished), state.games_finished)
         self._ladder_dirty = asyncio.Event()
         ladder_task = asyncio.create_task(self._ladder_loop()) if self.ladder else None
-        status = TournamentStatus.PAUSED
+        # Cut off by an error (the database lost, say) it stays running, to be resumed; only
+        # games given up pause it.
+        status = TournamentStatus.RUNNING
         try:
             while True:
                 todo = await asyncio.to_thread(schedule.next_pairings, repo, t, self.entrants)
@@ -196,6 +198,7 @@ class TournamentRunner:
                     break
                 gave_up = await self._play_pairings(todo)
                 if gave_up:
+                    status = TournamentStatus.PAUSED
                     break
         finally:
             if ladder_task is not None:
