@@ -277,6 +277,17 @@ def database_reachable(loop: str, ok: bool) -> None:
         DATABASE_FAILURES.labels(loop).inc()
 
 
+def database_down() -> list[str]:
+    """The loops whose last use of the database failed (none: the database is reachable, or
+    nothing has used it)."""
+    return sorted(
+        sample.labels["loop"]
+        for metric in DATABASE_UP.collect()
+        for sample in metric.samples
+        if sample.value == 0
+    )
+
+
 def exposition() -> bytes:
     """This process's metrics in Prometheus's text format (``CONTENT_TYPE_LATEST``)."""
     return generate_latest(REGISTRY)
