@@ -35,6 +35,8 @@ PREFIX = "arh"
 NET = "10.231"
 #: The hosts of a class deployment and the last byte of each address.
 ROLES = {"db": 1, "server": 2, "w1": 11, "w2": 12, "student": 21}
+#: A locally administered hardware address no host uses: frames sent to it reach no one.
+NOWHERE = "02:00:00:00:de:ad"
 #: The machine's own leg on the bridge (the operator's console).
 CONSOLE = 254
 PG_BIN = Path(os.environ.get("ARENA_PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -197,6 +199,17 @@ class Hosts:
     def heal(self, role: str) -> None:
         """Bring ``role``'s link back."""
         _ip("-n", self.ns("hub"), "link", "set", f"p-{role}", "up")
+
+    def partition(self, role: str, other: str) -> None:
+        """Drop every packet ``role`` sends to ``other``, its other links staying up: ``other``'s
+        address is pinned to a hardware address no host has, so the bridge delivers the frames
+        to no one (this machine's kernel may lack tc's classifiers)."""
+        pin = ["neigh", "replace", self.addr(other), "lladdr", NOWHERE, "dev", "eth0"]
+        _ip("-n", self.ns(role), *pin, "nud", "permanent")
+
+    def unpartition(self, role: str, other: str) -> None:
+        """Undo :meth:`partition` (nothing happens when there is none)."""
+        _ip("-n", self.ns(role), "neigh", "del", self.addr(other), "dev", "eth0", check=False)
 
     def pids(self, role: str) -> list[int]:
         """Every process running in ``role``'s namespace."""
