@@ -140,20 +140,34 @@ class CasualRecorder:
             owner = self.repo.get_player(player)
         except NotFoundError:
             return None
-        mine = [
-            v
-            for v in self.repo.list_bot_versions()
-            if v.owner_id == owner.id and v.source_kind is SourceKind.REMOTE and v.location == name
-        ]
-        wanted = version or None
-        for v in reversed(mine):
-            if wanted is None or v.version == wanted:
-                return v
+        found = self._registered(owner.id, name, version)
+        if found is not None:
+            return found
+        mine = self._remote_versions(owner.id, name)
         bot_name = mine[-1].bot_name if mine else f"{owner.name}/{name}"
         try:
             return register_remote(
                 self.repo, bot_name, owner=player, version=version or "1", hello_name=name
             )
         except ConflictError as exc:
-            log.info("casual_bot_not_registered", bot=name, player=player, reason=str(exc))
-            return None
+            # Registered by another writer (its session opening) between the look and the
+            # insert: the game is that version's, not lost.
+            found = self._registered(owner.id, name, version)
+            if found is None:
+                log.info("casual_bot_not_registered", bot=name, player=player, reason=str(exc))
+            return found
+
+    def _remote_versions(self, owner_id: int, name: str) -> list[BotVersionInfo]:
+        return [
+            v
+            for v in self.repo.list_bot_versions()
+            if v.owner_id == owner_id and v.source_kind is SourceKind.REMOTE and v.location == name
+        ]
+
+    def _registered(self, owner_id: int, name: str, version: str) -> BotVersionInfo | None:
+        """The owner's remote version ``version`` (any, newest first, when empty) of ``name``."""
+        wanted = version or None
+        for v in reversed(self._remote_versions(owner_id, name)):
+            if wanted is None or v.version == wanted:
+                return v
+        return None
