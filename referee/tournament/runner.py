@@ -238,14 +238,15 @@ class TournamentRunner:
         repo = self.repo
         for p in await asyncio.to_thread(repo.pairings, self.info.id, status=PairingStatus.RUNNING):
             await asyncio.to_thread(repo.release_pairing, p.id)
-        await asyncio.to_thread(repo.set_tournament_status, self.info.id, status)
         if status is TournamentStatus.FINISHED and (
             self._summary.recorded
             or await asyncio.to_thread(repo.latest_ratings, "ml_elo", tournament_id=self.info.id)
             is None
         ):
             # Only when something changed: running a finished tournament again stores nothing.
+            # Before the status: a tournament read as finished has its final tables.
             await asyncio.to_thread(save_tournament_ratings, repo, self.info.id)
+        await asyncio.to_thread(repo.set_tournament_status, self.info.id, status)
         if self.ladder:
             await asyncio.to_thread(update_ladder, repo, self.ladder, self.info.settings.game)
 
