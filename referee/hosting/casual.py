@@ -108,18 +108,11 @@ class CasualRecorder:
             await asyncio.to_thread(store_game, self.repo, report, game, found, filing)
         except ConflictError:
             # An earlier try committed but its answer was lost with the link: stored once.
-            if not await asyncio.to_thread(self._stored, report.game_id):
+            if not await asyncio.to_thread(self.repo.has_game, report.game_id):
                 raise
         self.stored += 1
         metrics.database_reachable("casual_store", True)
         await self.refresh_ladder(game.name)
-
-    def _stored(self, uid: str) -> bool:
-        try:
-            self.repo.get_game(uid)
-        except NotFoundError:
-            return False
-        return True
 
     async def refresh_ladder(self, game: str) -> None:
         """Rebuild the ladder of ``game`` (also after the server's own launched games)."""

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workers"))
 
 from workers_helpers import RANDOM, REFEREE, ProcessWatch, log_lines
 
-from referee.storage import NotFoundError, Repository, TournamentStatus
+from referee.storage import Repository, TournamentStatus
 from referee.tournament import schedule
 from referee.tournament.ladder import compute_ladder
 from referee.tournament.standings import standings
@@ -174,11 +174,7 @@ def _libpq(url: str) -> str:
 
 def stored(repo: Repository, uid: str) -> bool:
     """Whether the game ``uid`` is stored."""
-    try:
-        repo.get_game(uid)
-    except NotFoundError:
-        return False
-    return True
+    return repo.has_game(uid)
 
 
 def check_tournament(repo: Repository, tournament_id: int, entrants: int) -> dict[str, int]:
