@@ -27,6 +27,10 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     # gRPC 1.6x+ waits this long for a ping's answer (default 60 s), whatever keepalive_timeout.
     ("grpc.http2.ping_timeout_ms", 10_000),
     ("grpc.max_receive_message_length", 16 * 2**20),
+    # One connection attempt gives up after 3 s (gRPC's minimum connect timeout, 20 s by
+    # default): an attempt whose SYN was lost while the link was down would otherwise wait out
+    # TCP's SYN retries (1, 3, 7, 15 s) and come back after the referee's reconnect window.
+    ("grpc.min_reconnect_backoff_ms", 3_000),
 )
 
 

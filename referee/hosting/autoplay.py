@@ -37,7 +37,7 @@ from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.live import LiveHub
-from referee.storage import BotVersionInfo, NotFoundError, Repository
+from referee.storage import BotVersionInfo, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR
@@ -217,7 +217,7 @@ class SubmittedLadder:
         try:
             job_id = await self.queue.enqueue_ladder(kwargs)
             status = await self.queue.wait(job_id)
-            stored = await asyncio.to_thread(self._stored, uid)
+            stored = await asyncio.to_thread(self.repo.has_game, uid)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -227,13 +227,6 @@ class SubmittedLadder:
             self.stored += 1
             await self.recorder.refresh_ladder(terms.game.name)
         log.info("ladder_job_done", game_id=uid, job_id=job_id, status=status, stored=stored)
-
-    def _stored(self, uid: str) -> bool:
-        try:
-            self.repo.get_game(uid)
-        except NotFoundError:
-            return False
-        return True
 
     async def drain(self, grace: float) -> None:
         """Let running games finish for ``grace`` seconds, then stop the rest (not stored;

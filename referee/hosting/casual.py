@@ -27,10 +27,14 @@ from referee.storage import (
     Repository,
     SourceKind,
 )
+from referee.storage.failures import describe
+from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.tournament.ladder import DEFAULT_LADDER, update_ladder
 
 log = get_logger("referee.casual")
+#: The longest wait between two tries to store a finished game while the database is away.
+STORE_RETRY_MAX_S = 5.0
 
 
 class CasualRecorder:
@@ -75,22 +79,45 @@ class CasualRecorder:
     async def _store(
         self, who: list[tuple[str | None, str, str]], report: GameReport, game: Game[Any]
     ) -> None:
+        """Store a finished game; while the database is away, try again (every few seconds,
+        until stored or the server stops), so a game finished during an outage is kept."""
+        wait = 1.0
+        while True:
+            try:
+                await self._store_once(who, report, game)
+                return
+            except Exception as exc:
+                cause = describe(exc)
+                if cause is None:
+                    log.exception("casual_game_not_stored", game_id=report.game_id)
+                    return
+                log.warning("casual_game_store_waiting", game_id=report.game_id, reason=cause)
+                metrics.database_reachable("casual_store", False)
+            await asyncio.sleep(wait)
+            wait = min(2 * wait, STORE_RETRY_MAX_S)
+
+    async def _store_once(
+        self, who: list[tuple[str | None, str, str]], report: GameReport, game: Game[Any]
+    ) -> None:
+        versions = [await asyncio.to_thread(self._version, *w) for w in who]
+        if any(v is None for v in versions):
+            return
+        found = [v for v in versions if v is not None]
+        if found[0].id == found[1].id:
+            log.info("casual_self_play_not_stored", bot=found[0].label)
+            return
+        # Played by the matchmaker's runner: only the storing half of play_and_store. A win
+        # over a bot that failed to answer again is kept, but rates no one.
+        filing = Filing("casual", voided=unrated(report))
         try:
-            versions = [await asyncio.to_thread(self._version, *w) for w in who]
-            if any(v is None for v in versions):
-                return
-            found = [v for v in versions if v is not None]
-            if found[0].id == found[1].id:
-                log.info("casual_self_play_not_stored", bot=found[0].label)
-                return
-            # Played by the matchmaker's runner: only the storing half of play_and_store. A win
-            # over a bot that failed to answer again is kept, but rates no one.
-            filing = Filing("casual", voided=unrated(report))
             await asyncio.to_thread(store_game, self.repo, report, game, found, filing)
-            self.stored += 1
-            await self.refresh_ladder(game.name)
-        except Exception:
-            log.exception("casual_game_not_stored", game_id=report.game_id)
+        except ConflictError:
+            # An earlier try committed but its answer was lost with the link: stored once.
+            if not await asyncio.to_thread(self.repo.has_game, report.game_id):
+                raise
+        self.stored += 1
+        metrics.database_reachable("casual_store", True)
+        await self.refresh_ladder(game.name)
 
     def void(self, uids: Sequence[str]) -> None:
         """Void the stored games ``uids`` (a player's run of casual forfeits fed them) and
@@ -128,20 +155,34 @@ class CasualRecorder:
             owner = self.repo.get_player(player)
         except NotFoundError:
             return None
-        mine = [
-            v
-            for v in self.repo.list_bot_versions()
-            if v.owner_id == owner.id and v.source_kind is SourceKind.REMOTE and v.location == name
-        ]
-        wanted = version or None
-        for v in reversed(mine):
-            if wanted is None or v.version == wanted:
-                return v
+        found = self._registered(owner.id, name, version)
+        if found is not None:
+            return found
+        mine = self._remote_versions(owner.id, name)
         bot_name = mine[-1].bot_name if mine else f"{owner.name}/{name}"
         try:
             return register_remote(
                 self.repo, bot_name, owner=player, version=version or "1", hello_name=name
             )
         except ConflictError as exc:
-            log.info("casual_bot_not_registered", bot=name, player=player, reason=str(exc))
-            return None
+            # Registered by another writer (its session opening) between the look and the
+            # insert: the game is that version's, not lost.
+            found = self._registered(owner.id, name, version)
+            if found is None:
+                log.info("casual_bot_not_registered", bot=name, player=player, reason=str(exc))
+            return found
+
+    def _remote_versions(self, owner_id: int, name: str) -> list[BotVersionInfo]:
+        return [
+            v
+            for v in self.repo.list_bot_versions()
+            if v.owner_id == owner_id and v.source_kind is SourceKind.REMOTE and v.location == name
+        ]
+
+    def _registered(self, owner_id: int, name: str, version: str) -> BotVersionInfo | None:
+        """The owner's remote version ``version`` (any, newest first, when empty) of ``name``."""
+        wanted = version or None
+        for v in reversed(self._remote_versions(owner_id, name)):
+            if wanted is None or v.version == wanted:
+                return v
+        return None

@@ -34,6 +34,8 @@ from referee.server.auth import LaunchTokens
 from referee.server.live import LiveHub
 from referee.server.session import BotSession
 from referee.storage import Repository, SourceKind, TournamentInfo, TournamentStatus
+from referee.storage.failures import describe
+from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 from referee.tournament.runner import GameQueue, TournamentRunner
@@ -47,6 +49,9 @@ SERVER = "server"
 POLL_S = 2.0
 #: How long a tournament that failed to start waits before the next try.
 RETRY_S = 60.0
+#: How long a tournament cut off by a database failure (restarted, unreachable) waits before
+#: it is resumed: the games stored stay, only the empty slots are played.
+DB_RETRY_S = 5.0
 #: The statuses in which a hosted tournament is (re)started: queued, or cut off by a stop.
 RUNNABLE = (TournamentStatus.CREATED, TournamentStatus.RUNNING)
 
@@ -119,7 +124,16 @@ class TournamentHost:
         delivery = asyncio.create_task(self.missed.serve())
         try:
             while True:
-                await self.poll()
+                try:
+                    await self.poll()
+                except Exception as exc:
+                    # The database is away: look again next poll, the server serves on.
+                    if describe(exc) is None:
+                        raise
+                    log.warning("tournaments_poll_failed", reason=describe(exc))
+                    metrics.database_reachable("tournaments", False)
+                else:
+                    metrics.database_reachable("tournaments", True)
                 await asyncio.sleep(self.poll_s)
         finally:
             delivery.cancel()
@@ -173,9 +187,13 @@ class TournamentHost:
                 asyncio.to_thread(self.repo.set_tournament_status, t.id, TournamentStatus.RUNNING)
             )
             raise
-        except Exception:
-            log.exception("tournament_failed", tournament=t.name)
-            self._failed[t.id] = time.monotonic() + RETRY_S
+        except Exception as exc:
+            cause = describe(exc)
+            if cause is None:
+                log.exception("tournament_failed", tournament=t.name)
+            else:
+                log.warning("tournament_cut_off", tournament=t.name, reason=cause)
+            self._failed[t.id] = time.monotonic() + (RETRY_S if cause is None else DB_RETRY_S)
         finally:
             if watcher is not None:
                 watcher.cancel()

@@ -140,9 +140,27 @@ def open_database(
     )
 
 
+#: A connection to a database server that stopped answering (a cut link drops packets and
+#: sends no reset) fails within this many seconds instead of waiting out TCP's retransmissions
+#: (about 15 minutes): libpq's connect timeout, TCP keepalives and ``tcp_user_timeout``.
+DEAD_LINK_S = 10
+#: libpq parameters that bound it (a URL's own values win).
+DEAD_LINK_ARGS = {
+    "connect_timeout": str(DEAD_LINK_S),
+    "keepalives": "1",
+    "keepalives_idle": str(DEAD_LINK_S // 2),
+    "keepalives_interval": "1",
+    "keepalives_count": str(DEAD_LINK_S // 2),
+    "tcp_user_timeout": str(DEAD_LINK_S * 1000),
+}
+
+
 def make_engine(url: str, *, echo: bool = False) -> Engine:
     """An engine with this project's per-backend settings (no migration)."""
     parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        bounds = {k: v for k, v in DEAD_LINK_ARGS.items() if k not in parsed.query}
+        return create_engine(url, echo=echo, pool_pre_ping=True, connect_args=bounds)
     if parsed.get_backend_name() != "sqlite":
         return create_engine(url, echo=echo, pool_pre_ping=True)
 

@@ -96,6 +96,11 @@ class GameRepository(AreaRepository):
             )
             return bool(found)
 
+    def has_game(self, uid: str) -> bool:
+        """Whether a game ``uid`` is stored."""
+        with self.db.read() as s:
+            return s.scalar(select(GameRow.id).where(GameRow.uid == uid)) is not None
+
     def get_game(self, id_or_uid: int | str) -> GameDetail:
         """A game with its moves, record and each seat's stderr."""
         with self.db.read() as s:

@@ -166,6 +166,18 @@ VALIDATION_SECONDS = Histogram(
     buckets=(0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600),
     registry=REGISTRY,
 )
+DATABASE_UP = Gauge(
+    f"{_PREFIX}_database_up",
+    "1 while this process's last use of the database by a loop succeeded, 0 while it fails.",
+    ["loop"],
+    registry=REGISTRY,
+)
+DATABASE_FAILURES = Counter(
+    f"{_PREFIX}_database_failures",
+    "Failed uses of the database by this process's loops (unreachable, restarted, cut off).",
+    ["loop"],
+    registry=REGISTRY,
+)
 
 
 # -- games (the match runner) --------------------------------------------------------------------
@@ -287,6 +299,25 @@ def set_validation_queue(waiting: int, running: int) -> None:
 def observe_validation(step: str, seconds: float) -> None:
     """``step``: ``first_check``, ``queue_wait`` or ``full``."""
     VALIDATION_SECONDS.labels(step).observe(max(0.0, seconds))
+
+
+def database_reachable(loop: str, ok: bool) -> None:
+    """Whether ``loop`` (a fixed word: ``queue_poll``, ``tournaments``, ``recovery``,
+    ``leases``) just reached the database."""
+    DATABASE_UP.labels(loop).set(1 if ok else 0)
+    if not ok:
+        DATABASE_FAILURES.labels(loop).inc()
+
+
+def database_down() -> list[str]:
+    """The loops whose last use of the database failed (none: the database is reachable, or
+    nothing has used it)."""
+    return sorted(
+        sample.labels["loop"]
+        for metric in DATABASE_UP.collect()
+        for sample in metric.samples
+        if sample.value == 0
+    )
 
 
 def exposition() -> bytes:

@@ -190,7 +190,9 @@ class TournamentRunner:
             self.progress.started(max(total, state.games_finished), state.games_finished)
         self._ladder_dirty = asyncio.Event()
         ladder_task = asyncio.create_task(self._ladder_loop()) if self.ladder else None
-        status = TournamentStatus.PAUSED
+        # Cut off by an error (the database lost, say) it stays running, to be resumed; only
+        # games given up pause it.
+        status = TournamentStatus.RUNNING
         try:
             while True:
                 todo = await asyncio.to_thread(schedule.next_pairings, repo, t, self.entrants)
@@ -199,6 +201,7 @@ class TournamentRunner:
                     break
                 gave_up = await self._play_pairings(todo)
                 if gave_up:
+                    status = TournamentStatus.PAUSED
                     break
         finally:
             if ladder_task is not None:
@@ -238,14 +241,15 @@ class TournamentRunner:
         repo = self.repo
         for p in await asyncio.to_thread(repo.pairings, self.info.id, status=PairingStatus.RUNNING):
             await asyncio.to_thread(repo.release_pairing, p.id)
-        await asyncio.to_thread(repo.set_tournament_status, self.info.id, status)
         if status is TournamentStatus.FINISHED and (
             self._summary.recorded
             or await asyncio.to_thread(repo.latest_ratings, "ml_elo", tournament_id=self.info.id)
             is None
         ):
             # Only when something changed: running a finished tournament again stores nothing.
+            # Before the status: a tournament read as finished has its final tables.
             await asyncio.to_thread(save_tournament_ratings, repo, self.info.id)
+        await asyncio.to_thread(repo.set_tournament_status, self.info.id, status)
         if self.ladder:
             await asyncio.to_thread(update_ladder, repo, self.ladder, self.info.settings.game)
 

@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from referee.server import bounds
 from referee.server.live import LiveHub
 from referee.storage import Repository
+from referee.telemetry import metrics
 from referee.web import (
     account,
     api,
@@ -103,6 +104,10 @@ def routes() -> list[BaseRoute]:
 
 
 def healthz(request: Request) -> Response:
+    """``ok``, or 503 naming the loops of this process that cannot reach the database now."""
+    down = metrics.database_down()
+    if down:
+        return PlainTextResponse(f"database unreachable ({', '.join(down)})\n", 503)
     return PlainTextResponse("ok\n")
 
 

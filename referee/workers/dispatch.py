@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 
 from referee.storage import GameSummary, Repository
+from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.workers import MAX_ATTEMPTS, QUEUE, TASK_NAME
 from referee.workers.queue import (
@@ -55,9 +56,8 @@ class QueueDispatcher:
         async with contextlib.AsyncExitStack() as stack:
             await ensure_schema(self.url)
             await stack.enter_async_context(opened(self.app))
-            self._conn = await stack.enter_async_context(
-                await psycopg.AsyncConnection.connect(conninfo(self.url), autocommit=True)
-            )
+            stack.push_async_callback(self._close_connection)
+            await self._connection()
             self._poller = asyncio.create_task(self._poll(), name="queue-poller")
             stack.push_async_callback(_stop, self._poller)
             self._open = stack.pop_all()
@@ -68,10 +68,26 @@ class QueueDispatcher:
     ) -> None:
         await self._open.aclose()
 
+    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+        """The dispatcher's connection, opened again when the database dropped it (restarted,
+        or cut off past the dead-link bounds)."""
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            if self._conn is not None:
+                with contextlib.suppress(psycopg.Error):
+                    await self._conn.close()
+                self._conn = None
+            self._conn = await psycopg.AsyncConnection.connect(conninfo(self.url), autocommit=True)
+        return self._conn
+
+    async def _close_connection(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(psycopg.Error):
+                await self._conn.close()
+            self._conn = None
+
     async def enqueue(self, tournament_id: int, pairing_id: int, game_index: int) -> int:
         """The id of a job for this slot: one already waiting or running, else a new one."""
-        assert self._conn is not None
-        found = await active_job(self._conn, pairing_id, game_index)
+        found = await active_job(await self._connection(), pairing_id, game_index)
         if found is not None:
             return found
         deferrer = self.app.configure_task(
@@ -124,17 +140,25 @@ class QueueDispatcher:
         return await asyncio.shield(fut)
 
     async def _poll(self) -> None:
-        assert self._conn is not None
+        failing = False
         while True:
             await asyncio.sleep(self.poll_s)
             ids = [i for i, f in self._waiting.items() if not f.done()]
             if not ids:
                 continue
             try:
-                states = await job_states(self._conn, ids)
+                states = await job_states(await self._connection(), ids)
             except psycopg.Error as exc:
-                log.warning("queue_poll_failed", reason=str(exc))
+                # Once per outage, not every poll; the next poll connects again.
+                if not failing:
+                    log.warning("queue_poll_failed", reason=str(exc))
+                failing = True
+                metrics.database_reachable("queue_poll", False)
                 continue
+            if failing:
+                log.info("queue_poll_recovered")
+                failing = False
+            metrics.database_reachable("queue_poll", True)
             for job_id in ids:
                 status = states.get(job_id, "gone")
                 if status in FINAL or status == "gone":

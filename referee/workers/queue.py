@@ -18,6 +18,7 @@ from procrastinate import App, PsycopgConnector
 from procrastinate.schema import SchemaManager
 from sqlalchemy.engine import make_url
 
+from referee.storage.db import DEAD_LINK_ARGS
 from referee.workers import TASK_NAME
 
 #: Any constant: serialises "make the queue schema" across processes.
@@ -34,10 +35,13 @@ def is_postgres(url: str | None) -> bool:
 
 
 def conninfo(url: str) -> str:
-    """The libpq form of a SQLAlchemy URL (``postgresql+psycopg://`` -> ``postgresql://``)."""
+    """The libpq form of a SQLAlchemy URL (``postgresql+psycopg://`` -> ``postgresql://``),
+    with the storage's dead-link bounds unless the URL sets its own."""
     if not is_postgres(url):
         raise ValueError(f"the job queue needs a PostgreSQL database, not {url!r}")
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    parsed = make_url(url).set(drivername="postgresql")
+    missing = {k: v for k, v in DEAD_LINK_ARGS.items() if k not in parsed.query}
+    return parsed.update_query_dict(missing).render_as_string(hide_password=False)
 
 
 def with_idle_timeout(url: str, seconds: float) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from typing import Any
 
 import psycopg
@@ -27,10 +28,11 @@ from procrastinate.exceptions import ProcrastinateException
 from procrastinate.jobs import Status
 
 from referee.storage import PairingInfo
+from referee.telemetry import metrics
 from referee.telemetry.logs import flush as flush_logs
 from referee.telemetry.logs import get_logger
 from referee.tournament.gamespec import slot_seats
-from referee.workers import MAX_ATTEMPTS, TASK_NAME
+from referee.workers import MAX_ATTEMPTS, TASK_NAME, steady
 from referee.workers.job import LeaseLost, WorkerState, lease_guard, record_void
 from referee.workers.queue import conninfo
 
@@ -134,12 +136,38 @@ def _void(
 async def recovery_loop(
     app: App, state: WorkerState, url: str, every_s: float, stall_timeout_s: float
 ) -> None:
-    """:func:`recover_stalled` every ``every_s`` seconds until cancelled."""
+    """:func:`recover_stalled` every ``every_s`` seconds until cancelled.
+
+    After this worker could not reach the database, it hands nothing on for one stall
+    timeout: the other workers lost the database too (a restart, a cut link to its host)
+    and missed their heartbeats for the same reason; they get a full lease to send one
+    again before they are taken for dead."""
+    quiet_until = 0.0
+    #: When the database answered again after this worker's last failure (None: not yet).
+    back_at: float | None = 0.0
     while True:
+        # This worker's heartbeat, fetch or listener failed lately: so did the others'.
+        if steady.last_failure[0] > (back_at or 0.0):
+            back_at = None
         try:
-            await recover_stalled(app, state, url, stall_timeout_s)
-        except (psycopg.Error, OSError) as exc:
-            log.warning("recovery_failed", reason=str(exc))
+            if back_at is not None and time.monotonic() >= quiet_until:
+                await recover_stalled(app, state, url, stall_timeout_s)
+            else:
+                await app.job_manager.get_stalled_jobs(
+                    task_name=TASK_NAME, seconds_since_heartbeat=stall_timeout_s
+                )
+                if back_at is None:
+                    # The others get a full lease from now to send a heartbeat again.
+                    back_at = time.monotonic()
+                    quiet_until = back_at + stall_timeout_s + every_s
+        except (psycopg.Error, OSError, ProcrastinateException) as exc:
+            if back_at is not None and time.monotonic() >= quiet_until:
+                log.warning("recovery_failed", reason=str(exc))
+            back_at = None
+            steady.last_failure[0] = time.monotonic()
+            metrics.database_reachable("recovery", False)
+        else:
+            metrics.database_reachable("recovery", True)
         await asyncio.sleep(every_s)
 
 
@@ -163,13 +191,23 @@ async def lost_jobs(conn: psycopg.AsyncConnection[Any], state: WorkerState) -> l
 
 
 async def watch_leases(state: WorkerState, url: str, every_s: float) -> None:
-    """Every ``every_s``: if a game of this worker was handed on, stop them all and exit."""
-    async with await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True) as conn:
-        while True:
+    """Every ``every_s``: if a game of this worker was handed on, stop them all and exit.
+    A lost connection is opened again (a restarted or unreachable database)."""
+    while True:
+        try:
+            async with await psycopg.AsyncConnection.connect(
+                conninfo(url), autocommit=True
+            ) as conn:
+                while True:
+                    await asyncio.sleep(every_s)
+                    lost = await lost_jobs(conn, state)
+                    metrics.database_reachable("leases", True)
+                    if lost:
+                        await abandon(state, f"jobs {lost} were handed to another worker")
+        except (psycopg.Error, OSError) as exc:
+            log.warning("lease_watch_failed", reason=str(exc))
+            metrics.database_reachable("leases", False)
             await asyncio.sleep(every_s)
-            lost = await lost_jobs(conn, state)
-            if lost:
-                await abandon(state, f"jobs {lost} were handed to another worker")
 
 
 async def abandon(state: WorkerState, why: str) -> None:

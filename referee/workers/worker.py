@@ -29,6 +29,7 @@ from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, opened, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
+from referee.workers.steady import ride_out_outages
 from referee.workers.warmup import keep_warm
 
 log = get_logger("referee.workers.worker")
@@ -121,6 +122,7 @@ async def run_worker(options: WorkerOptions) -> int:
             allow_unsandboxed_uploads=options.allow_unsandboxed_uploads,
         )
         app = make_app(options.url, pool_size=options.games_at_once + 3)
+        ride_out_outages(app)
         register_task(app, state)
         sides: list[asyncio.Task[None]] = []
         try:
