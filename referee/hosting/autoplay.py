@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from referee.hosting.casual import CasualRecorder
 from referee.hosting.drain import drain_tasks
 from referee.hosting.ladder_schedule import Entrant
 from referee.match.clock import TimeControl
+from referee.match.report import new_game_id
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox import warm
@@ -182,7 +182,7 @@ class SubmittedLadder:
         )
 
     async def _play(self, seats: tuple[BotVersionInfo, BotVersionInfo]) -> None:
-        uid = uuid.uuid4().hex[:16]
+        uid = new_game_id()
         if self.queue is not None:
             await self._enqueue(uid, seats)
             return

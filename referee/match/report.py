@@ -283,8 +283,12 @@ Refiner = Callable[[GameEnd], Awaitable[GameEnd]]
 
 
 def new_game_id() -> str:
-    """A fresh game id (16 hex digits)."""
-    return uuid.uuid4().hex[:16]
+    """A fresh game id (16 hex digits, at least one of them a letter: a reference made only
+    of decimal digits means a database id, so a uid must never look like one)."""
+    while True:
+        uid = uuid.uuid4().hex[:16]
+        if not uid.isdigit():
+            return uid
 
 
 def now_text() -> str:

@@ -152,3 +152,16 @@ def test_a_record_names_its_ending_once() -> None:
     assert tags["Termination"] == "time_forfeit" and tags["Clock"] == "wall"
     endings = [k for k, v in tags.items() if v in ("time", "time_forfeit", "TLE")]
     assert endings == ["Termination"], tags
+
+
+def test_a_game_uid_never_looks_like_a_database_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh uid made only of decimal digits (about 1 in 1,900) is drawn again: a reference
+    of digits alone is read as a database id, so such a uid would name no game."""
+    import uuid
+
+    from referee.match import report
+
+    drawn = iter([uuid.UUID(hex="2548131180194005" + "0" * 16), uuid.UUID(int=0xA << 124)])
+    monkeypatch.setattr(report.uuid, "uuid4", lambda: next(drawn))
+    uid = report.new_game_id()
+    assert not uid.isdigit() and uid == "a000000000000000"
