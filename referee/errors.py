@@ -20,6 +20,8 @@
     ├── play.local.BotDidNotConnect       a launched bot that never opened its session
     ├── workers.job.LeaseLost, GameFailed a worker's job handed on, or an attempt to retry
     ├── web.security.BodyTooLarge         a request body over its limit
+    ├── submissions.build: BuildFailed, BuildUnavailable  an upload that did not build; a
+    │   language this server cannot build
     └── commands: DatabaseUnavailable, RemoteAbsent
 
 Each keeps its module and name (and its builtin base, such as ``ValueError``, where callers

@@ -62,9 +62,12 @@ def next_pair(
     others = [e for e in entrants if e.team != first.team]
     fresh = [e for e in new if e.team != first.team]
     second = fresh[0] if fresh else _opponent(first, others, tally, rng)
-    if tally.met[frozenset((first.version_id, second.version_id))] % 2:
-        return second, first
-    return first, second
+    # Sides alternate between the same two versions whichever of them was picked first: the
+    # lower version id is RED at their even meetings, BLUE at their odd ones.
+    low, high = sorted((first, second), key=lambda e: e.version_id)
+    if tally.met[frozenset((low.version_id, high.version_id))] % 2:
+        return high, low
+    return low, high
 
 
 def _age(e: Entrant) -> tuple[float, int]:

@@ -36,6 +36,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from referee.errors import RefereeError
 from referee.sandbox import seccomp
 from referee.sandbox.botcode import PLATFORM
 from referee.sandbox.jail import contained_args, memory_file
@@ -70,12 +71,12 @@ class Toolchains:
     protos: Path = PLATFORM / "protos"
 
 
-class BuildFailed(Exception):
+class BuildFailed(RefereeError):
     """The upload did not build: the sentence (with the compiler's first errors) is the
     student's verdict."""
 
 
-class BuildUnavailable(Exception):
+class BuildUnavailable(RefereeError):
     """The server cannot build this language (its toolchain or client build is missing)."""
 
 

@@ -71,3 +71,12 @@ def test_stale_versions_are_never_scheduled() -> None:
     assert 4 in later[0]
     counts = Counter(v for game in later for v in game)
     assert counts[4] >= 15
+
+
+def test_two_versions_take_turns_at_each_side() -> None:
+    """Two teams' versions meeting again and again change sides every game, whichever of the
+    two the schedule picks first (ties between teams are broken at random)."""
+    pair = [Entrant(1, "alice", 1.0), Entrant(2, "bob", 2.0)]
+    for seed in range(20):
+        played = _play(pair, Tally.empty(), 6, seed)
+        assert played == [(1, 2), (2, 1)] * 3, (seed, played)
