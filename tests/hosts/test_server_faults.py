@@ -14,9 +14,9 @@ from referee.storage import Repository
 
 pytestmark = pytest.mark.slow
 
-#: How long the server is cut from the database (the issue asks 30 s; 20 s is already twice the
-#: 10 s after which a connection to a silent database host fails, and past the 6 s lease).
-CUT_S = 20.0
+#: How long the server is cut from the database: three times the 10 s after which a connection
+#: to a silent database host fails, so a loaded machine still sees the outage inside the cut.
+CUT_S = 30.0
 
 
 def _casual_games(repo: Repository) -> int:

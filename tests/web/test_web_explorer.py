@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from engine.tetress import Placement
@@ -22,6 +23,9 @@ def _turned(text: str, turn: int, dr: int, dc: int) -> str:
     return str(Placement.from_cells(cells))
 
 
+# The site's web front analyses stored games in a child process when it finds one unanalysed
+# (gameeval), which can start while this test runs.
+@pytest.mark.slow
 def test_the_explorer_folds_openings_equal_on_the_torus(
     client: TestClient, repo: Repository, ids: dict[str, Any]
 ) -> None:
