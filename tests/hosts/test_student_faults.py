@@ -12,7 +12,7 @@ from referee.storage import Repository, Verdict
 
 pytestmark = pytest.mark.slow
 
-WINDOW_S = 4.0
+WINDOW_S = 10.0
 #: The server pings a silent connection after this long and drops it 1 s later.
 KEEPALIVE_S = 2.0
 SHORT_CUT_S = 1.5
