@@ -64,21 +64,7 @@ class ReplaySession(Session):
         self._out = out
 
     def _send(self, **kind: Any) -> None:
-        message = pb.BotMessage(**kind)
-        if message.HasField("move"):
-            move = message.move
-            nam = move.not_a_move if move.HasField("not_a_move") else None
-            _send(
-                self._out,
-                text=None if nam is not None else move.action,
-                not_a_move=None if nam is None else nam.returned,
-                expected="" if nam is None else nam.expected,
-                error=None,
-                think=move.think_time_s,
-                peak=move.peak_rss_bytes,
-            )
-        elif message.HasField("error"):
-            _send(self._out, error=message.error.message, think=0.0, peak=0)
+        answer(self._out, pb.BotMessage(**kind))
 
     def feed(self, message: pb.RefereeMessage, debug: bool) -> None:
         kind = message.WhichOneof("kind")
@@ -89,6 +75,25 @@ class ReplaySession(Session):
         debugger.set_trace(sys._getframe())
         self._handle(kind, message)
         debugger.set_continue()
+
+
+def answer(out: IO[str], message: pb.BotMessage) -> None:
+    """A bot's move or error, as the replay's answer line on ``out`` (other messages: none);
+    the in-process replay and the command bot's both answer through this."""
+    if message.HasField("move"):
+        move = message.move
+        nam = move.not_a_move if move.HasField("not_a_move") else None
+        _send(
+            out,
+            text=None if nam is not None else move.action,
+            not_a_move=None if nam is None else nam.returned,
+            expected="" if nam is None else nam.expected,
+            error=None,
+            think=move.think_time_s,
+            peak=move.peak_rss_bytes,
+        )
+    elif message.HasField("error"):
+        _send(out, error=message.error.message, think=0.0, peak=0)
 
 
 def _debugger() -> BotDebugger:

@@ -28,6 +28,7 @@ from typing import IO, Any
 import grpc
 
 from client_sdk._child import _replies, _send
+from client_sdk._replay import answer
 from client_sdk._version import PROTOCOL_VERSION
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import referee_pb2_grpc
@@ -65,20 +66,7 @@ class _Relay(referee_pb2_grpc.RefereeServicer):
 
     def _read(self, messages: Iterator[pb.BotMessage]) -> None:
         for message in messages:
-            if message.HasField("move"):
-                move = message.move
-                nam = move.not_a_move if move.HasField("not_a_move") else None
-                _send(
-                    self.out,
-                    text=None if nam is not None else move.action,
-                    not_a_move=None if nam is None else nam.returned,
-                    expected="" if nam is None else nam.expected,
-                    error=None,
-                    think=move.think_time_s,
-                    peak=move.peak_rss_bytes,
-                )
-            elif message.HasField("error"):
-                _send(self.out, error=message.error.message, think=0.0, peak=0)
+            answer(self.out, message)
 
 
 def _start(command: str, address: str) -> subprocess.Popen[bytes]:
