@@ -95,18 +95,38 @@ _running: list[str] = []
 _spawned: dict[str, str] = {}
 
 
+def _owner() -> str | None:
+    """The test a process started now is charged to: the running test when the main thread
+    starts it, else the test that was running when the starting thread was started."""
+    thread = threading.current_thread()
+    if thread is threading.main_thread():
+        return _running[-1] if _running else None
+    owner: str | None = getattr(thread, "_arena_test", None)
+    return owner
+
+
 def _noting(spawn: Callable[..., Any], what: str) -> Callable[..., Any]:
     def noted(*args: Any, **kwargs: Any) -> Any:
-        # The reference analysis of a stored game runs in a child process started by a daemon
-        # thread ("analysis") that can outlive the test that queued it: its child is charged
-        # to that thread, not to whichever test this worker runs next.
-        if _running and threading.current_thread().name != "analysis":
-            _spawned.setdefault(_running[-1], what)
+        # A thread can outlive the test that started it (a server's executor, the daemon
+        # "analysis" thread that analyses stored games in a child process): its children are
+        # charged to the test that started it, not to whichever test this worker runs next.
+        owner = _owner()
+        if owner is not None and threading.current_thread().name != "analysis":
+            _spawned.setdefault(owner, what)
         return spawn(*args, **kwargs)
 
     return noted
 
 
+_thread_start = threading.Thread.start
+
+
+def _start_noting_owner(self: threading.Thread) -> None:
+    self._arena_test = _owner()  # type: ignore[attr-defined]
+    _thread_start(self)
+
+
+threading.Thread.start = _start_noting_owner  # type: ignore[method-assign]
 subprocess._fork_exec = _noting(subprocess._fork_exec, "subprocess")  # type: ignore[attr-defined]
 _posixsubprocess.fork_exec = _noting(_posixsubprocess.fork_exec, "subprocess")
 os.fork = _noting(os.fork, "os.fork")

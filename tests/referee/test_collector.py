@@ -31,8 +31,11 @@ def test_tuning_freezes_what_is_alive_and_raises_the_first_threshold(
 ) -> None:
     """Start-up objects leave the collector's sight; only the first threshold changes."""
     _, gen1, gen2 = gc.get_threshold()
+    alive = _Node()
     settings = tune_for_serving()
-    assert gc.get_freeze_count() == settings.frozen > 1000
+    # Frozen objects other threads free meanwhile leave the count, so it may only fall.
+    assert settings.frozen > 1000 and 0 < gc.get_freeze_count() <= settings.frozen
+    assert not any(o is alive for o in gc.get_objects())
     assert gc.get_threshold() == settings.threshold == (GEN0_THRESHOLD, gen1, gen2)
 
 
