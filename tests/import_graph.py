@@ -1,9 +1,11 @@
-"""Count import cycles between referee's sub-packages and imports pointing up its layers.
+"""Count import cycles between referee's sub-packages, imports pointing up its layers, and
+import cycles between single files (the file circles).
 
-``python tests/import_graph.py`` prints the counts (and each upward import); ``--graph`` also
-prints every sub-package's imports. The layer order is this checkout's ``referee-layers``
-contract in ``pyproject.toml`` (top first); ``--root DIR`` counts another checkout's
-``referee/`` against it (e.g. an older commit: ``git archive COMMIT referee | tar -x -C DIR``).
+``python tests/import_graph.py`` prints the counts (each upward import, each file circle);
+``--graph`` also prints every sub-package's imports. The layer order is this checkout's
+``referee-layers`` contract in ``pyproject.toml`` (top first); ``--root DIR`` counts another
+checkout against it (e.g. an older commit:
+``git archive COMMIT engine referee client_sdk bench | tar -x -C DIR``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+
+import networkx as nx
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,6 +122,73 @@ def upward(graph: Graph, order: list[list[str]]) -> list[str]:
     )
 
 
+#: The packages whose modules the file count covers (``bench/`` is a folder of scripts that
+#: import each other by bare name).
+FILE_PACKAGES = ("engine", "referee", "client_sdk", "bench")
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _file_imports(path: Path, root: Path, modules: set[str]) -> Iterator[str]:
+    """The modules of ``modules`` that the file at ``path`` imports, at any depth
+    (``TYPE_CHECKING`` ones too): ``from pkg import name`` imports ``pkg.name`` when that is a
+    module, else ``pkg``; any other name is taken by its longest prefix that is a module."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    package = parts[:-1]
+    # A folder without __init__.py holds scripts: a bare name there that is not one of the
+    # packages is a sibling file (the scripts put the checkout first on sys.path, so that
+    # bench/referee.py does not shadow the package).
+    scripts = not (path.parent / "__init__.py").is_file()
+
+    def known(name: str) -> str | None:
+        names = name.split(".")
+        sibling = ".".join([*package, names[0]])
+        if scripts and names[0] not in FILE_PACKAGES and sibling in modules:
+            names = [*package, *names]
+        while names and ".".join(names) not in modules:
+            names.pop()
+        return ".".join(names) or None
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found = [known(alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            found = [known(f"{base}.{alias.name}" if base else alias.name) for alias in node.names]
+        else:
+            continue
+        yield from (module for module in found if module is not None)
+
+
+def file_graph(root: Path = ROOT) -> nx.DiGraph[str]:
+    """Every import between two modules of :data:`FILE_PACKAGES` in the checkout at ``root``."""
+    paths = {
+        _module_name(path, root): path
+        for top in FILE_PACKAGES
+        for path in sorted((root / top).rglob("*.py"))
+        if not path.name.endswith(("_pb2.py", "_pb2_grpc.py"))
+    }
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    graph.add_nodes_from(paths)
+    for source, path in paths.items():
+        for target in _file_imports(path, root, set(paths)):
+            if target != source:
+                graph.add_edge(source, target)
+    return graph
+
+
+def file_circles(graph: nx.DiGraph[str]) -> list[list[str]]:
+    """The strongly connected groups of more than one module, each sorted, in order."""
+    groups = nx.strongly_connected_components(graph)
+    return sorted(sorted(group) for group in groups if len(group) > 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--graph", action="store_true", help="print every sub-package's imports")
@@ -126,12 +197,16 @@ def main(argv: list[str] | None = None) -> int:
     graph = import_graph(args.root)
     groups = cycles(graph)
     up = upward(graph, layer_order())
+    circles = file_circles(file_graph(args.root))
     print(f"package cycles: {len(groups)} group(s), {sum(map(len, groups))} sub-packages")
     for group in groups:
         print("  cycle:", ", ".join(group))
     print(f"upward imports: {len(up)}")
     for line in up:
         print("  ", line)
+    print(f"file circles: {len(circles)}")
+    for circle in circles:
+        print("  circle:", ", ".join(circle))
     if args.graph:
         for source in sorted(graph):
             for target in sorted(graph[source]):

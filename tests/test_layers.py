@@ -1,4 +1,5 @@
-"""The layers of referee's sub-packages: no import cycle between them, no import up the order.
+"""The layers of referee's sub-packages: no import cycle between them, no import up the order;
+and no import cycle between single files but the engine's.
 
 Two independent checks of one order (``[tool.importlinter]`` in ``pyproject.toml``): the
 import-linter contracts, and the AST count of ``tests/import_graph.py`` (which also counts an
@@ -14,7 +15,28 @@ import pytest
 from importlinter.application.use_cases import SUCCESS, lint_imports
 from importlinter.configuration import configure
 
-from tests.import_graph import ROOT, cycles, import_graph, layer_order, upward
+from tests.import_graph import (
+    ROOT,
+    cycles,
+    file_circles,
+    file_graph,
+    import_graph,
+    layer_order,
+    upward,
+)
+
+#: The engine's files that import each other on purpose: a game's rules, its notation and its
+#: state are one unit (and so are the board's precomputed tables), split for size.
+DELIBERATE_CIRCLES = [
+    ["engine.att.game", "engine.att.notation", "engine.att.state"],
+    [
+        "engine.tetress.bitboard",
+        "engine.tetress.shapes",
+        "engine.tetress.tables",
+        "engine.tetress.zobrist",
+    ],
+    ["engine.tetress.game", "engine.tetress.state"],
+]
 
 
 def test_import_linter_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,6 +72,38 @@ def test_the_count_sees_an_upward_import_and_its_cycle(tmp_path: Path) -> None:
     graph = import_graph(tmp_path)
     assert cycles(graph) == [["hosting", "match"]]
     assert upward(graph, layer_order()) == ["referee/match/runner.py -> referee.hosting"]
+
+
+def test_the_only_file_circles_are_the_engines() -> None:
+    """No two files of engine, referee, client_sdk or bench import each other (directly or round
+    a loop) but the engine's deliberate groups: a piece cut out of a module takes values, not
+    the object it was cut from."""
+    assert file_circles(file_graph()) == DELIBERATE_CIRCLES
+
+
+def test_the_count_sees_a_file_circle(tmp_path: Path) -> None:
+    """Two files importing each other (one by a relative import under TYPE_CHECKING, one by
+    ``from package import module``) are counted as a circle; a bench script's bare import of a
+    sibling is resolved to that sibling."""
+    for name, text in {
+        "referee/match/runner.py": "from referee.match import ending\n",
+        "referee/match/ending.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .runner import Runner\n"
+        ),
+        "referee/match/clock.py": "import referee.match.runner\n",
+        "bench/web.py": "from web_live import lag\n",
+        "bench/web_live.py": "def later():\n    import web\n",
+    }.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parts[-3] == "referee":
+            (path.parent / "__init__.py").touch()
+            (path.parent.parent / "__init__.py").touch()
+        path.write_text(text)
+    assert file_circles(file_graph(tmp_path)) == [
+        ["bench.web", "bench.web_live"],
+        ["referee.match.ending", "referee.match.runner"],
+    ]
 
 
 def test_every_sub_package_has_a_layer() -> None:
