@@ -2,22 +2,21 @@
 
 A seat whose stream dropped keeps its place (and its clock keeps running) for its session's
 resume window. The match runner wakes at the earliest of the mover's deadline and every open
-window; a window that closes ends the game as a disconnect. :func:`seat_away` opens a seat's
-window; :func:`seat_back` gives a returning seat its game again.
+window; a window that closes ends the game as a disconnect. :meth:`Reconnects.away` opens a
+seat's window; :meth:`Reconnects.back` gives a returning seat its game again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from referee.match.report import SeatReport
 from referee.match.seat import SEND_TIMEOUT, Seat, SessionClosed
+from referee.match.transcript import Transcript
 from referee.telemetry.logs import get_logger
-
-if TYPE_CHECKING:
-    from referee.match.runner import MatchRunner
 
 log = get_logger("referee.match.runner")
 
@@ -59,30 +58,60 @@ class AwayWindows:
         return None
 
 
-def seat_away(runner: MatchRunner[Seat], seat: int, when: float, why: str) -> None:
-    """``seat``'s session dropped at ``when``: its reconnect window opens (its clock runs on)."""
-    window = runner.sessions[seat].resume_window
-    runner.away.leave(seat, when, window, why)
-    runner.bind_log(seat, runner.state.ply)
-    log.info("seat_away", reason=why, window_s=window)
+@dataclass(slots=True)
+class Reconnects:
+    """A game's seats as they may drop and come back: their windows, and what a returning seat
+    is sent again (the values the runner hands over, not the runner)."""
 
+    sessions: Sequence[Seat]
+    seat_reports: Sequence[SeatReport]
+    transcript: Transcript
+    #: A seat's GameStart, with the moves played so far.
+    game_start: Callable[[int], bytes]
+    #: Name the seat (and the game's ply) in what is logged from here on.
+    bind_log: Callable[[int], None]
+    windows: AwayWindows = field(default_factory=AwayWindows)
+    #: The request the mover is waiting on (re-sent when it comes back).
+    pending: tuple[int, bytes] | None = None
 
-async def seat_back(runner: MatchRunner[Seat], seat: int) -> None:
-    """The seat's session is back: give it the game again, and the pending request."""
-    session = runner.sessions[seat]
-    if not runner.away.back(seat) and not session.resumes:
-        return
-    runner.report.seats[seat].reconnects += 1
-    runner.bind_log(seat, runner.state.ply)
-    log.info("seat_back")
-    messages = [runner.game_start(seat)]
-    if runner.pending is not None and runner.pending[0] == seat:
-        messages.append(runner.pending[1])
-    try:
-        async with asyncio.timeout(SEND_TIMEOUT):
-            for data in messages:
-                await session.send_bytes(runner.transcript.sent(seat, data))
-    except (SessionClosed, TimeoutError):
-        # Dropped again: its DISCONNECT event follows (or its window still runs).
-        if session.resumable and not runner.away.is_away(seat):
-            seat_away(runner, seat, time.monotonic(), "it dropped again while resuming")
+    async def announce(self) -> tuple[int, str] | None:
+        """Send both GameStarts (before the first request, so neither bot learns of the game
+        while its opponent's clock already runs for long); returns the first seat that cannot
+        be told and cannot come back, and why (a resumable one is away: told when back)."""
+        for seat, session in enumerate(self.sessions):
+            try:
+                async with asyncio.timeout(SEND_TIMEOUT):
+                    await session.send_bytes(self.transcript.sent(seat, self.game_start(seat)))
+            except (SessionClosed, TimeoutError) as exc:
+                why = str(exc) or "it does not read its stream"
+                if not session.resumable:
+                    return seat, why
+                self.away(seat, time.monotonic(), why)
+        return None
+
+    def away(self, seat: int, when: float, why: str) -> None:
+        """``seat``'s session dropped at ``when``: its window opens (its clock runs on)."""
+        window = self.sessions[seat].resume_window
+        self.windows.leave(seat, when, window, why)
+        self.bind_log(seat)
+        log.info("seat_away", reason=why, window_s=window)
+
+    async def back(self, seat: int) -> None:
+        """The seat's session is back: give it the game again, and the pending request."""
+        session = self.sessions[seat]
+        if not self.windows.back(seat) and not session.resumes:
+            return
+        self.seat_reports[seat].reconnects += 1
+        self.bind_log(seat)
+        log.info("seat_back")
+        messages = [self.game_start(seat)]
+        if self.pending is not None and self.pending[0] == seat:
+            messages.append(self.pending[1])
+        try:
+            async with asyncio.timeout(SEND_TIMEOUT):
+                for data in messages:
+                    await session.send_bytes(self.transcript.sent(seat, data))
+        except (SessionClosed, TimeoutError):
+            # Dropped again: its DISCONNECT event follows (or its window still runs).
+            if session.resumable and not self.windows.is_away(seat):
+                self.away(seat, time.monotonic(), "it dropped again while resuming")

@@ -33,9 +33,10 @@ from engine.adjudication import (
 from engine.game import Game
 from referee.match import verdicts
 from referee.match.clock import TimeControl
+from referee.match.ending import announce_end
 from referee.match.lastwords import last_words
 from referee.match.messages import GameMessages
-from referee.match.reconnect import AwayWindows, seat_away, seat_back
+from referee.match.reconnect import Reconnects
 from referee.match.report import (
     GameReport,
     MoveLog,
@@ -47,7 +48,6 @@ from referee.match.report import (
 )
 from referee.match.seat import (
     MAX_COMMENT_CHARS,
-    SEND_TIMEOUT,
     EventKind,
     Seat,
     SeatEvent,
@@ -136,9 +136,6 @@ class MatchRunner(Generic[SeatT]):
         self.clocks = self.adjudicator.clocks
         self.state = self.adjudicator.state
         self.inbox: asyncio.Queue[SeatEvent] = asyncio.Queue()
-        self.away = AwayWindows()
-        #: The request the mover is waiting on (re-sent when it comes back).
-        self.pending: tuple[int, bytes] | None = None
         self._abort_reason: str | None = None
         self.overheads: list[float] | None = None  # benchmarks: the referee's time per request
         self._task: asyncio.Task[GameEnd] | None = None
@@ -150,6 +147,14 @@ class MatchRunner(Generic[SeatT]):
             seat_report.seed = secrets.randbelow(2**31) if seed is None else seed
         self.transcript = self.report.transcript = Transcript()
         self.messages = self._messages(memory_limit_bytes)
+        self.reconnects = Reconnects(
+            self.sessions,
+            self.report.seats,
+            self.transcript,
+            self.game_start,
+            lambda seat: self.bind_log(seat, self.state.ply),
+        )
+        self.away = self.reconnects.windows
         self._play_book(opening)
         # The sessions count as busy from now on (a matchmaker must not pair them again before
         # this runner starts), so a runner that is created must be run.
@@ -257,7 +262,8 @@ class MatchRunner(Generic[SeatT]):
         last: Accepted | None = None
         received: float | None = None
         try:
-            await self._announce()
+            if (gone := await self.reconnects.announce()) is not None:
+                await self._decide(gone[0], Disconnected(gone[1]))
             # CPU is charged from here: the making of a course Agent is, start-up is not.
             self.timer.cpu.mark_all()
             while True:
@@ -270,7 +276,7 @@ class MatchRunner(Generic[SeatT]):
                 request = self.messages.move_request(
                     turn.ply, self._position, self.clocks, limit, last
                 )
-                self.pending = (turn.seat, request)
+                self.reconnects.pending = (turn.seat, request)
                 sent = await self._send_request(turn, request)
                 overhead = None if received is None else sent - received
                 if self.overheads is not None and overhead is not None:
@@ -281,21 +287,6 @@ class MatchRunner(Generic[SeatT]):
                 meter.move(overhead)
         except _Ended as ended:
             return ended.end
-
-    async def _announce(self) -> None:
-        """Both GameStarts go out before the first request, so neither bot learns of the game
-        while its opponent's clock already runs for long."""
-        for seat, session in enumerate(self.sessions):
-            try:
-                async with asyncio.timeout(SEND_TIMEOUT):
-                    await session.send_bytes(self.transcript.sent(seat, self.game_start(seat)))
-            except (SessionClosed, TimeoutError) as exc:
-                why = str(exc) or "it does not read its stream"
-                if session.resumable:
-                    # It may come back within its window: GameStart is sent again then.
-                    seat_away(self, seat, time.monotonic(), why)
-                    continue
-                await self._decide(seat, Disconnected(why))
 
     async def _send_request(self, turn: Turn, request: bytes) -> float:
         """Send the mover its request; returns the moment its clock starts."""
@@ -335,7 +326,7 @@ class MatchRunner(Generic[SeatT]):
         sent = time.monotonic()
         if not session.resumable:
             await self._decide(seat, Disconnected(str(exc)))
-        seat_away(self, seat, sent, str(exc))
+        self.reconnects.away(seat, sent, str(exc))
         return sent
 
     async def _await_move(self, turn: Turn, sent: float) -> SeatEvent:
@@ -395,10 +386,10 @@ class MatchRunner(Generic[SeatT]):
         if kind is EventKind.DISCONNECT and not self.sessions[seat].closed.is_set():
             # A drop the session may come back from (or already has: RESUMED follows).
             if self.sessions[seat].suspended and not self.away.is_away(seat):
-                seat_away(self, seat, event.received, event.detail)
+                self.reconnects.away(seat, event.received, event.detail)
             return
         if kind is EventKind.RESUMED:
-            await seat_back(self, seat)
+            await self.reconnects.back(seat)
             return
         answer = fault_answer(kind, event.detail)
         if answer is None and self.away.is_away(seat):
@@ -476,6 +467,19 @@ class MatchRunner(Generic[SeatT]):
     # -- the end -------------------------------------------------------------------------------
 
     async def _finish(self, end: GameEnd) -> None:
-        from referee.match.ending import announce_end
-
-        await announce_end(self, end)
+        report = self.report
+        report.settle(end, self.position, self.clocks, self.control, self.timer.stalled())
+        moves = self.adjudicator.moves
+        game_over = self.messages.game_over(
+            end,
+            plies=report.plies,
+            final_position=report.final_position,
+            clocks=self.clocks,
+            last_action=moves[-1] if moves else "",
+        )
+        ply = self.state.ply
+        await announce_end(
+            end, report, game_over, ply=ply, sessions=self.sessions, transcript=self.transcript
+        )
+        if self.observer is not None:
+            self.observer.on_end(self.state, report)
