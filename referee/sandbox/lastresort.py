@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from referee.sandbox.process import BotProcess
-
-__all__ = ["kill_all_now", "live_count", "register", "unregister"]
-
-_LIVE: dict[int, BotProcess] = {}
+__all__ = ["Killable", "kill_all_now", "live_count", "register", "unregister"]
 
 
-def register(proc: BotProcess) -> None:
+class Killable(Protocol):
+    """A launched bot (a :class:`~referee.sandbox.process.BotProcess`), as the registry sees it."""
+
+    def kill_now(self) -> None:
+        """SIGKILL the bot with its tree and cgroup, synchronously."""
+
+
+_LIVE: dict[int, Killable] = {}
+
+
+def register(proc: Killable) -> None:
     """Track ``proc`` until it is released."""
     _LIVE[id(proc)] = proc
 
 
-def unregister(proc: BotProcess) -> None:
+def unregister(proc: Killable) -> None:
     """Forget ``proc`` (it has been stopped and released)."""
     _LIVE.pop(id(proc), None)
 

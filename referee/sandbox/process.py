@@ -19,7 +19,7 @@ from typing import Literal, Self
 from referee.sandbox import identity, lastresort, poller
 from referee.sandbox.botgroups import BotCgroups
 from referee.sandbox.cgroups import CgroupParent
-from referee.sandbox.exits import MemoryVerdict, judge_memory, unwrap_status
+from referee.sandbox.exits import MemoryVerdict, unwrap_status
 from referee.sandbox.memory import (
     DEFAULT_CGROUP_HEADROOM_MB,
     DEFAULT_RLIMIT_DATA_HEADROOM_MB,
@@ -317,7 +317,7 @@ class BotProcess(BotRun):
         if self.memory_exceeded:
             return
         tail = self._output.capture.tail_bytes(4096) if self._output else b""
-        verdict = judge_memory(self, tail)
+        verdict = self.judge_memory(tail)
         if verdict is not None:
             self._mark_exceeded(verdict)
 

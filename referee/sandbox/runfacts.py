@@ -1,16 +1,18 @@
 """What is known of one launched bot's run: its limits, how it ended, its memory peaks, its
-output. :class:`~referee.sandbox.process.BotProcess` runs the bot and fills these in; the
-verdicts (:mod:`.exits`) and the game's record read them."""
+output, and what follows from them (whether it broke its memory limit, how it ended in one
+sentence). :class:`~referee.sandbox.process.BotProcess` runs the bot and fills these in; the
+game's record reads them."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 
 from referee.sandbox.botgroups import BotCgroups
 from referee.sandbox.cgroups import MemoryCgroup
-from referee.sandbox.exits import MemoryVerdict, describe_exit
-from referee.sandbox.memory import MemoryPolicy
+from referee.sandbox.exits import MemoryVerdict, describe_rc
+from referee.sandbox.memory import MemoryPolicy, format_mb, looks_like_memory_error
 from referee.sandbox.output import OutputPipe
 
 __all__ = ["BotRun"]
@@ -118,6 +120,47 @@ class BotRun:
         """How many bytes of output the capture dropped."""
         return self._output.capture.dropped_bytes if self._output else 0
 
+    def judge_memory(self, output_tail: bytes) -> MemoryVerdict | None:
+        """After exit: over the limit by the cgroup's OOM killer, by its peak, or by a refused
+        allocation that killed it (``MemoryError`` at the end of its output)?"""
+        if self.policy is None:
+            return None
+        cgroup = self.cgroup
+        if cgroup is not None and cgroup.oom_kills():
+            return "cgroup_oom"
+        if self.peak_rss_bytes > self.policy.limit_bytes:
+            return "rss"
+        if self.returncode not in (None, 0) and looks_like_memory_error(output_tail):
+            return "memory_error"
+        return None
+
     def exit_description(self) -> str:
         """One sentence about how the bot ended, for the game record."""
-        return describe_exit(self, self._tasks_refused_seen, self._stop_signal)
+        if self.running:
+            return "still running"
+        if self.memory_exceeded and self.policy is not None:
+            limit = self.policy.label()
+            peak = format_mb(self.peak_bytes)
+            if self.memory_verdict == "memory_error":
+                return (
+                    f"memory limit {limit} exceeded: an allocation was refused "
+                    f"(MemoryError, peak {peak})"
+                )
+            if self.memory_verdict == "cgroup_oom":
+                return f"killed: memory limit {limit} exceeded (peak {peak}, killed by the kernel)"
+            return f"killed: memory limit {limit} exceeded (peak {peak})"
+        rc = self.returncode
+        if rc is None:
+            return "exit status unknown (reaped by someone else)"
+        tasks_refused, stop_signal = self._tasks_refused_seen, self._stop_signal
+        if tasks_refused and stop_signal is None:
+            return (
+                f"{describe_rc(rc)} after reaching its limit of {self.max_tasks} processes "
+                f"and threads ({tasks_refused} refused)"
+            )
+        if stop_signal is not None:
+            how = "SIGTERM" if stop_signal == signal.SIGTERM else "SIGKILL after grace"
+            if rc == -stop_signal:
+                return f"stopped by the referee ({how})"
+            return f"{describe_rc(rc)} after the referee asked it to stop ({how})"
+        return describe_rc(rc)

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from referee.sandbox.botcode import imported_names
-from referee.sandbox.isolation import Isolation
-from referee.sandbox.launch import (
+from referee.sandbox.bots import (
     BotSpec,
     LaunchedBot,
 )
+from referee.sandbox.isolation import Isolation
 from referee.sandbox.warmbox import (
     WARM_PREIMPORTS as WARM_PREIMPORTS,
 )

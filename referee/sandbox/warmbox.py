@@ -19,14 +19,14 @@ from pathlib import Path
 from referee.errors import RefereeError
 from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess, jail, seccomp
 from referee.sandbox.botcode import INSIDE, stage_code
-from referee.sandbox.identity import HostIdentity, bot_uid
-from referee.sandbox.isolation import Isolation
-from referee.sandbox.launch import (
+from referee.sandbox.bots import (
     DEFAULT_MEMORY_MB,
     OUTPUT_LIMIT_BYTES,
     BotSpec,
     LaunchedBot,
 )
+from referee.sandbox.identity import HostIdentity, bot_uid
+from referee.sandbox.isolation import Isolation
 from referee.sandbox.memory import sample_tree
 from referee.sandbox.venv import python_inside
 
