@@ -11,13 +11,13 @@ from starlette.responses import JSONResponse, Response
 from referee.storage.browse import GameLine, VersionName, recent_games
 from referee.web.botstory import Matchup, TimeProfile
 from referee.web.context import int_param, web_of
+from referee.web.gamepage import load_game_view
 from referee.web.live import running, start_payload
 from referee.web.moverows import move_rows
 from referee.web.pages import (
     bot_data,
     hidden_seats,
     known_game,
-    load_game_view,
     shared_record,
     snapshot,
     sorted_rows,

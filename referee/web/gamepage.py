@@ -1,6 +1,7 @@
-"""What the game page adds to the replay: the chart, the "why this game ended" summary, each
-ply's think record and reference judgement, and the PV ghosts on the board; all of it filtered
-by who may see which seat's thinking (:mod:`referee.web.thinking`).
+"""A stored game's view as the reader may see it (:func:`load_game_view`), and what the game
+page adds to the replay: the chart, the "why this game ended" summary, each ply's think record
+and reference judgement, and the PV ghosts on the board; all of it filtered by who may see
+which seat's thinking (:mod:`referee.web.thinking`).
 
 The engine's legal-move counts come with the game's view (counted while it is replayed); per
 game and viewer class (which seats' thinking, whether the analysis is ready) the chart is
@@ -15,14 +16,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from engine.records import SearchInfo
 from referee.analysis.gameeval import Analysis
 from referee.match.verdicts import Verdict
-from referee.storage import GameDetail, readers
+from referee.storage import GameDetail, NotFoundError, readers
 from referee.web import gamechart as gc
-from referee.web.replay import GameView
+from referee.web.context import Web
+from referee.web.replay import GameView, build_view
 from referee.web.story import Story, move_sentence, score_words, symlog, tell
 from referee.web.thinking import tournament_status, visible_seats
 
@@ -241,3 +244,27 @@ def _depth(search: SearchInfo | None) -> int | None:
 def pv_of(extras: Extras, view: GameView, ply: int) -> Sequence[str]:
     search = extras.search(view, ply)
     return search.pv if search is not None else ()
+
+
+def load_game_view(
+    web: Web, game_id: int, request: Request | None = None
+) -> tuple[GameView, GameDetail]:
+    """A stored game's view; 404 for a validation game unless ``request`` is signed in as the
+    student whose upload it checked or as staff (:mod:`referee.storage.readers`)."""
+    cached = web.views.get(game_id)
+    if cached is None:
+        try:
+            detail = web.need_repo().get_game(game_id)
+        except NotFoundError:
+            raise HTTPException(404, f"no game {game_id}") from None
+        names = web.need_tables().names_for(s.bot_version_id for s in detail.summary.seats)
+        cached = (build_view(detail, names), detail)
+        web.views.put(game_id, cached)
+    view, detail = cached
+    me = web.session(request) if request is not None else None
+    owns = me is not None and any(
+        p is not None and p.owner_id == me.player_id for p in view.players
+    )
+    if not readers.may_read_game(detail.summary.kind, me.role if me else None, owns):
+        raise HTTPException(404, f"no game {game_id}")
+    return cached

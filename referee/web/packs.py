@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from referee.storage import GameDetail, readers
 from referee.web.context import Web, referee_server, web_of
-from referee.web.pages import load_game_view
+from referee.web.gamepage import load_game_view
 from referee.web.replay import GameView
 
 

@@ -4,6 +4,7 @@ and their JSON (:mod:`referee.web.api`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
@@ -13,8 +14,21 @@ if TYPE_CHECKING:
     from referee.storage import BotVersionInfo, TournamentInfo
     from referee.storage.browse import GameLine, VersionName
     from referee.web.botstory import HeadToHead, Matchup, TimeProfile
-    from referee.web.pages import Progress
     from referee.web.tables import BoardRow, OpponentLine
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a tournament is: its games finished, remaining, planned and running."""
+
+    finished: int
+    remaining: int
+    planned: int
+    running: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.finished / self.planned if self.planned else 0.0
 
 
 class TournamentData(TypedDict):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -25,10 +24,11 @@ from referee.tournament.adaptive import DEFAULT_CONFIDENCE
 from referee.tournament.standings import standings
 from referee.web.botstory import bot_games, head_to_head, matchups, time_profiles
 from referee.web.context import Web, int_param, web_of
-from referee.web.gamepage import Extras, extras, pv_of, reported_error
-from referee.web.pagedata import BotData, BotGameData, TournamentData, VersusData
+from referee.web.gamepage import Extras, extras, load_game_view, pv_of, reported_error
+from referee.web.packs import own_packs
+from referee.web.pagedata import BotData, BotGameData, Progress, TournamentData, VersusData
 from referee.web.plots import VersionLine, versions_plot
-from referee.web.replay import GameView, build_view
+from referee.web.replay import GameView
 from referee.web.tables import BoardRow, GameTable, Snapshot, results_by_opponent
 from referee.web.thinking import (
     hidden_json,
@@ -112,18 +112,6 @@ def tournaments(request: Request) -> Response:
     items = [(t, _progress(web, t)) for t in repo.list_tournaments()]
     items.reverse()
     return web.render(request, "tournaments.html", {"items": items})
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    finished: int
-    remaining: int
-    planned: int
-    running: int
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.finished / self.planned if self.planned else 0.0
 
 
 def _progress(web: Web, t: TournamentInfo) -> Progress:
@@ -279,30 +267,6 @@ def games(request: Request) -> Response:
     return web.render(request, "games.html", {"lines": lines, "names": names, "game": game})
 
 
-def load_game_view(
-    web: Web, game_id: int, request: Request | None = None
-) -> tuple[GameView, GameDetail]:
-    """A stored game's view; 404 for a validation game unless ``request`` is signed in as the
-    student whose upload it checked or as staff (:mod:`referee.storage.readers`)."""
-    cached = web.views.get(game_id)
-    if cached is None:
-        try:
-            detail = web.need_repo().get_game(game_id)
-        except NotFoundError:
-            raise HTTPException(404, f"no game {game_id}") from None
-        names = web.need_tables().names_for(s.bot_version_id for s in detail.summary.seats)
-        cached = (build_view(detail, names), detail)
-        web.views.put(game_id, cached)
-    view, detail = cached
-    me = web.session(request) if request is not None else None
-    owns = me is not None and any(
-        p is not None and p.owner_id == me.player_id for p in view.players
-    )
-    if not readers.may_read_game(detail.summary.kind, me.role if me else None, owns):
-        raise HTTPException(404, f"no game {game_id}")
-    return cached
-
-
 def readable_output(
     web: Web, request: Request, view: GameView, detail: GameDetail
 ) -> list[tuple[str, VersionName, str]]:
@@ -346,8 +310,6 @@ def game_page(request: Request) -> Response:
     context = replay_context(view, ply, more)
     context["output"] = readable_output(web, request, view, detail)
     context["story"] = more.story
-    from referee.web.packs import own_packs  # it builds on this module's views
-
     context["packs"] = own_packs(web, request, view, detail)
     page = web.render(request, "game.html", context)
     return validated(request, page, modified=view.summary.finished_at, shared=False)
