@@ -339,8 +339,9 @@ def _measure(args: argparse.Namespace) -> _Samples:
                     cold += render_times(app, "/leaderboard/tetress", 1)
                 size = len(client.get("/leaderboard/tetress").content)
                 replay = [round_trips(client, f"/games/{g}", 1)[0] for g in replay_ids]
-            one = live_lag(served, hub, 1, args.plies, args.gap)
-            many = live_lag(served, hub, args.spectators, args.plies, args.gap)
+            url = served.server.url
+            one = live_lag(url, served.call, hub, 1, args.plies, args.gap)
+            many = live_lag(url, served.call, hub, args.spectators, args.plies, args.gap)
         finally:
             served.stop()
             repo.close()

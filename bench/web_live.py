@@ -10,14 +10,14 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from engine.registry import load_game
 from referee.server.live import LiveEnd, LiveHub, LiveMove
 
-if TYPE_CHECKING:
-    from web import Served
+#: Run a function with its arguments on the server's loop (from another thread).
+OnLoop = Callable[..., None]
 
 
 async def _spectate(url: str, count: int, plies: int) -> list[list[float]]:
@@ -78,16 +78,17 @@ def spectator_process(url: str, count: int, plies: int) -> subprocess.Popen[str]
     )
 
 
-def live_lag(served: Served, hub: LiveHub, spectators: int, plies: int, gap: float) -> list[float]:
-    """Move-to-browser lag (ms) of every event received by every spectator."""
+def live_lag(
+    url: str, call: OnLoop, hub: LiveHub, spectators: int, plies: int, gap: float
+) -> list[float]:
+    """Move-to-browser lag (ms) of every event received by every spectator of the web server
+    at ``url``, whose loop runs ``hub`` (reached by ``call``)."""
     game = load_game("tetress")
     uid = f"live{spectators}"
     state = game.new_state()
-    served.call(
-        lambda: hub.start(uid, "tetress", ["a/x", "b/y"], game.seat_names, state.to_string())
-    )
+    call(lambda: hub.start(uid, "tetress", ["a/x", "b/y"], game.seat_names, state.to_string()))
     time.sleep(0.2)
-    proc = spectator_process(f"{served.server.url}/live/{uid}/events", spectators, plies)
+    proc = spectator_process(f"{url}/live/{uid}/events", spectators, plies)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     rng = random.Random(5)
@@ -106,9 +107,9 @@ def live_lag(served: Served, hub: LiveHub, spectators: int, plies: int, gap: flo
             sent[ply] = time.time()
             hub.move(uid, m)
 
-        served.call(publish)
+        call(publish)
         time.sleep(gap)
-    served.call(hub.finish, uid, LiveEnd("1-0", "normal", "no_legal_move", "done", 0))
+    call(hub.finish, uid, LiveEnd("1-0", "normal", "no_legal_move", "done", 0))
     out, _ = proc.communicate(timeout=300)
     received = json.loads(out.strip().splitlines()[-1])
     return [
