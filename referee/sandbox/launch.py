@@ -31,6 +31,7 @@ from referee.sandbox.bots import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
 from referee.sandbox.bots import OUTPUT_LIMIT_BYTES as OUTPUT_LIMIT_BYTES
 from referee.sandbox.bots import BotSpec as BotSpec
 from referee.sandbox.bots import LaunchedBot as LaunchedBot
+from referee.sandbox.bots import OutputView as OutputView
 from referee.sandbox.bots import parse_bot_spec as parse_bot_spec
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.jail import DEFAULT_SCRATCH_MB, build_jail
