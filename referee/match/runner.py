@@ -148,11 +148,7 @@ class MatchRunner(Generic[SeatT]):
         self.transcript = self.report.transcript = Transcript()
         self.messages = self._messages(memory_limit_bytes)
         self.reconnects = Reconnects(
-            self.sessions,
-            self.report.seats,
-            self.transcript,
-            self.game_start,
-            lambda seat: self.bind_log(seat, self.state.ply),
+            self.sessions, self.report.seats, self.transcript, self.game_start, self._bind_seat
         )
         self.away = self.reconnects.windows
         self._play_book(opening)
@@ -463,6 +459,9 @@ class MatchRunner(Generic[SeatT]):
         structlog.contextvars.bind_contextvars(
             seat=None if seat is None else self.seat_names[seat], ply=ply
         )
+
+    def _bind_seat(self, seat: int) -> None:
+        self.bind_log(seat, self.state.ply)
 
     # -- the end -------------------------------------------------------------------------------
 
