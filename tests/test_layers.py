@@ -40,6 +40,16 @@ def _contract(contract_id: str) -> dict[str, Any]:
     return dict(found[0])
 
 
+def test_the_engine_and_sdk_may_import_only_referee_game() -> None:
+    """The contract keeping the engine and the SDK below the referee forbids every sub-package
+    (and top-level module) of referee but the course's ``referee.game``, with no exception: a
+    new sub-package is forbidden as soon as it exists."""
+    contract = _contract("engine-below-referee")
+    forbidden = [name.removeprefix("referee.") for name in contract["forbidden_modules"]]
+    assert sorted(forbidden) == sorted(set(_referee_children()) - {"game"})
+    assert "ignore_imports" not in contract
+
+
 def test_the_private_modules_contract_sees_a_referee_module_importing_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

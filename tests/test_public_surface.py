@@ -12,6 +12,7 @@ import pytest
 SURFACE: dict[str, list[str]] = {
     "engine": [
         "AmbiguousMoveError",
+        "BookError",
         "EngineError",
         "Game",
         "IllegalMoveError",
