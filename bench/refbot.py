@@ -33,9 +33,9 @@ from client_sdk.examples.greedy_bot import GreedyBot, evaluate  # noqa: E402
 from client_sdk.examples.random_bot import RandomBot  # noqa: E402
 from client_sdk.examples.reference_bot import Level1, Level2, Level3  # noqa: E402
 from client_sdk.reference import LEVELS, searcher_for  # noqa: E402
+from engine.records.openings import Book, default_book_path, load_book  # noqa: E402
 from referee.analysis.anchors import RANDOM_ELO, calibrate, write_anchors  # noqa: E402
 from referee.analysis.local_pairs import LocalGame, play_pairs  # noqa: E402
-from referee.analysis.openings import Book, default_book_path, load_book  # noqa: E402
 
 LEVEL_CLASSES = {1: Level1, 2: Level2, 3: Level3}
 

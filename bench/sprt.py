@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from engine.records.openings import default_book_path, load_book  # noqa: E402
 from engine.registry import load_game  # noqa: E402
-from referee.analysis.openings import default_book_path, load_book  # noqa: E402
 from referee.analysis.sprt import Sprt, llr_normal_approx  # noqa: E402
 from referee.analysis.sprt_run import launched_games, run_sprt  # noqa: E402
 from referee.sandbox.isolation import Isolation  # noqa: E402

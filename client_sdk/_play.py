@@ -238,8 +238,8 @@ def _openings(book_name: str | None, game: str, count: int, seed: int | None) ->
     pairs = (count + 1) // 2
     if not book_name:
         return [Opening()] * pairs
+    from engine.records.openings import load_book, opening_labels
     from engine.registry import load_game
-    from referee.analysis.openings import load_book, opening_labels
 
     book = load_book(book_name)
     book.check_game(load_game(game))

@@ -65,7 +65,7 @@ def run(
     ``fn(state, clocks) -> move``, or a BOT string as taken by ``python -m client_sdk``.
     Plays until the referee says goodbye, or until ``games`` games are over. Returns the
     results in the order the games ended. ``credentials`` switches to TLS: gRPC channel
-    credentials, or a :class:`client_sdk._tls.Tls` (CA, client certificate and key files),
+    credentials, or a :class:`client_sdk.tls.Tls` (CA, client certificate and key files),
     with which a failed handshake is a :class:`SessionError` saying why. A referee that
     cannot be reached within ``wait_for_server`` seconds of the start is a
     :class:`SessionError` at once; reconnection (with ``backoff``) is for connections that

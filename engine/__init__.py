@@ -14,6 +14,7 @@ exception tree.
 
 from engine.errors import (
     AmbiguousMoveError,
+    BookError,
     EngineError,
     IllegalMoveError,
     NotationError,
@@ -28,6 +29,7 @@ from engine.registry import game_names, load_game, register_game
 
 __all__ = [
     "AmbiguousMoveError",
+    "BookError",
     "EngineError",
     "Game",
     "IllegalMoveError",

@@ -6,6 +6,7 @@
     ├── AmbiguousMoveError   short notation that matches several legal moves
     ├── PositionError        a position string that cannot be parsed or is inconsistent
     ├── RecordError          a game record with errors; ``issues`` lists every one found
+    ├── BookError            an openings book that cannot be used (engine.records.openings)
     └── UnknownGameError     a game name that is not registered
 
 All of them are also ``ValueError`` (``UnknownGameError`` is a ``KeyError``), so callers that
@@ -91,6 +92,10 @@ class RecordIssue:
 
     def __hash__(self) -> int:
         return hash((self.line, self.column, self.message))
+
+
+class BookError(EngineError, ValueError):
+    """An openings book that cannot be used (:mod:`engine.records.openings`), with the reason."""
 
 
 class RecordError(EngineError, ValueError):

@@ -10,9 +10,9 @@
     │   └── submissions.errors.Refused    an upload refused (archive, layout, quota, name)
     ├── storage.errors.StorageError       storage's own (not found, conflict, duplicate game ...)
     ├── bad input, also ``ValueError``: server.bounds.BadField, submissions.names.BadName,
-    │   storage.tokens.TokenFormatError and WrongTokenKey, analysis.openings.BookError,
-    │   sandbox.isolation.SandboxUnavailable, match.thinking.ThinkOutOfBounds,
-    │   storage.botnames.AmbiguousName, commands.classroster.RosterError
+    │   storage.tokens.TokenFormatError and WrongTokenKey, sandbox.isolation.SandboxUnavailable,
+    │   match.thinking.ThinkOutOfBounds, storage.botnames.AmbiguousName,
+    │   commands.classroster.RosterError
     ├── tools.sdkwheel.WheelError          the SDK's wheel cannot be built or found
     ├── sandbox.warmbox.NotServable       a warm sandbox this bot cannot take (it starts cold)
     ├── storage.secret.TokenKeyError      the server's token key is unusable

@@ -12,6 +12,7 @@ import pytest
 SURFACE: dict[str, list[str]] = {
     "engine": [
         "AmbiguousMoveError",
+        "BookError",
         "EngineError",
         "Game",
         "IllegalMoveError",
@@ -114,6 +115,23 @@ SURFACE: dict[str, list[str]] = {
         "play_local",
         "try_lesson",
     ],
+    # What the referee takes from the SDK (it imports none of the SDK's private modules): the
+    # failure pack's format (it writes packs, `reproduce` reads them), the bound on a move's
+    # text (a replay judges it as the referee does) and the TLS options (`referee watch`).
+    "client_sdk.packs": [
+        "FORMAT",
+        "MAX_PACK_BYTES",
+        "MAX_TEXT",
+        "OUTPUT_TAIL_CHARS",
+        "VERSION",
+        "FailurePackError",
+        "Pack",
+        "encode",
+        "load_pack",
+        "parse_pack",
+    ],
+    "client_sdk.protocol": ["MAX_ACTION_CHARS", "action_problem"],
+    "client_sdk.tls": ["Tls", "TlsSetupError", "handshake_failure", "tls_of", "tls_options"],
     "referee.game": [
         "BOARD_N",
         "MAX_TURNS",
@@ -177,6 +195,6 @@ def test_sdk_internals_are_private() -> None:
 
     import client_sdk
 
-    public = {"testing", "examples", "proto", "reference"}
+    public = {"testing", "examples", "proto", "reference", "packs", "protocol", "tls"}
     names = {m.name for m in pkgutil.iter_modules(client_sdk.__path__)}
     assert {n for n in names if not n.startswith("_")} == public

@@ -1,6 +1,7 @@
 """Game records for every registered game: value types, text (PGN-like) and JSON forms, replay.
 
-Pure: strings in, strings out (the CLI reads and writes files). Typical use::
+Pure: strings in, strings out (the CLI reads and writes files), but for the openings books
+(:mod:`engine.records.openings`), which read and write their own files. Typical use::
 
     from engine.records import RecordBuilder, write_record, read_record, replay
     builder = RecordBuilder(game, players=("alice", "bob"), event="Ladder")

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.analysis.openings import Book
+from engine.records.openings import Book
 from referee.analysis.sprt import OUTCOMES, Z95, Decision, Sprt
 from referee.storage import BotVersionInfo, GameSummary, NotFoundError, Repository
 

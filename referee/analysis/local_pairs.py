@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from referee.analysis.openings import Book
+from engine.records.openings import Book
 from referee.ratings.results import GameResult
 
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine.game import Game
-from referee.analysis.openings import Book, opening_labels
+from engine.records.openings import Book, opening_labels
 from referee.analysis.sprt import Decision, Sprt
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport

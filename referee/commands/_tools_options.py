@@ -25,8 +25,8 @@ def store_openings(
     its game): the book itself is stored, so resuming never depends on the file."""
     if not getattr(args, "openings", None):
         return
+    from engine.records.openings import load_book
     from engine.registry import load_game
-    from referee.analysis.openings import load_book
 
     book = load_book(args.openings)
     book.check_game(load_game(args.game, **params))

@@ -128,9 +128,9 @@ def run(args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace) -> tuple[GradeSettings, GameSettings]:
     import math
 
+    from engine.records.openings import default_book_path, load_book
     from engine.registry import load_game
     from referee.analysis.grading import GradeSettings, terms_tag
-    from referee.analysis.openings import default_book_path, load_book
     from referee.commands._common import game_params, time_control
     from referee.hosting.grade_play import GameSettings
 

@@ -358,7 +358,7 @@ def _opening(args: argparse.Namespace, game: Game[Any]) -> tuple[tuple[str, ...]
         return (), {}
     import random
 
-    from referee.analysis.openings import load_book, opening_labels
+    from engine.records.openings import load_book, opening_labels
 
     book = load_book(args.openings)
     book.check_game(game)

@@ -43,8 +43,10 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from engine.errors import BookError
+    from engine.records.openings import write_book
     from engine.registry import load_game
-    from referee.analysis.openings import BookError, generate, write_book
+    from referee.analysis.openings import generate
 
     if not 1 <= args.count <= 10_000 or not 1 <= args.plies <= 60:
         print("referee openings: --count 1..10000 and --plies 1..60", file=sys.stderr)
@@ -80,7 +82,8 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from referee.analysis.openings import BookError, load_book
+    from engine.errors import BookError
+    from engine.records.openings import load_book
 
     try:
         book = load_book(args.book)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from engine.game import Game
-    from referee.analysis.openings import Book
+    from engine.records.openings import Book
     from referee.analysis.sprt import Decision, Sprt
     from referee.analysis.sprt_run import GameSink, PairResult, PlayGame
     from referee.match.report import GameReport
@@ -151,8 +151,8 @@ class _Setup:
 
 def _setup(args: argparse.Namespace) -> _Setup:
     """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
+    from engine.records.openings import default_book_path, load_book
     from engine.registry import load_game
-    from referee.analysis.openings import default_book_path, load_book
     from referee.analysis.sprt import Sprt
     from referee.commands._arena import open_repo
     from referee.commands._common import game_params

@@ -41,7 +41,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--wait", type=float, default=60.0, metavar="S", help="how long to wait for a live game"
     )
-    from client_sdk._tls import tls_options
+    from client_sdk.tls import tls_options
 
     tls_options(parser)
     parser.set_defaults(func=run)
@@ -52,7 +52,7 @@ def _channel(args: argparse.Namespace) -> grpc.Channel:
     ``--tls``; a file that cannot be read is a ``TlsSetupError`` naming it."""
     import grpc
 
-    from client_sdk._tls import tls_of
+    from client_sdk.tls import tls_of
 
     tls = tls_of(args)
     if tls is None:
@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
 
     import grpc
 
-    from client_sdk._tls import TlsSetupError
     from client_sdk.proto import arena_pb2 as apb
     from client_sdk.proto import arena_pb2_grpc
+    from client_sdk.tls import TlsSetupError
     from referee.commands._arena import console
 
     out = console()
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
                     time.sleep(0.1)
             _follow(out, arena.WatchGame(apb.WatchGameRequest(uid=uid)), args.board)
         except grpc.RpcError as exc:
-            from client_sdk._tls import handshake_failure, tls_of
+            from client_sdk.tls import handshake_failure, tls_of
 
             unavailable = exc.code() == grpc.StatusCode.UNAVAILABLE
             why = handshake_failure(tls_of(args), args.server) if unavailable else None

@@ -1,6 +1,6 @@
 """Failure packs: cut one faulted seat's side of a finished game out of its report.
 
-A pack (format in docs/records.md, read by :mod:`client_sdk._pack`) holds the game and its
+A pack (format in docs/records.md, read by :mod:`client_sdk.packs`) holds the game and its
 parameters, the exact messages the referee sent the seat and what the seat answered, with
 times, the bot's version, the tail of its output, its memory and time per move, and the
 verdict and its sentence. It holds nothing of the opponent the bot itself was not sent: no
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from client_sdk._pack import (
+from client_sdk.packs import (
     FORMAT,
     MAX_PACK_BYTES,
     MAX_TEXT,

@@ -13,11 +13,8 @@ import enum
 from dataclasses import dataclass
 from typing import Protocol
 
-# A move's text limit is the SDK's, so that a local replay (python -m client_sdk reproduce)
-# judges a move text as the referee does.
-from client_sdk._messages import MAX_ACTION_CHARS as MAX_ACTION_CHARS
-from client_sdk._messages import action_problem as action_problem
 from client_sdk.proto import referee_pb2 as pb
+from client_sdk.protocol import action_problem
 from engine.adjudication import (
     Answer,
     BotFailed,

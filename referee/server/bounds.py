@@ -15,8 +15,9 @@ import math
 import re
 
 from client_sdk.proto import referee_pb2 as pb
+from client_sdk.protocol import MAX_ACTION_CHARS, action_problem
 from referee.errors import RefereeError
-from referee.match.seat import MAX_ACTION_CHARS, MAX_COMMENT_CHARS, action_problem
+from referee.match.seat import MAX_COMMENT_CHARS
 from referee.match.thinking import (
     MAX_PV_MOVE_CHARS,
     MAX_PV_MOVES,

@@ -37,19 +37,15 @@ CACHE_ENV = "TETROMINO_SDK_CACHE"
 #: A source tree to build from when the packages are installed without theirs (a container
 #: image builds its wheel at build time from the tree it installed).
 SOURCE_ENV = "TETROMINO_SDK_SOURCE"
-#: What the wheel holds (and whose files key the cache): the SDK, the rules, and of the
-#: referee only what a bot imports (the course's ``referee.game``) and what ``client_sdk play
-#: --openings`` reads (the openings books); never the server, its CLI or its ``referee`` script.
+#: What the wheel holds (and whose files key the cache): the SDK, the rules (with the openings
+#: books ``client_sdk play --openings`` reads), and of the referee only what a bot imports (the
+#: course's ``referee.game``); never the server, its CLI or its ``referee`` script.
 SDK_PARTS = (
     "client_sdk",
     "engine",
     "referee/__init__.py",
     "referee/py.typed",
-    "referee/errors.py",
     "referee/game",
-    "referee/analysis/__init__.py",
-    "referee/analysis/openings.py",
-    "referee/analysis/books",
 )
 #: How long a build may take before it is given up.
 BUILD_TIMEOUT_S = 600.0
@@ -126,9 +122,9 @@ def _pyproject(root: Path) -> str:
     lines += ['build-backend = "setuptools.build_meta"', "", "[project]"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
     lines += ["", "[tool.setuptools.packages.find]", 'include = ["client_sdk*", "engine*", '
-              '"referee", "referee.game*", "referee.analysis"]']  # fmt: skip
+              '"referee", "referee.game*"]']  # fmt: skip
     lines += ["", "[tool.setuptools.package-data]", '"*" = ["py.typed", "*.pyi"]']
-    lines += ['"referee.analysis" = ["books/*.json"]']
+    lines += ['"engine.records" = ["books/*.json"]']
     return "\n".join(lines) + "\n"
 
 

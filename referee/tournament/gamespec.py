@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.game import Game
+from engine.records.openings import Book, book_from_json, opening_labels
 from engine.registry import load_game
-from referee.analysis.openings import Book, book_from_json, opening_labels
 from referee.match.clock import ClockMode, TimeControl
 from referee.play.game import GameTerms
 from referee.sandbox.isolation import Isolation

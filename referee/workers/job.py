@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 from structlog.contextvars import bound_contextvars
 
 from engine.game import Game
-from referee.analysis.openings import Book
+from engine.records.openings import Book
 from referee.errors import RefereeError
 from referee.match.runner import new_game_id
 from referee.play.game import GamePlayer

@@ -59,7 +59,7 @@ from client_sdk import _child, _match, _mine, _play, _procbot, _starter, _submit
 from client_sdk._session import Session
 from client_sdk._loader import load_bot
 from client_sdk.testing import play_local
-import referee.game, referee.analysis.openings
+import referee.game, engine.records.openings
 from engine.records import write_record
 
 game = play_local("client_sdk.examples.greedy_bot", "course-random")

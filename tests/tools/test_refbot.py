@@ -10,10 +10,10 @@ from client_sdk import Clocks
 from client_sdk.examples.greedy_bot import GreedyBot
 from client_sdk.examples.reference_bot import Level1, Level2, Level3, time_budget
 from client_sdk.reference import WIN, searcher_for
+from engine.records.openings import default_book_path, load_book
 from engine.registry import load_game
 from engine.tetress.state import TetressState
 from referee.analysis.local_pairs import play_pairs
-from referee.analysis.openings import default_book_path, load_book
 
 
 def _random_position(seed: int, plies: int) -> TetressState:

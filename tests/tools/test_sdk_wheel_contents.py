@@ -19,14 +19,8 @@ from referee.tools.sdkwheel import sdk_wheel
 
 pytestmark = pytest.mark.slow  # builds the wheel with pip
 
-#: Everything of ``referee`` a bot (or ``client_sdk play --openings``) needs.
-REFEREE_KEPT = (
-    "referee/__init__.py",
-    "referee/py.typed",
-    "referee/errors.py",
-    "referee/game/",
-    "referee/analysis/",
-)
+#: Everything of ``referee`` a bot needs: the course's ``referee.game``.
+REFEREE_KEPT = ("referee/__init__.py", "referee/py.typed", "referee/game/")
 
 _IMPORT_ALL = """
 import importlib, json, sys
@@ -52,9 +46,8 @@ def test_the_sdk_wheel_holds_the_sdk_and_nothing_of_the_server(tmp_path: Path) -
     code = [n for n in names if ".dist-info/" not in n]
     referee = [n for n in code if n.startswith("referee/")]
     assert referee and all(n.startswith(REFEREE_KEPT) for n in referee), referee
-    assert "referee/analysis/books/tetress.json" in referee
-    assert not [n for n in referee if n.startswith("referee/analysis/") and "openings" not in n
-                and "books" not in n and not n.endswith("__init__.py")]  # fmt: skip
+    # The openings books `client_sdk play --openings` reads, beside the engine's book model.
+    assert {"engine/records/openings.py", "engine/records/books/tetress.json"} <= set(code)
     assert {"client_sdk/__init__.py", "engine/__init__.py", "referee/game/__init__.py"} <= set(code)
     assert not [n for n in names if n.endswith("entry_points.txt")], "a script the SDK cannot run"
     assert metadata.get_all("Provides-Extra") is None
