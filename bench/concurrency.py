@@ -39,7 +39,6 @@ import asyncio
 import gc
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -59,24 +58,8 @@ sys.path.insert(0, str(ROOT))
 #: The client processes' program (the bench bots).
 BOTS = str(ROOT / "bench" / "concurrency_bots.py")
 
+from bench.common import random_scripts  # noqa: E402
 from bench.concurrency_meters import BASE_NICENESS, GcPauses, Meter, raise_priority  # noqa: E402
-
-
-def _scripts(count: int, seed: int) -> list[list[str]]:
-    from engine.registry import load_game
-
-    game = load_game("tetress")
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        state = game.new_state()
-        moves = []
-        while state.outcome() is None:
-            move = rng.choice(list(state.legal_moves))
-            moves.append(game.move_to_text(move))
-            state.apply(move)
-        out.append(moves)
-    return out
 
 
 async def _probe(seconds: float) -> None:
@@ -354,7 +337,7 @@ def main() -> int:
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
-    scripts = _scripts(20, args.seed)
+    scripts = random_scripts(20, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scripts.json")
         Path(path).write_text(json.dumps(scripts))

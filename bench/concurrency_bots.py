@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import referee_messages  # noqa: E402
+
 METHOD = "/tetromino.referee.v1.Referee/Play"
 #: Streams (sessions) sharing one channel, i.e. one TCP connection (an SDK bot has its own).
 STREAMS_PER_CHANNEL = 50
@@ -103,8 +105,6 @@ async def _session(
     think: tuple[float, float],
     tally: Tally,
 ) -> None:
-    import grpc
-
     from client_sdk.proto import referee_pb2 as pb
 
     opened = await _handshake(channel, name, tally)
@@ -114,12 +114,7 @@ async def _session(
     # Per game, every ply's answer already encoded: the bench bots stand in for thousands of
     # bot processes on the server's own two cores, so they spend as little CPU as they can.
     games: dict[str, list[bytes]] = {}
-    while True:
-        data = await call.read()
-        if data is grpc.aio.EOF:
-            return
-        message = pb.RefereeMessage.FromString(data)
-        kind = message.WhichOneof("kind")
+    async for kind, message in referee_messages(call):
         if kind == "move_request":
             req = message.move_request
             answers = games[req.game_id]

@@ -54,6 +54,7 @@ sys.path.append(str(ROOT / "bench"))
 
 import grpc  # noqa: E402
 
+from bench.common import finish  # noqa: E402
 from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
@@ -485,9 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{figures['errors']}; ladder games per bot {figures['ladder_games_per_bot']}",
         file=sys.stderr if args.json else sys.stdout,
     )
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import finish
 from engine.tetress import (
     SHAPES,
     Placement,
@@ -283,9 +284,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         f"baseline {figures['baseline_random_games_per_s']:>10,}   "
         f"x{figures['random_games_ratio']}"
     )
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ from formats_sim import (  # noqa: E402
     run_swiss,
 )
 
+from bench.common import finish  # noqa: E402
+
 BUDGET_SHARES = (0.10, 0.20, 0.25, 0.30, 0.33)
 METRICS = ("tau", "rho", "top1", "top10", "top10_set", "rank_error")
 TARGET_GAP = 0.02
@@ -228,9 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         table = summarise(runs)
         print_table(n, len(runs), table, time.monotonic() - start)
         figures = {"bots": n, "classes": len(runs), **verdict(table)}
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

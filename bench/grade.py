@@ -28,6 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import finish  # noqa: E402
+
 STUDENTS = [
     "client_sdk/examples/course_random",
     "client_sdk/examples/course_greedy",
@@ -117,9 +121,7 @@ def main() -> int:
         f"{args.concurrency} at once); one baseline game {baseline:.1f} s; "
         f"30 bots predicted {result['predicted_30_bots_s']:.0f} s; reuse {reuse:.1f} s"
     )
-    if args.json:
-        print(json.dumps(result))
-    return 0
+    return finish(result, args.json)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ to install): the ratio says what a fresh laptop pays on top.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -26,6 +25,9 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import finish  # noqa: E402
 
 
 def _du(path: Path) -> int:
@@ -104,9 +106,7 @@ def main() -> int:
     print(f"pip install to the first local game: {f['install_to_first_game_s']} s")
     print(f"baseline, the same game with nothing to install: {f['baseline_game_s']} s")
     print(f"ratio: {f['ratio']}")
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

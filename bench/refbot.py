@@ -18,7 +18,6 @@ With ``--json`` the last line is one JSON object: ``nodes_per_s``, ``baseline_ev
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -29,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import finish  # noqa: E402
 from client_sdk.examples.greedy_bot import GreedyBot, evaluate  # noqa: E402
 from client_sdk.examples.random_bot import RandomBot  # noqa: E402
 from client_sdk.examples.reference_bot import Level1, Level2, Level3  # noqa: E402
@@ -95,9 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         out["elo"] = table
         if args.write:
             write_anchors(args.game, table, len(results), " ".join(sys.argv))
-    if args.json:
-        print(json.dumps(out))
-    return 0
+    return finish(out, args.json)
 
 
 def _parser() -> argparse.ArgumentParser:

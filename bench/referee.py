@@ -30,7 +30,6 @@ import asyncio
 import itertools
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -45,6 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 #: The client processes' program (the echo client and the scripted bots).
 BOTS = str(ROOT / "bench" / "referee_bots.py")
+
+from bench.common import random_scripts  # noqa: E402
 
 
 def _identity(data: bytes) -> bytes:
@@ -65,23 +66,6 @@ def _spawn_client(address: str, mode: str, token: str, script: str = "") -> subp
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-
-
-def _scripts(count: int, seed: int) -> list[list[str]]:
-    from engine.registry import load_game
-
-    game = load_game("tetress")
-    rng = random.Random(seed)
-    out = []
-    for _ in range(count):
-        state = game.new_state()
-        moves = []
-        while state.outcome() is None:
-            move = rng.choice(list(state.legal_moves))
-            moves.append(game.move_to_text(move))
-            state.apply(move)
-        out.append(moves)
-    return out
 
 
 async def _move_cycle(
@@ -332,7 +316,7 @@ def main() -> int:
     from referee.telemetry import logs as referee_logging
 
     referee_logging.configure("console", "WARNING")
-    rounds = _rounds(_scripts(args.cycle_games, args.seed), args.rounds)
+    rounds = _rounds(random_scripts(args.cycle_games, args.seed), args.rounds)
     reading = asyncio.run(_cpu_reading_us())
     games = asyncio.run(_games_per_s(args.games, args.pairs))
     match_s = _match_cli()

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import referee_messages  # noqa: E402
+
 METHOD = "/tetromino.referee.v1.Referee/Play"
 
 
@@ -54,12 +56,7 @@ async def client(address: str, mode: str, token: str, script_path: str) -> None:
         await call.write(pb.BotMessage(hello=hello).SerializeToString())
         games: dict[str, list[str]] = {}
         started = 0
-        while True:
-            data = await call.read()
-            if data is grpc.aio.EOF:
-                break
-            message = pb.RefereeMessage.FromString(data)
-            kind = message.WhichOneof("kind")
+        async for kind, message in referee_messages(call):
             if kind == "move_request":
                 req = message.move_request
                 move = pb.Move(game_id=req.game_id, ply=req.ply, action=games[req.game_id][req.ply])

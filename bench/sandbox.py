@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import secrets
 import shutil
 import statistics
@@ -49,6 +48,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import finish  # noqa: E402
 
 BOT = "client_sdk.examples.random_bot"
 #: The C++ client's example bot (build it first: clients/cpp/README.md).
@@ -298,9 +299,7 @@ def main() -> int:
         f"{figures['grpc_import_cpu_ms']:.1f} ms: x{figures['bot_ready_ratio']:.2f} cold, "
         f"x{figures['bot_ready_ratio_warm']:.2f} warm (target <= 1.3)"
     )
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

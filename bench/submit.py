@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
 
+from bench.common import finish  # noqa: E402
 from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
@@ -208,9 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{figures['token_check_s'] * 1000:.0f} ms"
     )
     print("(2 shared cores: figures are noisy)")
-    if args.json:
-        print(json.dumps(figures))
-    return 0
+    return finish(figures, args.json)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
+from bench.common import finish  # noqa: E402
 from referee.play.bots import register_source  # noqa: E402
 from referee.storage import (  # noqa: E402
     Repository,
@@ -244,9 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"2 workers: {out['games_per_s_2_workers']} games/s (x{out['ratio_2_workers_vs_1']})")
     print(f"recovery, SIGKILL to restart elsewhere: {out['recovery_s']} s (stall {STALL_S} s)")
-    if args.json:
-        print(json.dumps(out))
-    return 0
+    return finish(out, args.json)
 
 
 if __name__ == "__main__":

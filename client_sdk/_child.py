@@ -42,6 +42,17 @@ def _send(out: IO[str], **reply: Any) -> None:
     out.flush()
 
 
+def _load(out: IO[str], bot: str) -> AgentFactory | None:
+    """Load ``bot`` and tell the parent (``ready``, or ``load_error`` and ``None``)."""
+    try:
+        factory = load_bot(bot)
+    except BotLoadError as exc:
+        _send(out, load_error=str(exc))
+        return None
+    _send(out, ready=True)
+    return factory
+
+
 def _start(factory: AgentFactory, request: dict[str, Any]) -> GameDriver:
     raw = request["info"]
     info = GameInfo(
@@ -81,12 +92,9 @@ def serve(bot: str) -> int:
     seed = os.environ.get("TETROMINO_PLAY_SEED")
     if seed is not None:
         random.seed(int(seed))
-    try:
-        factory = load_bot(bot)
-    except BotLoadError as exc:
-        _send(out, load_error=str(exc))
+    factory = _load(out, bot)
+    if factory is None:
         return 2
-    _send(out, ready=True)
     driver: GameDriver | None = None
     for line in sys.stdin:
         request = json.loads(line)

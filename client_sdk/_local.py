@@ -142,7 +142,7 @@ def _play(judge: Adjudicator, drivers: list[GameDriver], said: list[str]) -> Gam
         turn = judge.turn()
         if isinstance(turn, GameEnd):
             return turn
-        reply = drivers[turn.seat].request(_clocks(judge, turn), judge.state.to_string())
+        reply = drivers[turn.seat].request(turn_clocks(judge, turn), judge.state.to_string())
         decision = judge.judge(turn.seat, _answer(reply, reply.think_time_s))
         if isinstance(decision, GameEnd):
             return decision
@@ -155,7 +155,8 @@ def _play(judge: Adjudicator, drivers: list[GameDriver], said: list[str]) -> Gam
                 driver.accepted(turn.seat, reply.text)
 
 
-def _clocks(judge: Adjudicator, turn: Turn) -> Clocks:
+def turn_clocks(judge: Adjudicator, turn: Turn) -> Clocks:
+    """The clocks a bot is shown with a move request (also by :mod:`client_sdk._match`)."""
     left = [clock.remaining for clock in judge.clocks]
     return Clocks(
         time_left=left[turn.seat],

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from client_sdk._agent import Clocks, GameInfo, GameResult
+from client_sdk._agent import GameInfo, GameResult
+from client_sdk._local import turn_clocks
 from client_sdk._procbot import ProcessBot
 from engine.adjudication import (
     Accepted,
@@ -19,7 +20,6 @@ from engine.adjudication import (
     MoveAnswer,
     NotAMove,
     TimeControl,
-    Turn,
 )
 from engine.adjudication.verdicts import RECORD_WORDS, ply_number
 from engine.records import RecordBuilder
@@ -134,7 +134,7 @@ def _loop(
         name = judge.seat_names[turn.seat]
         answer = bot.request(
             name,
-            _clocks(judge, turn),
+            turn_clocks(judge, turn),
             judge.state.to_string(),
             turn.allowance.deadline,
             limits.memory_bytes,
@@ -180,15 +180,6 @@ def _picture(judge: Adjudicator, move: Accepted) -> str:
 
 def _seconds(value: float | None) -> str:
     return "no limit" if value is None else f"{value:.2f} s left"
-
-
-def _clocks(judge: Adjudicator, turn: Turn) -> Clocks:
-    left = [clock.remaining for clock in judge.clocks]
-    return Clocks(
-        time_left=left[turn.seat],
-        opponent_time_left=left[1 - turn.seat],
-        move_limit=turn.allowance.limit,
-    )
 
 
 def _info(

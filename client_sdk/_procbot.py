@@ -248,12 +248,7 @@ class ProcessBot:
         return int(rss)
 
     def _crashed(self, seat_name: str) -> Measured:
-        try:
-            self.proc.wait(timeout=EXIT_WAIT_S)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        for thread in self._threads:
-            thread.join(timeout=1.0)
+        self._reap()
         last = next((line.strip() for line in reversed(self.tail) if line.strip()), "")
         sentence = f"{seat_name}'s bot crashed ({self._exit_text()})"
         return Measured(Verdict.RUNTIME_ERROR, sentence + (f": {last[:200]}" if last else ""))
@@ -278,6 +273,10 @@ class ProcessBot:
         """Let the bot exit (its stdin closes); kill it if it does not."""
         with contextlib.suppress(OSError):
             self._stdin.close()
+        self._reap()
+
+    def _reap(self) -> None:
+        """Wait for the bot to exit (killing it if it does not) and for its reader threads."""
         try:
             self.proc.wait(timeout=EXIT_WAIT_S)
         except subprocess.TimeoutExpired:

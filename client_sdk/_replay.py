@@ -22,8 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
-from client_sdk._child import _replies, _send
-from client_sdk._loader import AgentFactory, BotLoadError, load_bot
+from client_sdk._child import _load, _replies, _send
+from client_sdk._loader import AgentFactory
 from client_sdk._seed import apply_seed
 from client_sdk._session import Session
 from client_sdk.proto import referee_pb2 as pb
@@ -112,12 +112,9 @@ def serve(bot: str) -> int:
     out = _replies()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     apply_seed()
-    try:
-        factory = load_bot(bot)
-    except BotLoadError as exc:
-        _send(out, load_error=str(exc))
+    factory = _load(out, bot)
+    if factory is None:
         return 2
-    _send(out, ready=True)
     session = ReplaySession(factory, out)
     for line in sys.stdin:
         request = json.loads(line)

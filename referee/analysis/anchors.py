@@ -16,7 +16,6 @@ every class and every week on the same scale.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -39,15 +38,11 @@ ANCHOR_SPECS: Mapping[str, str] = {
 @functools.cache
 def shipped_hash(module: str) -> str | None:
     """The content hash of the shipped module ``module`` as this checkout holds it."""
+    from referee.play.bots import module_origin
     from referee.storage.content import content_hash
 
-    try:
-        found = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if found is None or found.origin is None:
-        return None
-    return content_hash(found.origin)
+    origin = module_origin(module)
+    return content_hash(origin) if origin is not None else None
 
 
 def anchor_of(version: Any, *, submitted: bool = False) -> str | None:

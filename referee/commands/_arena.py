@@ -8,8 +8,8 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # the commands import their machinery lazily (see referee.commands.main)
     from rich.console import Console, RenderableType
@@ -162,19 +162,12 @@ def cross_table(st: Standings) -> Table:
     players = [r.player for r in st.board.rows]
     shown = display_names(players)
     table = Table(title="Head to head (row against column: W-D-L)")
-    table.add_column("bot")
-    for i, _ in enumerate(players, start=1):
-        table.add_column(str(i), justify="center")
-    for i, p in enumerate(players, start=1):
-        cells = []
-        for q in players:
-            if p == q:
-                cells.append("·")
-                continue
-            h = st.board.cross.get(p, {}).get(q)
-            cells.append("" if h is None else f"{h.wins}-{h.draws}-{h.losses}")
-        table.add_row(f"{i}. {shown[p]}", *cells)
-    return table
+
+    def cell(p: str, q: str) -> str:
+        h = st.board.cross.get(p, {}).get(q)
+        return "" if h is None else f"{h.wins}-{h.draws}-{h.losses}"
+
+    return _square(table, players, shown, cell, "center")
 
 
 def los_table(st: Standings) -> Table:
@@ -186,15 +179,28 @@ def los_table(st: Standings) -> Table:
     table = Table(title="Likelihood of superiority (row stronger than column)")
     if st.board.groups > 1:
         table.caption = "blank: no chain of games links the two bots, so nothing is known"
+
+    def cell(p: str, q: str) -> str:
+        value = st.board.los.get(p, {}).get(q)
+        return "" if value is None else f"{100 * value:.0f}%"
+
+    return _square(table, players, shown, cell, "right")
+
+
+def _square(
+    table: Table,
+    players: list[str],
+    shown: Mapping[str, str],
+    cell: Callable[[str, str], str],
+    justify: Literal["center", "right"],
+) -> Table:
+    """``table`` with a row and a numbered column per player, ``cell(row, column)`` where
+    they meet (``·`` on the diagonal)."""
     table.add_column("bot")
     for i, _ in enumerate(players, start=1):
-        table.add_column(str(i), justify="right")
+        table.add_column(str(i), justify=justify)
     for i, p in enumerate(players, start=1):
-        cells = []
-        for q in players:
-            value = st.board.los.get(p, {}).get(q)
-            cells.append("·" if p == q else ("" if value is None else f"{100 * value:.0f}%"))
-        table.add_row(f"{i}. {shown[p]}", *cells)
+        table.add_row(f"{i}. {shown[p]}", *("·" if p == q else cell(p, q) for q in players))
     return table
 
 

@@ -178,8 +178,7 @@ def _with_code(
 
 def code_path(version: BotVersionInfo) -> Path | None:
     """Where a bot version's code is on this machine (``None``: a remote bot, a command)."""
-    import importlib.util
-
+    from referee.play.bots import module_origin
     from referee.storage import SourceKind
 
     if version.source_kind in (SourceKind.REMOTE, SourceKind.COMMAND):
@@ -189,14 +188,7 @@ def code_path(version: BotVersionInfo) -> Path | None:
         target = target.rsplit(":", 1)[0]
     if Path(target).exists():
         return Path(target)
-    try:
-        spec = importlib.util.find_spec(target)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or spec.origin is None:
-        return None
-    origin = Path(spec.origin)
-    return origin.parent if origin.name == "__init__.py" else origin
+    return module_origin(target)
 
 
 def _label(version: BotVersionInfo, owner: str) -> str:

@@ -48,14 +48,15 @@ def describe_source(text: str) -> Source:
         kind = SourceKind.PACKAGE if path.is_dir() else SourceKind.SDK_MODULE
         label = cls if sep else spec.label
         return Source(kind, location, content_hash(path), _clean(label))
-    origin = _module_origin(target)
+    origin = module_origin(target)
     digest = content_hash(origin) if origin is not None else None
     label = cls if sep else target.rsplit(".", 1)[-1]
     return Source(SourceKind.SDK_MODULE, spec.value, digest, _clean(label))
 
 
-def _module_origin(module: str) -> Path | None:
-    """The file (or package directory) of ``module``, found without importing it."""
+def module_origin(module: str) -> Path | None:
+    """The file (or package directory) of ``module``, found without importing it (``None``: not
+    found); what a registered SDK module's content hash is taken of."""
     try:
         found = importlib.util.find_spec(module)
     except (ImportError, ValueError):
@@ -192,7 +193,7 @@ def _launchable(text: str) -> bool:
     if spec.kind != "sdk":
         return False
     target = spec.value.split(":", 1)[0]
-    return Path(target).exists() or _module_origin(target) is not None
+    return Path(target).exists() or module_origin(target) is not None
 
 
 def launch_spec(version: BotVersionInfo) -> BotSpec:

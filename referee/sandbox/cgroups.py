@@ -46,6 +46,7 @@ __all__ = [
     "parse_mountinfo",
     "parse_proc_cgroup",
     "probe_parent",
+    "v1_controller_parent",
 ]
 
 CGROUP_NAME_PREFIX = "tetromino-bot-"
@@ -221,21 +222,27 @@ def detect_pids_parent() -> CgroupParent | None:
     Only v1 needs one: on v2 the task limit goes into the bot's memory cgroup (see
     :meth:`MemoryCgroup.limit_tasks`), since a process belongs to one v2 cgroup only.
     """
+    return v1_controller_parent("pids", "cgroup.procs")
+
+
+def v1_controller_parent(controller: str, control_file: str) -> CgroupParent | None:
+    """Where the referee may make v1 ``controller`` cgroups: the controller's mount at the
+    referee's own cgroup, a writable folder holding ``control_file``; None elsewhere."""
     own = _own_cgroup_texts()
     if own is None:
         return None
     proc_cgroup, mountinfo = own
     v1_paths, _ = parse_proc_cgroup(proc_cgroup)
-    if "pids" not in v1_paths:
+    if controller not in v1_paths:
         return None
-    for m in parse_mountinfo(mountinfo):
-        if m.fstype == "cgroup" and "pids" in m.super_options:
-            d = _join(m, v1_paths["pids"])
+    for mount in parse_mountinfo(mountinfo):
+        if mount.fstype == "cgroup" and controller in mount.super_options:
+            d = _join(mount, v1_paths[controller])
             if (
                 d is not None
                 and d.is_dir()
                 and os.access(d, os.W_OK | os.X_OK)
-                and (d / "cgroup.procs").is_file()
+                and (d / control_file).is_file()
             ):
                 return CgroupParent(1, d)
     return None

@@ -33,6 +33,7 @@ from referee.sandbox.cgroups import (
     _own_cgroup_texts,
     parse_mountinfo,
     parse_proc_cgroup,
+    v1_controller_parent,
 )
 from referee.sandbox.memory import list_children
 
@@ -102,24 +103,7 @@ def detect_cpuacct_parent() -> CgroupParent | None:
 
     Only v1 needs one: on v2 every cgroup counts its CPU time, the bot's memory cgroup too.
     """
-    own = _own_cgroup_texts()
-    if own is None:
-        return None
-    proc_cgroup, mountinfo = own
-    v1_paths, _ = parse_proc_cgroup(proc_cgroup)
-    if "cpuacct" not in v1_paths:
-        return None
-    for mount in parse_mountinfo(mountinfo):
-        if mount.fstype == "cgroup" and "cpuacct" in mount.super_options:
-            d = _join(mount, v1_paths["cpuacct"])
-            if (
-                d is not None
-                and d.is_dir()
-                and os.access(d, os.W_OK | os.X_OK)
-                and (d / "cpuacct.usage").is_file()
-            ):
-                return CgroupParent(1, d)
-    return None
+    return v1_controller_parent("cpuacct", "cpuacct.usage")
 
 
 class CpuCgroup(MemoryCgroup):

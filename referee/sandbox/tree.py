@@ -31,10 +31,8 @@ def find_members(sid: int, tag: bytes | None) -> list[int]:
     for name in entries:
         if not name.isdigit() or int(name) == me:
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
+        data = _proc_file(name, "stat")
+        if data is None:
             continue
         # Fields after the command name (which may hold spaces and parentheses).
         fields = data[data.rfind(b")") + 2 :].split()
@@ -46,14 +44,21 @@ def find_members(sid: int, tag: bytes | None) -> list[int]:
             continue
         if tag is None:
             continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read()
-        except OSError:
+        env = _proc_file(name, "environ")
+        if env is None:
             continue
         if tag in env.split(b"\0"):
             out.append(int(name))
     return out
+
+
+def _proc_file(pid: str, name: str) -> bytes | None:
+    """``/proc/PID/NAME``, or None when the process is gone or not ours to read."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 class TreeTracker:

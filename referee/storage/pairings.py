@@ -131,22 +131,20 @@ class PairingRepository(AreaRepository):
     def claim_pairing(self, pairing_id: int) -> bool:
         """Mark a pending pairing as running. ``False`` if it was not pending (another worker
         has it, it is finished or void): the caller must then not play it."""
-        with self.db.write() as s:
-            result = s.execute(
-                update(Pairing)
-                .where(Pairing.id == pairing_id, Pairing.status == PairingStatus.PENDING.value)
-                .values(status=PairingStatus.RUNNING.value, updated_at=utcnow())
-            )
-            return rowcount(result) == 1
+        return self._move(pairing_id, PairingStatus.PENDING, PairingStatus.RUNNING)
 
     def release_pairing(self, pairing_id: int) -> bool:
         """Put a running pairing back to pending (e.g. its games were aborted at shutdown);
         finished games stay finished. ``False`` if it was not running."""
+        return self._move(pairing_id, PairingStatus.RUNNING, PairingStatus.PENDING)
+
+    def _move(self, pairing_id: int, was: PairingStatus, to: PairingStatus) -> bool:
+        """Set a pairing's status to ``to`` if it is ``was``; ``False`` if it was not."""
         with self.db.write() as s:
             result = s.execute(
                 update(Pairing)
-                .where(Pairing.id == pairing_id, Pairing.status == PairingStatus.RUNNING.value)
-                .values(status=PairingStatus.PENDING.value, updated_at=utcnow())
+                .where(Pairing.id == pairing_id, Pairing.status == was.value)
+                .values(status=to.value, updated_at=utcnow())
             )
             return rowcount(result) == 1
 

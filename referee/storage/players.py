@@ -114,22 +114,12 @@ class PlayerRepository(AreaRepository):
         """A new token for ``player`` with ``role``, valid until ``expires_at`` (``None``:
         until revoked). The returned text is the only copy: only its keyed hash is stored,
         so it cannot be shown again."""
-        new = tokens.generate_token(self.db.token_key)
         with self.db.write() as s:
-            owner = find_player(s, player)
-            s.add(
-                Token(
-                    player_id=owner.id,
-                    key_id=new.hashed.key_id,
-                    algorithm=new.hashed.algorithm,
-                    salt=new.hashed.salt,
-                    digest=new.hashed.digest,
-                    label=label,
-                    role=Role(role).value,
-                    expires_at=expires_at,
-                )
+            row, clear = new_token(
+                find_player(s, player).id, self.db.token_key, label, role, expires_at
             )
-        return new.clear
+            s.add(row)
+        return clear
 
     def check_token(self, token: str, *, now: datetime | None = None) -> TokenOwner:
         """Who ``token`` speaks for, or :class:`TokenRejected` saying why not (malformed,
@@ -261,3 +251,25 @@ def _owner(row: Token, now: datetime) -> TokenOwner:
 
 def player_info(row: Player) -> PlayerInfo:
     return PlayerInfo(row.id, row.name, PlayerKind(row.kind), row.display_name, row.created_at)
+
+
+def new_token(
+    player_id: int,
+    key: bytes,
+    label: str | None,
+    role: Role,
+    expires_at: datetime | None = None,
+) -> tuple[Token, str]:
+    """A new token's row (only its keyed hash) and its text, the only copy there will be."""
+    new = tokens.generate_token(key)
+    row = Token(
+        player_id=player_id,
+        key_id=new.hashed.key_id,
+        algorithm=new.hashed.algorithm,
+        salt=new.hashed.salt,
+        digest=new.hashed.digest,
+        label=label,
+        role=Role(role).value,
+        expires_at=expires_at,
+    )
+    return row, new.clear

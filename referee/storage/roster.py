@@ -17,12 +17,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from referee.storage import tokens
 from referee.storage.db import Database
 from referee.storage.enums import PlayerKind, Role
 from referee.storage.errors import ConflictError
 from referee.storage.models import Player, Token, utcnow
 from referee.storage.names import check_player_name
+from referee.storage.players import new_token
 from referee.text.names import display
 
 
@@ -134,19 +134,9 @@ def _apply_one(
     if not active and key is None:
         result.notes.append(f"{entry.login} holds no token: import again to issue one")
     elif not active and key is not None:
-        new = tokens.generate_token(key)
-        s.add(
-            Token(
-                player_id=player.id,
-                key_id=new.hashed.key_id,
-                algorithm=new.hashed.algorithm,
-                salt=new.hashed.salt,
-                digest=new.hashed.digest,
-                label="roster",
-                role=entry.role.value,
-            )
-        )
-        result.tokens.append(IssuedToken(entry.login, shown, entry.team, entry.role, new.clear))
+        row, clear = new_token(player.id, key, "roster", entry.role)
+        s.add(row)
+        result.tokens.append(IssuedToken(entry.login, shown, entry.team, entry.role, clear))
     elif all(t.role != entry.role.value for t in active):
         roles = ", ".join(sorted({t.role for t in active}))
         result.notes.append(

@@ -8,6 +8,7 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from referee.storage import TournamentInfo
 from referee.storage.browse import GameLine, VersionName, recent_games
 from referee.web.botstory import Matchup, TimeProfile
 from referee.web.context import int_param, web_of
@@ -80,18 +81,18 @@ def leaderboard(request: Request) -> Response:
 
 def tournaments(request: Request) -> Response:
     repo = web_of(request).need_repo()
-    return JSONResponse(
-        [
-            {
-                "id": t.id,
-                "name": t.name,
-                "format": str(t.settings.format),
-                "game": t.settings.game,
-                "status": str(t.status),
-            }
-            for t in repo.list_tournaments()
-        ]
-    )
+    return JSONResponse([_tournament_head(t) for t in repo.list_tournaments()])
+
+
+def _tournament_head(t: TournamentInfo) -> dict[str, object]:
+    """What the tournament list and one tournament's page both start with."""
+    return {
+        "id": t.id,
+        "name": t.name,
+        "format": str(t.settings.format),
+        "game": t.settings.game,
+        "status": str(t.status),
+    }
 
 
 def tournament(request: Request) -> Response:
@@ -105,11 +106,7 @@ def tournament(request: Request) -> Response:
 
     return JSONResponse(
         {
-            "id": t.id,
-            "name": t.name,
-            "format": str(t.settings.format),
-            "game": t.settings.game,
-            "status": str(t.status),
+            **_tournament_head(t),
             "progress": {
                 "finished": progress.finished,
                 "remaining": progress.remaining,

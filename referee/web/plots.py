@@ -78,15 +78,7 @@ def _rating_axes(
     y: Callable[[float], float], low: float, high: float, left: int, right_x: int, height: int
 ) -> list[str]:
     """Five labelled rating lines from ``low`` to ``high``, and the game axis's name."""
-    out = []
-    for k in range(5):
-        value = low + (high - low) * k / 4
-        out.append(
-            f'<line x1="{left}" x2="{right_x}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-            'stroke="#e3e3e3"/>'
-            f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end" fill="#555">'
-            f"{value:.0f}</text>"
-        )
+    out = _grid(low, high, left, right_x, y)
     out.append(f'<text x="{right_x}" y="{height - 8}" text-anchor="end" fill="#555">games →</text>')
     return out
 
