@@ -215,8 +215,9 @@ BOUND_REPEAT_WEIGHT = 0.3
 
 def true_order_pairs(c: Class, met: IntArray, number: int) -> list[tuple[int, int]]:
     """What no real schedule can do: pair by the *true* strengths, every bot a game pair a
-    round, opponents weighted by ``exp(-d² / 2w²)`` (d the true gap, w ``BOUND_WIDTH_ELO`` scaled to the class)
-    with a random jitter and repeats discounted, matched like the adaptive format. Its tau
+    round, opponents weighted by ``exp(-d² / 2w²)`` (d the true gap, w ``BOUND_WIDTH_ELO``
+    scaled to the class) with a random jitter and repeats discounted, matched like the
+    adaptive format. Its tau
     is a practical ceiling for any schedule that gives every bot the same games: it knows
     everything the ratings' intervals could tell."""
     d = c.strength[:, None] - c.strength[None, :]
