@@ -131,7 +131,7 @@ def accuracy(true: FloatArray, estimate: FloatArray) -> dict[str, float]:
     """How well ``estimate`` orders the bots whose strengths are ``true``. Ratings within a
     millionth of an Elo point are a tie (equal scores in a round robin fit equal ratings, up
     to the fit's rounding)."""
-    est = np.round(np.nan_to_num(estimate, nan=-1e9), 6)
+    est = np.asarray(np.round(np.nan_to_num(estimate, nan=-1e9), 6), dtype=np.float64)
     top = np.argsort(-true, kind="stable")
     got = np.argsort(-est, kind="stable")
     k = min(10, len(true))
