@@ -101,7 +101,7 @@ def one_class(args: tuple[int, int, int, bool]) -> dict[str, dict[str, float]]:
     if extended:
         rows |= run_rated_rounds(fresh(), neighbour_pairs, "neighbours", [9, quarter])
     if extended and k < BOUND_CLASSES:
-        rows |= run_rated_rounds(fresh(), true_order_pairs, "true order", [9, quarter])
+        rows |= run_rated_rounds(fresh(), true_order_pairs, "true order", [quarter])
     return rows
 
 
