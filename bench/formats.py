@@ -9,7 +9,12 @@ the sides swapped, every format ranked by the platform's maximum-likelihood fit.
 - Swiss (the platform's Dutch pairing) after ceil(log2 N), 7, 9 and 11 rounds;
 - the adaptive format (``referee.tournament.adaptive``) at several game budgets: the games of
   a 9-round Swiss and 10% ... 33% of the round robin's;
-- the plain schedule the adaptive one must beat: neighbours in the current ratings.
+- the plain schedule the adaptive one must beat: neighbours in the current ratings;
+- a ceiling no real schedule reaches: pairing by the *true* strengths (``true order``), every
+  bot a game pair a round, at the adaptive format's 25% budget.
+
+Before the tables, a check of the simulator against a known answer: the expected Kendall tau
+of a double round robin of three bots, exactly (every outcome enumerated) and simulated.
 
 Per format: games, Kendall tau and Spearman rho against the true order, P(top 1 right),
 P(top 10 exactly right: the same bots in the same order), P(top 10 set right), mean absolute
@@ -52,14 +57,21 @@ from formats_sim import (  # noqa: E402
     Class,
     adaptive_pairs,
     neighbour_pairs,
+    round_robin_tau_exact,
     run_rated_rounds,
     run_round_robin,
     run_swiss,
+    true_order_pairs,
 )
 
 from bench.common import finish  # noqa: E402
 
-BUDGET_SHARES = (0.10, 0.20, 0.25, 0.30, 0.33)
+BUDGET_SHARES = (0.10, 0.20, 0.25, 0.28, 0.30, 0.33)
+BOUND_CLASSES = 20
+"""Classes (of the extended ones) that also run the true-order ceiling (its matching of
+every pair each round costs the most)."""
+CHECK_STRENGTHS = (150.0, 0.0, -100.0)
+CHECK_CLASSES = 4000
 METRICS = ("tau", "rho", "top1", "top10", "top10_set", "rank_error")
 TARGET_GAP = 0.02
 
@@ -87,8 +99,11 @@ def one_class(args: tuple[int, int, int, bool]) -> dict[str, dict[str, float]]:
     rows = run_round_robin(fresh())
     rows |= run_swiss(fresh(), swiss_rounds(n))
     rows |= run_rated_rounds(fresh(), adaptive_pairs, "adaptive", budgets(n, extended))
+    quarter = int(0.25 * (n - 1))
     if extended:
-        rows |= run_rated_rounds(fresh(), neighbour_pairs, "neighbours", [9, int(0.25 * (n - 1))])
+        rows |= run_rated_rounds(fresh(), neighbour_pairs, "neighbours", [9, quarter])
+    if extended and k < BOUND_CLASSES:
+        rows |= run_rated_rounds(fresh(), true_order_pairs, "true order", [quarter])
     return rows
 
 
@@ -113,7 +128,7 @@ def summarise(runs: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, fl
 
 
 def order(label: str) -> tuple[int, int]:
-    kind = ("round", "swiss", "adaptive", "neighbours").index(label.split(" ")[0])
+    kind = ("round", "swiss", "adaptive", "neighbours", "true").index(label.split(" ")[0])
     digits = "".join(ch for ch in label if ch.isdigit())
     return kind, int(digits or 0)
 
@@ -171,7 +186,41 @@ def verdict(table: dict[str, dict[str, float]]) -> dict[str, object]:
         "games_adaptive_at_25pct": int(quarter["games"]),
         "adaptive_minus_rr_at_25pct": quarter["vs_rr"],
         "adaptive_minus_rr_at_25pct_se": quarter["vs_rr_se"],
+        **ceiling(table, int(quarter["games"])),
     }
+
+
+def ceiling(table: dict[str, dict[str, float]], games: int) -> dict[str, float]:
+    """The true-order schedule at ``games`` (when it ran): what any schedule that gives
+    every bot the same games could reach there."""
+    rows = [t for k, t in table.items() if k.startswith("true order") and t["games"] == games]
+    if not rows:
+        return {}
+    return {
+        "kendall_tau_true_order_at_25pct": rows[0]["tau"],
+        "true_order_minus_rr_at_25pct": rows[0]["vs_rr"],
+        "true_order_minus_rr_at_25pct_se": rows[0]["vs_rr_se"],
+        "true_order_classes": rows[0]["classes"],
+    }
+
+
+def check_simulator(classes: int, seed: int) -> dict[str, float]:
+    """The simulator against a known answer: a double round robin of three bots of
+    ``CHECK_STRENGTHS``, its expected Kendall tau enumerated exactly and simulated."""
+    exact = round_robin_tau_exact(CHECK_STRENGTHS)
+    rng = np.random.default_rng([seed, 3])
+    taus = []
+    for _ in range(classes):
+        c = Class.draw(3, rng)
+        c.strength = np.array(CHECK_STRENGTHS)
+        taus.append(run_round_robin(c)["round robin"]["tau"])
+    mean, se = float(np.mean(taus)), float(np.std(taus, ddof=1) / math.sqrt(classes))
+    print(
+        f"Check: double round robin of 3 bots at {CHECK_STRENGTHS} Elo, expected Kendall "
+        f"tau exactly {exact:.4f}, simulated {mean:.4f} ± {se:.4f} ({classes} classes; "
+        f"{(mean - exact) / se:+.1f} standard errors)"
+    )
+    return {"check_tau_exact": exact, "check_tau_simulated": mean, "check_tau_se": se}
 
 
 def play(
@@ -219,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     classes = 12 if args.quick else args.classes
     sizes = [int(s) for s in args.sizes.split(",")]
+    check = check_simulator(CHECK_CLASSES // 10 if args.quick else CHECK_CLASSES, args.seed)
     figures: dict[str, object] = {}
     for n in sizes:
         start = time.monotonic()
@@ -229,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         table = summarise(runs)
         print_table(n, len(runs), table, time.monotonic() - start)
-        figures = {"bots": n, "classes": len(runs), **verdict(table)}
+        figures = {"bots": n, "classes": len(runs), **verdict(table), **check}
     return finish(figures, args.json)
 
 
