@@ -18,6 +18,7 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    configure_logs,
     stored_ref,
 )
 from referee.commands._queued import add_queue_option
@@ -91,9 +92,8 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.sandbox.isolation import SandboxUnavailable
-    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     repo = open_repo(args)
     try:
         settings, game_settings = _settings(args)

@@ -28,6 +28,7 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    configure_logs,
 )
 from referee.commands._tools_options import add_pair_book_option, pair_book
 from referee.errors import RefereeError
@@ -84,9 +85,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from referee.telemetry import logs as referee_logging
-
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     try:
         setup = _setup(args)
     except (ValueError, KeyError, TypeError) as exc:
