@@ -33,8 +33,7 @@ DEFAULT_NODES = JUDGE_NODES
 
 
 def _parser() -> argparse.ArgumentParser:
-    from client_sdk._options import add_server_options
-    from client_sdk._tls import tls_options
+    from client_sdk._options import add_connection_options
 
     parser = argparse.ArgumentParser(
         prog="python -m client_sdk lessons",
@@ -60,8 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         help="records: reference search nodes per position (default %(default)s)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object last")
-    add_server_options(parser, required=False)
-    tls_options(parser)
+    add_connection_options(parser, required=False)
     return parser
 
 

@@ -68,6 +68,14 @@ def add_server_options(parser: argparse.ArgumentParser, *, required: bool = True
     )
 
 
+def add_connection_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """How a command reaches the referee: :func:`add_server_options` and the TLS options."""
+    from client_sdk._tls import tls_options
+
+    add_server_options(parser, required=required)
+    tls_options(parser)
+
+
 def login_options(args: argparse.Namespace) -> str:
     """The options a command printed for the user to run next needs to log in as this one
     did, never the token itself: the same ``--token-file``; ``--token YOUR_TOKEN`` for a token

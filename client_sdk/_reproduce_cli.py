@@ -32,8 +32,7 @@ PROG = "python -m client_sdk reproduce"
 
 
 def _parser() -> argparse.ArgumentParser:
-    from client_sdk._options import add_server_options
-    from client_sdk._tls import tls_options
+    from client_sdk._options import add_connection_options
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -63,8 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         help="replay only the requests before PLY, then leave the bot running for a debugger",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_server_options(parser, required=False)
-    tls_options(parser)
+    add_connection_options(parser, required=False)
     return parser
 
 

@@ -188,6 +188,13 @@ def add_log_options(parser: argparse.ArgumentParser, default_level: str) -> None
     )
 
 
+def configure_logs(args: argparse.Namespace) -> None:
+    """Set up logging as the options of :func:`add_log_options` ask."""
+    from referee.telemetry import logs
+
+    logs.configure(args.log_format, args.log_level)
+
+
 def verdict_label(verdict: str, termination: str) -> str:
     """``verdict: termination``, or just one of them when they say the same thing."""
     if not termination or termination == verdict:

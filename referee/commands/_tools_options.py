@@ -1,12 +1,18 @@
-"""The tools' additions to ``referee tournament``: ``--openings`` and ``export --pgn``."""
+"""The tools' options: ``--openings`` for ``referee tournament`` and for the pair tests
+(``grade``, ``sprt``), and ``tournament export --pgn``."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from referee.commands._arena import add_db_option, fail, open_repo
 from referee.commands._common import Subparsers, stored_ref
+
+if TYPE_CHECKING:
+    from engine.game import Game
+    from engine.records.openings import Book
 
 
 def add_openings_option(parser: argparse.ArgumentParser) -> None:
@@ -16,6 +22,26 @@ def add_openings_option(parser: argparse.ArgumentParser) -> None:
         help="openings book (a file, or a game name for the shipped book): each game pair "
         "starts from one opening with the sides swapped",
     )
+
+
+def add_pair_book_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--openings",
+        metavar="FILE",
+        help="openings book (default: the shipped book of the game; 'none': standard start)",
+    )
+
+
+def pair_book(args: argparse.Namespace, game: Game[Any]) -> Book | None:
+    """The book a pair test plays from: ``--openings``, else the game's shipped book;
+    ``None`` (the standard start) for ``--openings none``. Checked against ``game``."""
+    from engine.records.openings import default_book_path, load_book
+
+    if (args.openings or "").lower() == "none":
+        return None
+    book = load_book(args.openings or default_book_path(game.name))
+    book.check_game(game)
+    return book
 
 
 def store_openings(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from referee.commands._arena import add_db_option, open_repo
 from referee.commands._common import Subparsers
 
 
@@ -23,23 +24,15 @@ def register(subparsers: Subparsers) -> None:
         help="migrate the schema to the newest revision (on PostgreSQL, make the job queue's "
         "tables too)",
     )
-    upgrade.add_argument(
-        "--db",
-        metavar="URL",
-        help="SQLite file or URL (default $ARENA_DATABASE_URL, else ./arena.db)",
-    )
-    upgrade.add_argument(
-        "--create", action="store_true", help="create the --db SQLite file if it does not exist"
-    )
+    add_db_option(upgrade)
     upgrade.set_defaults(func=run_upgrade)
 
 
 def run_upgrade(args: argparse.Namespace) -> int:
-    from referee.commands._dbopen import open_or_exit
     from referee.storage.db import current_revision
 
     # Opening migrates to head (under a lock on PostgreSQL, so concurrent starts are safe).
-    repo = open_or_exit("db upgrade", args.db, create=args.create)
+    repo = open_repo(args)
     try:
         print(f"schema at {current_revision(repo.db.engine)}")
         url = repo.db.url

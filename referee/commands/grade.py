@@ -18,9 +18,11 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    configure_logs,
     stored_ref,
 )
 from referee.commands._queued import add_queue_option
+from referee.commands._tools_options import add_pair_book_option, pair_book
 
 if TYPE_CHECKING:
     from referee.analysis.grading import GradeRun, GradeSettings, StudentGrade
@@ -66,11 +68,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--elo0", type=float, default=0.0, help="SPRT H0's Elo (default 0)")
     parser.add_argument("--elo1", type=float, default=100.0, help="SPRT H1's Elo (default 100)")
-    parser.add_argument(
-        "--openings",
-        metavar="FILE",
-        help="openings book (default: the shipped book of the game; 'none': standard start)",
-    )
+    add_pair_book_option(parser)
     parser.add_argument(
         "--concurrency", type=int, default=2, help="students graded at once (default 2)"
     )
@@ -94,9 +92,8 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.sandbox.isolation import SandboxUnavailable
-    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     repo = open_repo(args)
     try:
         settings, game_settings = _settings(args)
@@ -128,17 +125,13 @@ def run(args: argparse.Namespace) -> int:
 def _settings(args: argparse.Namespace) -> tuple[GradeSettings, GameSettings]:
     import math
 
-    from engine.records.openings import default_book_path, load_book
     from engine.registry import load_game
     from referee.analysis.grading import GradeSettings, terms_tag
     from referee.commands._common import game_params, time_control
     from referee.hosting.grade_play import GameSettings
 
     game = load_game(args.game, **game_params(args))
-    book = None
-    if (args.openings or "").lower() != "none":
-        book = load_book(args.openings or default_book_path(game.name))
-        book.check_game(game)
+    book = pair_book(args, game)
     if args.pairs is not None and args.pairs < 1:
         raise ValueError("--pairs must be at least 1")
     if args.max_pairs < 1 or args.concurrency < 1:

@@ -23,6 +23,7 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    configure_logs,
     stored_ref,
 )
 
@@ -122,9 +123,8 @@ def run(args: argparse.Namespace) -> int:
     from referee.commands.grade import chosen_versions
     from referee.sandbox.isolation import SandboxUnavailable
     from referee.storage.reports import save_report
-    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     if not 0 <= args.threshold <= 1 or not 0 <= args.behaviour_threshold <= 1:
         return fail("similarity", "--threshold and --behaviour-threshold are shares from 0 to 1")
     if args.positions < 1 or args.concurrency < 1 or not args.move_time > 0:

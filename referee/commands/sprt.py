@@ -28,7 +28,9 @@ from referee.commands._common import (
     add_limit_options,
     add_log_options,
     add_sandbox_option,
+    configure_logs,
 )
+from referee.commands._tools_options import add_pair_book_option, pair_book
 from referee.errors import RefereeError
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
@@ -59,11 +61,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--beta", type=float, default=0.05, help="false H0 rate (default 0.05)")
     parser.add_argument("--concurrency", type=int, default=1, help="pairs at once (default 1)")
     parser.add_argument("--max-pairs", type=int, help="stop undecided after this many pairs")
-    parser.add_argument(
-        "--openings",
-        metavar="FILE",
-        help="openings book (default: the shipped book of the game; 'none': standard start)",
-    )
+    add_pair_book_option(parser)
     parser.add_argument(
         "--listen",
         metavar="ADDR",
@@ -87,9 +85,7 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from referee.telemetry import logs as referee_logging
-
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     try:
         setup = _setup(args)
     except (ValueError, KeyError, TypeError) as exc:
@@ -151,7 +147,6 @@ class _Setup:
 
 def _setup(args: argparse.Namespace) -> _Setup:
     """The test, the game, the book, the database and both bots (``ValueError`` if bad)."""
-    from engine.records.openings import default_book_path, load_book
     from engine.registry import load_game
     from referee.analysis.sprt import Sprt
     from referee.commands._arena import open_repo
@@ -160,10 +155,7 @@ def _setup(args: argparse.Namespace) -> _Setup:
 
     test = Sprt(args.elo0, args.elo1, args.alpha, args.beta)
     game = load_game(args.game, **game_params(args))
-    book = None
-    if (args.openings or "").lower() != "none":
-        book = load_book(args.openings or default_book_path(game.name))
-        book.check_game(game)
+    book = pair_book(args, game)
     if args.concurrency < 1 or (args.max_pairs is not None and args.max_pairs < 1):
         raise ValueError("--concurrency and --max-pairs must be at least 1")
     if not args.remote_timeout > 0:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from referee.commands import _common
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers, stored_ref
+from referee.commands._common import Subparsers, configure_logs, stored_ref
 from referee.commands._hosted import add_start_flag, hand_to_server, register_start
 from referee.commands._presence import register_presence
 from referee.commands._queued import queue_for
@@ -254,9 +254,8 @@ def _run_tournament(
     import signal
 
     from referee.commands._arena import console
-    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     err = console(stderr=True)
 
     async def main() -> RunSummary | int:

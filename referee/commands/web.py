@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from referee.commands._arena import add_db_option
-from referee.commands._common import Subparsers, add_log_options
+from referee.commands._common import Subparsers, add_log_options, configure_logs
 
 if TYPE_CHECKING:
     import asyncio
@@ -83,9 +83,8 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from referee.commands._arena import open_repo
-    from referee.telemetry import logs as referee_logging
 
-    referee_logging.configure(args.log_format, args.log_level)
+    configure_logs(args)
     try:
         repo = open_repo(args)
         settings = web_settings(args)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
-from referee.sandbox.process import BotProcess
+from referee.sandbox.process import BotProcess, ClosedOnExit
 
 __all__ = ["SupervisorGroup"]
 
 
-class SupervisorGroup:
+class SupervisorGroup(ClosedOnExit):
     """Owns every bot it starts: ``aclose()`` (or leaving ``async with``) stops them all.
 
     ``defaults`` are keyword arguments for :meth:`BotProcess.start` applied to every launch
@@ -59,14 +58,3 @@ class SupervisorGroup:
             for proc in self._procs:
                 proc.kill_now()
             self._procs.clear()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

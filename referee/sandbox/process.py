@@ -32,7 +32,7 @@ from referee.sandbox.runfacts import BotRun
 from referee.sandbox.spawn import resolve_program, spawn_shim
 from referee.sandbox.tree import TAG_VARIABLE, TreeTracker
 
-__all__ = ["DEFAULT_MAX_TASKS", "BotProcess", "MemoryVerdict", "OutputMode"]
+__all__ = ["DEFAULT_MAX_TASKS", "BotProcess", "ClosedOnExit", "MemoryVerdict", "OutputMode"]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,25 @@ _SIGKILL_WAIT_S = 10.0
 DEFAULT_MAX_TASKS = 256
 
 
-class BotProcess(BotRun):
+class ClosedOnExit:
+    """Leaving ``async with`` one runs its :meth:`aclose`, however the block ended."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class BotProcess(BotRun, ClosedOnExit):
     """A bot running under the sandbox. Make one with ``await BotProcess.start(...)``.
 
     Always release it with ``await proc.stop()`` or ``async with proc:``; a
@@ -211,15 +229,8 @@ class BotProcess(BotRun):
                 self.kill_now()
                 raise
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def aclose(self) -> None:
+        """:meth:`stop` with the default grace: what leaving ``async with`` does."""
         await self.stop()
 
     def kill_now(self) -> None:

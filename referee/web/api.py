@@ -9,9 +9,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from referee.storage import TournamentInfo
-from referee.storage.browse import GameLine, VersionName, recent_games
+from referee.storage.browse import GameLine, VersionName
 from referee.web.botstory import Matchup, TimeProfile
-from referee.web.context import int_param, web_of
+from referee.web.context import web_of
 from referee.web.gamepage import load_game_view
 from referee.web.live import running, start_payload
 from referee.web.moverows import move_rows
@@ -19,6 +19,7 @@ from referee.web.pages import (
     bot_data,
     hidden_seats,
     known_game,
+    recent,
     shared_record,
     snapshot,
     sorted_rows,
@@ -222,13 +223,7 @@ def versus(request: Request) -> Response:
 
 
 def games(request: Request) -> Response:
-    web = web_of(request)
-    game = request.query_params.get("game")
-    if game is not None:
-        known_game(game)
-    limit = int_param(request, "limit", 50, 1, 500)
-    lines = recent_games(web.need_repo(), game=game, limit=limit)
-    names = web.need_tables().names_for(v for g in lines for v in g.seats)
+    _, lines, names = recent(web_of(request), request)
     return JSONResponse([_line(g, names) for g in lines])
 
 

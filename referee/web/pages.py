@@ -7,7 +7,7 @@ template rendering never hold the event loop the referee plays games on.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
 from referee.storage import GameDetail, NotFoundError, Repository, TournamentInfo, readers
-from referee.storage.browse import VersionName, recent_games
+from referee.storage.browse import GameLine, VersionName, recent_games
 from referee.storage.enums import SourceKind
 from referee.tournament import schedule
 from referee.tournament.adaptive import DEFAULT_CONFIDENCE
@@ -256,14 +256,22 @@ def versus(request: Request) -> Response:
 # ------------------------------------------------------------------------------ games
 
 
-def games(request: Request) -> Response:
-    web = web_of(request)
+def recent(
+    web: Web, request: Request
+) -> tuple[str | None, list[GameLine], Mapping[int, VersionName]]:
+    """The games list's choice (``?game=``, ``?limit=``), its games and their players' names:
+    the page's and the API's."""
     game = request.query_params.get("game")
     if game is not None:
         known_game(game)
     limit = int_param(request, "limit", 50, 1, 500)
     lines = recent_games(web.need_repo(), game=game, limit=limit)
-    names = web.need_tables().names_for(v for g in lines for v in g.seats)
+    return game, lines, web.need_tables().names_for(v for g in lines for v in g.seats)
+
+
+def games(request: Request) -> Response:
+    web = web_of(request)
+    game, lines, names = recent(web, request)
     return web.render(request, "games.html", {"lines": lines, "names": names, "game": game})
 
 
