@@ -36,13 +36,16 @@ def run_upgrade(args: argparse.Namespace) -> int:
     try:
         print(f"schema at {current_revision(repo.db.engine)}")
         url = repo.db.url
+        on_postgres = repo.db.engine.dialect.name == "postgresql"
     finally:
         repo.close()
-    from referee.workers.queue import ensure_schema, is_postgres
-
-    if is_postgres(url):
-        # The job queue's tables (procrastinate's schema) live in the same database.
+    if on_postgres:
+        # The job queue's tables (procrastinate's schema) live in the same database. Imported
+        # only here: loading the queue's library starts a process (croniter asks `file` for
+        # the interpreter's architecture), which a SQLite upgrade has no need of.
         import asyncio
+
+        from referee.workers.queue import ensure_schema
 
         made = asyncio.run(ensure_schema(url))
         print("job queue schema " + ("made" if made else "present"))
