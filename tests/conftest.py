@@ -91,6 +91,11 @@ def _token_keys_in_a_test_folder(tmp_path_factory: pytest.TempPathFactory) -> It
 # `referee` command, fresh interpreters) is what makes a test slow, so the rule is enforced
 # here rather than remembered: a test without the marker that starts a process fails.
 
+# Importing the job queue's library starts a process once per interpreter (croniter asks
+# `file` for the interpreter's architecture): done here, before any test runs, so whichever
+# quick test first imports the queue in this worker is not charged with that process.
+import croniter  # noqa: E402, F401
+
 _running: list[str] = []
 _spawned: dict[str, str] = {}
 
