@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from referee.analysis.grading import PlayGame
 from referee.match.clock import TimeControl
-from referee.match.verdicts import Verdict
 from referee.sandbox.isolation import Isolation
 from referee.storage import BotVersionInfo, ConflictError, Repository
 from referee.telemetry.logs import get_logger

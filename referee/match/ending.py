@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from engine.adjudication.verdicts import GameEnd
 from referee.match.seat import SEND_TIMEOUT, Seat
-from referee.match.verdicts import GameEnd
 from referee.telemetry.logs import get_logger
 
 if TYPE_CHECKING:

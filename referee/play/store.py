@@ -37,9 +37,9 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from referee.match.report import GameReport, Observer
-from referee.match.verdicts import Verdict
 from referee.play.game import GamePlayer, Played
 from referee.play.gamerows import finished_game
 from referee.server.live import LiveEnd, LiveHub, LiveObserver

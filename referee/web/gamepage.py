@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 from starlette.requests import Request
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import SearchInfo
 from referee.analysis.gameeval import Analysis
-from referee.match.verdicts import Verdict
 from referee.storage import GameDetail, readers
 from referee.web import gamechart as gc
 from referee.web.replay import GameView

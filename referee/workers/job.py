@@ -25,6 +25,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 from structlog.contextvars import bound_contextvars
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from referee.analysis.openings import Book
 from referee.errors import RefereeError
@@ -43,7 +44,6 @@ from referee.storage import (
     SeatResult,
     SourceKind,
     TournamentInfo,
-    Verdict,
 )
 from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.gamespec import (

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session
 
+from engine.adjudication.verdicts import Verdict, aborted, fault
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.match.report import GameReport, Observer, SeatReport, unplayed_report
-from referee.match.verdicts import Verdict, aborted, fault
 from referee.play.game import GamePlayer, GameTerms, Played
 from referee.play.store import Filing, StoredGame, play_and_store, store_game
 from referee.storage import (

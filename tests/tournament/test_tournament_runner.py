@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tournament_helpers import COURSE_RANDOM, CRASH, GREEDY, ILLEGAL, RANDOM, make_tournament
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import read_record
 from referee.play.bots import resolve_bot
 from referee.storage import (
@@ -18,7 +19,6 @@ from referee.storage import (
     Repository,
     TournamentFormat,
     TournamentStatus,
-    Verdict,
 )
 from referee.tournament.runner import RunSummary, TournamentRunner
 from referee.tournament.standings import standings

@@ -10,7 +10,8 @@ import psycopg
 import pytest
 from workers_helpers import GREEDY, RANDOM, make_tournament
 
-from referee.storage import PairingInfo, Repository, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import PairingInfo, Repository
 from referee.tournament.gamespec import slot_seats, tournament_game
 from referee.workers import QUEUE, TASK_NAME
 from referee.workers.job import LeaseLost, WorkerState, lease_guard, record_void

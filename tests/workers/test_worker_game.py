@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from workers_helpers import GREEDY, RANDOM, log_lines, make_tournament, start_worker, stop_workers
 
-from referee.storage import Repository, TournamentStatus, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository, TournamentStatus
 from referee.tournament.runner import TournamentRunner
 from referee.workers.dispatch import QueueDispatcher
 
