@@ -23,11 +23,11 @@ from typing import Any
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication.verdicts import Verdict
 from engine.game import Game
+from referee.errors import Refused
 from referee.hosting.casual_conduct import CasualSeats, seat_conduct, settle
 from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.hosting.challenges import (
     ChallengeDesk,
-    Refused,
     challenger_of,
     is_challenger,
     shown,
