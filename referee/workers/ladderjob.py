@@ -27,7 +27,7 @@ from referee.play.store import Filing, play_and_store
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
-from referee.workers import MAX_ATTEMPTS
+from referee.tournament.aborts import MAX_ATTEMPTS
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
 from referee.workers.live import NotifyBroadcast
 
