@@ -409,7 +409,14 @@ class TournamentRunner:
                 reason=summary.reason,
             )
             if gives_up(attempt, self.max_attempts):
-                break
+                await self._give_up(pairing, index, attempt, summary.reason)
+                return
+
+    async def _give_up(self, pairing: PairingInfo, index: int, attempts: int, why: str) -> None:
+        """Store game ``index`` of ``pairing`` void after ``attempts`` aborted attempts, the
+        last for ``why`` (:mod:`.aborts`); the tournament goes on."""
+        seats = self._seats(pairing, index)
+        reason = f"attempt {attempts}: {why}"
         void = await asyncio.to_thread(
             record_given_up,
             self.repo,
@@ -418,8 +425,8 @@ class TournamentRunner:
             pairing,
             index,
             seats,
-            f"attempt {attempt}: {summary.reason}",
-            attempt,
+            reason,
+            attempts,
         )
         if void is None:  # the slot was filled meanwhile (another runner)
             self._summary.duplicates += 1
