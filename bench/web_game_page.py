@@ -14,9 +14,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import RecordBuilder, SearchInfo, record_to_json, write_record
 from engine.registry import load_game
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult
 
 PLIES = 150
 

@@ -48,7 +48,7 @@ BUSY_STATUS = frozenset(
 ADMISSION_BACKOFF = (1.0, 60.0, 10)
 
 
-class Refused(SdkError):
+class TurnedAway(SdkError):
     """The referee turned the handshake away for a reason that may pass (busy, full, too many
     failed logins, ...); ``retry_after_s``: the referee's own word on when to try again."""
 
@@ -64,13 +64,13 @@ class Refused(SdkError):
         return self.reason
 
 
-def refusal(error: pb.Error) -> Refused | None:
-    """The retryable :class:`Refused` for an ``Error`` received before the Welcome, or
+def refusal(error: pb.Error) -> TurnedAway | None:
+    """The retryable :class:`TurnedAway` for an ``Error`` received before the Welcome, or
     ``None`` when it is final."""
     if error.code in FINAL_REFUSALS:
         return None
     name = pb.ErrorCode.Name(error.code).removeprefix("ERROR_CODE_")
-    return Refused(
+    return TurnedAway(
         f"the referee refused the session ({name}: {error.message})", error.retry_after_s
     )
 
@@ -102,5 +102,7 @@ class HandshakeWatch:
         # The timer thread may outlive the stream by a moment: it must not keep the call alive.
         self._cancel = _ignore
 
-    def refused(self) -> Refused:
-        return Refused(f"no Welcome within {self.timeout:g} s of the Hello (the referee is busy)")
+    def refused(self) -> TurnedAway:
+        return TurnedAway(
+            f"no Welcome within {self.timeout:g} s of the Hello (the referee is busy)"
+        )

@@ -23,7 +23,7 @@ from typing import IO, Any
 from client_sdk._agent import Clocks, GameInfo, GameResult
 from client_sdk._driver import GameDriver
 from client_sdk._loader import AgentFactory, BotLoadError, load_bot
-from engine.adjudication import Verdict, parse_ending
+from engine.adjudication.verdicts import Verdict, parse_ending
 from engine.registry import load_game
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import grpc
 
-from client_sdk._admission import ADMISSION_BACKOFF, BUSY_STATUS, Refused
+from client_sdk._admission import ADMISSION_BACKOFF, BUSY_STATUS, TurnedAway
 from client_sdk._agent import GameResult
 from client_sdk._link import KEEPALIVE_OPTIONS, Backoff, Dropped, SessionError
 from client_sdk._tls import Tls, handshake_failure
@@ -87,15 +87,15 @@ class Connector:
             try:
                 self._connect_once(backoff)
                 return self.results
-            except (grpc.RpcError, Dropped, Refused) as exc:
+            except (grpc.RpcError, Dropped, TurnedAway) as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 detail = (exc.details() if hasattr(exc, "details") else str(exc)) or ""
                 if self._done:
                     return self.results
-                if not self._link_welcomed and (isinstance(exc, Refused) or code in BUSY_STATUS):
+                if not self._link_welcomed and (isinstance(exc, TurnedAway) or code in BUSY_STATUS):
                     # The referee was reached and turned the stream away for now (busy, full,
                     # restarting): say why and try again, patiently.
-                    wait = exc.retry_after_s if isinstance(exc, Refused) else 0.0
+                    wait = exc.retry_after_s if isinstance(exc, TurnedAway) else 0.0
                     self._retry_admission(admission, detail, wait)
                     continue
                 if not self._welcomed:

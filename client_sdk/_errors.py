@@ -3,7 +3,7 @@
     SdkError
     ├── SessionError          the referee refused the session or could not be reached
     │   └── ChallengeRefused  a challenge the other bot or the referee turned down
-    ├── Refused               a handshake turned away for a reason that may pass (busy, full)
+    ├── TurnedAway            a handshake turned away for a reason that may pass (busy, full)
     ├── Dropped               the stream ended without the referee saying goodbye
     ├── BotLoadError          the BOT argument names nothing that can play
     ├── PackError             a bot that cannot be packed for upload (also ``ValueError``)

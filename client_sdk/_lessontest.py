@@ -19,8 +19,9 @@ from typing import Any
 
 from client_sdk._agent import Clocks, GameInfo
 from client_sdk._procbot import BotCommand, BotStartError, ProcessBot
-from engine.adjudication import BotFailed, Measured, MoveAnswer, NotAMove, TimedOut, Verdict
+from engine.adjudication import BotFailed, Measured, MoveAnswer, NotAMove, TimedOut
 from engine.adjudication.clock import DEFAULT_GRACE_S
+from engine.adjudication.verdicts import Verdict
 from engine.errors import EngineError
 from engine.records.lessons import Lesson, Limits, lesson_state, solves
 from engine.registry import load_game

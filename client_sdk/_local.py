@@ -19,9 +19,9 @@ from engine.adjudication import (
     NotAMove,
     TimeControl,
     Turn,
-    Verdict,
 )
 from engine.adjudication.clock import DEFAULT_GRACE_S
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game, State
 from engine.outcome import Outcome
 from engine.registry import load_game

@@ -38,9 +38,9 @@ from engine.adjudication import (
     MoveAnswer,
     NotAMove,
     TimedOut,
-    Verdict,
     verdicts,
 )
+from engine.adjudication.verdicts import Verdict
 from engine.records.search import SearchInfo
 
 #: How long loading a bot (importing its code) may take before the command gives up on it.

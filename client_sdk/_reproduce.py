@@ -29,9 +29,9 @@ from engine.adjudication import (
     NotAMove,
     ProtocolViolation,
     TimeControl,
-    Verdict,
     ply_number,
 )
+from engine.adjudication.verdicts import Verdict
 from engine.registry import load_game
 
 #: Verdicts the server may reach for what a local process shows as another (a remote bot

@@ -2,12 +2,11 @@
 
     RefereeError
     ├── Refused                  a request turned down on purpose; the message is for the asker
-    │   ├── server.admission.Refused      a bot's handshake that ends without a session
+    │   │                        (raised as is by the login gate and the challenge desk)
+    │   ├── server.admission.HandshakeRefused  a bot's handshake that ends without a session
     │   ├── server.auth.AuthError         an unknown or missing token (or a throttled try)
-    │   ├── server.access.Refusal         a token check of the gate that failed
     │   ├── storage.players.TokenRejected a token that opens nothing
-    │   ├── hosting.challenges.Refused    a challenge that will not be played
-    │   └── submissions.errors.Refused    an upload refused (archive, layout, quota, name)
+    │   └── submissions.errors.UploadRefused  an upload refused (archive, layout, quota, name)
     ├── storage.errors.StorageError       storage's own (not found, conflict, duplicate game ...)
     ├── bad input, also ``ValueError``: server.bounds.BadField, submissions.names.BadName,
     │   storage.tokens.TokenFormatError and WrongTokenKey, sandbox.isolation.SandboxUnavailable,
@@ -38,7 +37,14 @@ class RefereeError(Exception):
 
 
 class Refused(RefereeError):
-    """A request turned down on purpose; ``str()`` is the sentence for whoever asked."""
+    """A request turned down on purpose; ``message`` (also ``str()``) is the sentence for
+    whoever asked. ``retry_after_s`` above 0: the request was turned down unexamined (a throttle
+    or a busy server) and the same one may succeed after that many seconds."""
+
+    def __init__(self, message: str, retry_after_s: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after_s = retry_after_s
 
 
 __all__ = ["RefereeError", "Refused"]

@@ -7,10 +7,11 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import GameRecord, RecordBuilder, SearchInfo, record_to_json, write_record
 from engine.registry import load_game
 from referee.analysis.gameeval import RECORD_KEY, analyse
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult
 
 #: What each seat's bot wrote in its think records: never in anyone's lessons.
 SECRETS = ("redsecretplan", "bluesecretplan")

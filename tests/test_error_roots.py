@@ -56,15 +56,14 @@ def test_every_referee_exception_is_a_referee_error() -> None:
 
 
 def test_the_referee_refusals_share_one_base() -> None:
-    """The refusals of the handshake, the login gate, challenges and uploads are all Refused,
-    each keeping its own name and module."""
-    from referee.hosting.challenges import Refused as ChallengeRefused
-    from referee.server.access import Refusal
-    from referee.server.admission import Refused as AdmissionRefused
+    """The refusals of the handshake, the login token and uploads are all Refused (the login
+    gate and the challenge desk raise Refused itself), each named for what it refuses."""
+    from referee.server.admission import HandshakeRefused
     from referee.server.auth import AuthError
-    from referee.submissions.errors import Refused as UploadRefused
+    from referee.storage.players import TokenRejected
+    from referee.submissions.errors import UploadRefused
 
-    for kind in (AdmissionRefused, AuthError, Refusal, ChallengeRefused, UploadRefused):
+    for kind in (HandshakeRefused, AuthError, TokenRejected, UploadRefused):
         assert issubclass(kind, Refused), kind
     # Callers that catch the builtin still do.
     assert issubclass(UploadRefused, ValueError)

@@ -39,8 +39,8 @@ LEVELS: tuple[tuple[str, str], ...] = (
     ("reference-L3", "client_sdk.examples.reference_bot:Level3"),
 )
 
-#: Plays and stores one game under ``uid`` (seats in order, the opening's moves); may fail
-#: to store it (a game aborted over and over): the grade then counts only stored games.
+#: Plays and stores one game under ``uid`` (seats in order, the opening's moves); stores
+#: nothing when the game aborted every attempt: the grade then counts only stored games.
 PlayGame = Callable[[str, Sequence[BotVersionInfo], Sequence[str]], Awaitable[None]]
 
 

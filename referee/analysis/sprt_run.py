@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from engine.records.openings import Book, opening_labels
 from referee.analysis.sprt import Decision, Sprt
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport
-from referee.match.verdicts import Verdict
 from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec

@@ -99,10 +99,16 @@ def report_run(
 
     if summary.reset:
         err.print(f"resumed: {len(summary.reset)} interrupted pairing(s) replayed")
+    if summary.given_up:
+        listing = shlex.join(["referee", "games", "--tournament", t.name]) + db_option(args)
+        err.print(
+            f"[yellow]{summary.given_up} game(s) aborted every time and were stored void with "
+            f"the reason (they count for nobody): {esc(listing)}[/yellow]"
+        )
     if not summary.complete:
         err.print(
-            f"[yellow]{summary.given_up} game(s) could not be played (aborted every time); "
-            f"the tournament is paused. Fix the bots and resume: "
+            f"[yellow]{summary.unplayed} game(s) could not be played by the workers; "
+            f"the tournament is paused. Resume: "
             f"{esc(resume_command(args, t.name))}[/yellow]"
         )
     print_table(repo, t)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.adjudication.verdicts import Verdict
 from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.match.report import GameReport
-from referee.match.verdicts import Verdict
 
 __all__ = ["NOT_ANSWERING", "CasualSeats", "Settled", "seat_conduct", "settle", "unrated"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.game import Game
-from referee import errors
+from referee.errors import Refused
 from referee.server import bounds
 from referee.server.capacity import DEFAULT_ANSWER_S
 from referee.server.lobby import Lobby
@@ -64,10 +64,6 @@ async def tell(session: BotSession, kind: int, text: str, challenge_id: str = ""
             await session.send_quietly(pb.RefereeMessage(notice=notice))
 
 
-class Refused(errors.Refused):
-    """The challenge will not be played; the message is the sentence for the challenger."""
-
-
 @dataclass(frozen=True, slots=True)
 class Agreed:
     challenge_id: str
@@ -96,7 +92,8 @@ class ChallengeDesk:
         return is_challenger(session) or session.session_id in self.held
 
     async def arrange(self, challenger: BotSession, games: Sequence[Game[Any]]) -> Agreed:
-        """Ask the named bot; :class:`Refused` with the challenger's sentence when it is off."""
+        """Ask the named bot; :class:`~referee.errors.Refused` with the challenger's sentence
+        when it is off."""
         target = challenger.hello.challenge.strip()
         opponent = self._find(challenger, target)
         game = self._game(challenger, opponent, games, target)

@@ -1,30 +1,31 @@
 """How grading games are played and stored: here (launched bots on a private referee) or by
-the workers (PostgreSQL's queue). Both store each game under the uid grading gives it, once.
+the workers (PostgreSQL's queue). Both store each game under the uid grading gives it, once,
+through :func:`referee.play.store.play_and_store_result`, and treat an aborted game alike: it
+is not stored (its uid stays free), it is played again, and after
+:data:`~referee.tournament.aborts.MAX_ATTEMPTS` attempts (the tournaments' number) it is
+given up: left out of the grade, named in the run's failed games, and played again by the
+next grading.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine.game import Game
 from referee.analysis.grading import PlayGame
 from referee.match.clock import TimeControl
-from referee.match.verdicts import Verdict
 from referee.sandbox.isolation import Isolation
 from referee.storage import BotVersionInfo, ConflictError, Repository
 from referee.telemetry.logs import get_logger
+from referee.tournament.aborts import MAX_ATTEMPTS
 
 if TYPE_CHECKING:
     from referee.workers.dispatch import QueueDispatcher
 
 log = get_logger("referee.hosting.grade_play")
 
-#: A game the referee aborts (its own failure, not a bot's) is played again at most this often.
-MAX_ATTEMPTS = 3
 EVENT = "grade"
 
 
@@ -41,7 +42,7 @@ class GameSettings:
 def local_player(repo: Repository, settings: GameSettings, isolation: Isolation) -> PlayGame:
     """Games between launched bots, each on a private referee here, stored under their uid."""
     from referee.play.game import GamePlayer, GameTerms
-    from referee.play.gamerows import finished_game
+    from referee.play.store import Filing, play_and_store_result
 
     terms = GameTerms(
         settings.game,
@@ -54,28 +55,23 @@ def local_player(repo: Repository, settings: GameSettings, isolation: Isolation)
     player = GamePlayer(terms)
 
     async def play(uid: str, seats: Sequence[BotVersionInfo], opening: Sequence[str]) -> None:
-        for _ in range(MAX_ATTEMPTS):
-            started = datetime.now(UTC)
-            played = await player.play(list(seats), uid, {"mode": EVENT}, None, tuple(opening))
-            end = played.report.end
-            if end is None or end.verdict is Verdict.ABORTED:
-                log.warning("grade_game_aborted", game_id=uid)
-                continue
-            row = finished_game(
-                played.report,
-                settings.game,
-                list(seats),
-                outputs=played.outputs,
-                event=EVENT,
-                started=started,
-                finished=datetime.now(UTC),
-                uid=uid,
-            )
+        for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                await asyncio.to_thread(repo.record_game, row)
+                stored = await play_and_store_result(
+                    player,
+                    repo,
+                    seats,
+                    Filing(EVENT),
+                    uid=uid,
+                    labels={"mode": EVENT},
+                    opening=tuple(opening),
+                )
             except ConflictError:
                 log.info("grade_game_already_stored", game_id=uid)
-            return
+                return
+            if stored is not None:
+                return
+            log.warning("grade_game_aborted", game_id=uid, attempt=attempt)
 
     return play
 
@@ -96,6 +92,7 @@ def queue_player(dispatcher: QueueDispatcher, settings: GameSettings) -> PlayGam
             settings.connect_timeout_s,
             opening=opening,
             event=EVENT,
+            keep_aborted=False,
         )
         job = await dispatcher.enqueue_ladder(kwargs)
         status = await dispatcher.wait(job)

@@ -16,7 +16,7 @@ notices it within :data:`POLL_S` and runs it on its own event loop with the serv
   other names, and to the entry's bot whenever it connects;
 * resume: a hosted tournament stays ``running`` while the server stops (or dies), and the next
   ``referee serve`` on the database picks it up, replaying only the games cut off. A
-  tournament the runner *paused* (games aborted every time) waits for ``tournament start``.
+  tournament the runner *paused* (games no worker got played) waits for ``tournament start``.
 """
 
 from __future__ import annotations

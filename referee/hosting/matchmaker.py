@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
+from referee.errors import Refused
 from referee.hosting.casual_conduct import CasualSeats, seat_conduct, settle
 from referee.hosting.casual_pairing import CasualPairing, Seeker
 from referee.hosting.challenges import (
     ChallengeDesk,
-    Refused,
     challenger_of,
     is_challenger,
     shown,
@@ -37,7 +38,6 @@ from referee.hosting.drain import drain_tasks
 from referee.hosting.noshow import watch_first_moves
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
-from referee.match.verdicts import Verdict
 from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby

@@ -32,7 +32,7 @@ from referee.server.status import call_in_thread
 from referee.storage import Repository
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
-from referee.submissions.errors import NameTaken, QuotaExceeded, Refused
+from referee.submissions.errors import NameTaken, QuotaExceeded, UploadRefused
 from referee.submissions.service import Submissions
 
 SERVICE_NAME = spb.DESCRIPTOR.services_by_name["Submissions"].full_name
@@ -136,7 +136,7 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         except NameTaken as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
             raise
-        except Refused as exc:
+        except UploadRefused as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             raise
         yield spb.SubmitEvent(stored=_stored(info, new))

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import structlog
 
 from client_sdk.proto import referee_pb2 as pb
+from engine.adjudication.verdicts import GameEnd
 from referee.match.report import GameReport
 from referee.match.seat import SEND_TIMEOUT, Seat
 from referee.match.transcript import Transcript
-from referee.match.verdicts import GameEnd
 from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.match.runner")

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from referee.match import verdicts
+from engine.adjudication import verdicts
+from engine.adjudication.verdicts import GameEnd, Verdict
 from referee.match.report import GameReport
 from referee.match.runner import MatchRunner
 from referee.match.seat import EventKind, Seat
 from referee.match.timing import CpuMeter
-from referee.match.verdicts import GameEnd, Verdict
 from referee.sandbox.launch import LaunchedBot
 
 

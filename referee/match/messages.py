@@ -12,9 +12,9 @@ from typing import Any
 
 from client_sdk.proto import referee_pb2 as pb
 from engine.adjudication import Accepted
+from engine.adjudication.verdicts import GameEnd, Verdict
 from engine.game import Game
 from referee.match.clock import SeatClock, TimeControl
-from referee.match.verdicts import GameEnd, Verdict
 
 VERDICT_TO_PB: dict[Verdict, pb.Verdict.ValueType] = {
     Verdict.NORMAL: pb.VERDICT_NORMAL,

@@ -25,7 +25,7 @@ from client_sdk.packs import (
     encode,
 )
 from client_sdk.proto import referee_pb2 as pb
-from engine.adjudication import Verdict, ply_number
+from engine.adjudication.verdicts import Verdict, ply_number
 from referee.match.report import GameReport
 from referee.match.transcript import Answered, Happened, Sent
 

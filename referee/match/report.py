@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NotRequired, Protocol, TypedDict
 
+from engine.adjudication.verdicts import GameEnd
 from engine.game import Game, State
 from engine.records.search import SearchInfo
 from referee.match.clock import SeatClock, TimeControl
 from referee.match.transcript import Transcript
-from referee.match.verdicts import GameEnd
 from referee.telemetry.metrics import game_unplayed
 
 

@@ -29,9 +29,10 @@ from engine.adjudication import (
     Spent,
     TimedOut,
     Turn,
+    verdicts,
 )
+from engine.adjudication.verdicts import GameEnd, Verdict
 from engine.game import Game
-from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.ending import announce_end
 from referee.match.lastwords import last_words
@@ -59,7 +60,6 @@ from referee.match.sendwatch import SendWatch
 from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.transcript import Transcript
-from referee.match.verdicts import GameEnd, Verdict
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import GameMeter

@@ -24,8 +24,8 @@ from engine.adjudication import (
     ProtocolViolation,
     Spent,
 )
+from engine.adjudication.verdicts import Verdict
 from referee.errors import RefereeError
-from referee.match.verdicts import Verdict
 from referee.text.notes import clean_note
 
 #: Longest comment kept from a move.

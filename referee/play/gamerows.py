@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from engine.records import record_to_json, write_record
 from referee.match.packs import build_pack, faulted_seat, pack_bytes
 from referee.match.records import build_record
 from referee.match.runner import GameReport, SeatReport
-from referee.storage import BotVersionInfo, FinishedGame, MemoryMeasure, SeatResult, Verdict
+from referee.storage import BotVersionInfo, FinishedGame, MemoryMeasure, SeatResult
 
 #: How much of a bot's output is stored with each seat.
 STDERR_KEEP = 8 * 1024

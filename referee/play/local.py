@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 
+from engine.adjudication import verdicts
+from engine.adjudication.verdicts import GameEnd
 from engine.game import Game
 from referee.errors import RefereeError
-from referee.match import verdicts
 from referee.match.clock import TimeControl
 from referee.match.launched import (
     cpu_meters,
@@ -39,7 +40,6 @@ from referee.match.report import GameReport, SeatReport, unplayed_report
 from referee.match.result import MatchResult
 from referee.match.runner import MatchRunner, Observer, new_game_id
 from referee.match.seat import Seat
-from referee.match.verdicts import GameEnd
 from referee.sandbox.botcode import bot_roots
 from referee.sandbox.isolation import Isolation, choose
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec, LaunchedBot, launch, stop_all

@@ -1,7 +1,7 @@
 """Playing one game and storing it: the one path of every site that keeps a game (a
-tournament's runner, a worker's tournament and ladder jobs, the server's ladder; casual,
-validation and ``referee sprt --db`` games, played elsewhere, take its storing half,
-:func:`store_game`).
+tournament's runner, a worker's tournament and ladder jobs, the server's ladder, grading,
+here or on the workers; casual, validation and ``referee sprt --db`` games, played elsewhere,
+take its storing half, :func:`store_game`).
 
 What "stored" means, for every site:
 
@@ -16,7 +16,9 @@ What "stored" means, for every site:
     :meth:`referee.storage.games.GamesRepository.record_game`);
   - an **aborted** game (nobody's fault: a bot never connected, the referee stopped): kept
     for its record, never rated, and holding no tournament slot, so a tournament plays it
-    again (:attr:`StoredGame.has_result` is false).
+    again (:attr:`StoredGame.has_result` is false) A game whose uid is its slot (grading's:
+    :func:`play_and_store_result`) is the exception: an aborted one is not stored, so the
+    same uid can be played again.
 
 * A game that could not be stored (storage refused it, the job lost its lease, the play
   itself failed) is not stored; its spectators are told it was aborted, with why.
@@ -37,9 +39,9 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from referee.match.report import GameReport, Observer
-from referee.match.verdicts import Verdict
 from referee.play.game import GamePlayer, Played
 from referee.play.gamerows import finished_game
 from referee.server.live import LiveEnd, LiveHub, LiveObserver
@@ -211,6 +213,68 @@ async def play_and_store(
     of storage passes through, after the spectators were told the game was not stored.
     ``on_result`` is called as soon as the game has ended with a result (not aborted), while
     its bots are still being stopped and before it is stored: what it frees may be reused."""
+    stored, played = await _play_then_store(
+        player,
+        repo,
+        seats,
+        filing,
+        uid=uid,
+        labels=labels,
+        opening=opening,
+        broadcast=broadcast,
+        guard=guard,
+        on_result=on_result,
+        keep_aborted=True,
+    )
+    assert stored is not None  # an aborted game is kept
+    return StoredGame(stored, played)
+
+
+async def play_and_store_result(
+    player: GamePlayer,
+    repo: Repository,
+    seats: Sequence[BotVersionInfo],
+    filing: Filing,
+    *,
+    uid: str,
+    labels: dict[str, str],
+    opening: Sequence[str] = (),
+    broadcast: Broadcast | None = None,
+    guard: Guard | None = None,
+) -> GameSummary | None:
+    """:func:`play_and_store` for a game whose uid is its slot (grading's): a game that ends
+    with a result (a forfeit is one) is stored; an aborted one is not (``None``), so the same
+    uid can be played again."""
+    stored, _ = await _play_then_store(
+        player,
+        repo,
+        seats,
+        filing,
+        uid=uid,
+        labels=labels,
+        opening=opening,
+        broadcast=broadcast,
+        guard=guard,
+        on_result=None,
+        keep_aborted=False,
+    )
+    return stored
+
+
+async def _play_then_store(
+    player: GamePlayer,
+    repo: Repository,
+    seats: Sequence[BotVersionInfo],
+    filing: Filing,
+    *,
+    uid: str,
+    labels: dict[str, str],
+    opening: Sequence[str],
+    broadcast: Broadcast | None,
+    guard: Guard | None,
+    on_result: Callable[[], None] | None,
+    keep_aborted: bool,
+) -> tuple[GameSummary | None, Played]:
     game = player.terms.game
     observer = broadcast.begin(uid, game, seats, filing) if broadcast is not None else None
     if on_result is not None:
@@ -221,6 +285,10 @@ async def play_and_store(
         started = datetime.now(UTC)
         played = await player.play(list(seats), uid, labels, observer, opening)
         finished = datetime.now(UTC)
+        end = played.report.end
+        if not keep_aborted and (end is None or end.aborted):
+            why = f"{end.reason if end is not None else 'aborted'} (not stored: played again)"
+            return None, played
         why = "not stored"
         stored = await asyncio.to_thread(
             store_game,
@@ -239,4 +307,4 @@ async def play_and_store(
     finally:
         if broadcast is not None:
             broadcast.end(uid, stored, why)
-    return StoredGame(stored, played)
+    return stored, played

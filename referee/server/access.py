@@ -32,7 +32,7 @@ from typing import NoReturn, TypeVar
 import grpc
 
 from referee.errors import Refused
-from referee.server.throttle import LoginThrottle, Throttled, peer_address
+from referee.server.throttle import LoginThrottle, peer_address
 from referee.storage.enums import Role
 from referee.storage.players import PlayerInfo, TokenOwner, TokenRejected
 from referee.storage.repository import Repository
@@ -79,15 +79,6 @@ class Caller:
         return self.role.allows(needed)
 
 
-class Refusal(Refused):
-    """A token check that failed: ``throttled`` is set when it was refused unexamined."""
-
-    def __init__(self, message: str, throttled: Throttled | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.throttled = throttled
-
-
 def bearer_token(context: grpc.aio.ServicerContext[_Req, _Resp]) -> str:
     """The token of ``authorization: Bearer <token>`` in a call's metadata (``""``: none)."""
     for key, value in context.invocation_metadata() or ():
@@ -122,7 +113,8 @@ class Gate:
 
     async def check(self, token: str, peer: str) -> TokenOwner:
         """The owner of ``token`` presented from ``peer`` (a gRPC peer string), or
-        :class:`Refusal` (throttled, or the reason the token opens nothing)."""
+        :class:`~referee.errors.Refused` (throttled, with its ``retry_after_s``, or the reason
+        the token opens nothing)."""
         token = token.strip()[:MAX_TOKEN_CHARS]
         digest = hashlib.sha256(token.encode()).digest()
         loop = asyncio.get_running_loop()
@@ -132,16 +124,16 @@ class Gate:
                 return await loop.run_in_executor(self._pool, self.repo.token_owner_by_id, known)
             except TokenRejected as exc:
                 self._verified.pop(digest, None)
-                raise Refusal(str(exc)) from None
+                raise Refused(str(exc)) from None
         address, token_id = peer_address(peer), public_key_id(token)
         throttled = self.throttle.check(address, token_id)
         if throttled is not None:
-            raise Refusal(throttled.message, throttled)
+            raise Refused(throttled.message, throttled.retry_after_s)
         try:
             owner = await loop.run_in_executor(self._pool, self.repo.check_token, token)
         except TokenRejected as exc:
             self.rejected += 1  # its drops stay in the buckets
-            raise Refusal(str(exc)) from None
+            raise Refused(str(exc)) from None
         except BaseException:
             self.throttle.release(address, token_id)  # not the token's fault
             raise
@@ -172,11 +164,9 @@ class Gate:
             )
         try:
             owner = await self.check(token, context.peer())
-        except Refusal as refusal:
-            if refusal.throttled is not None:
-                context.set_trailing_metadata(
-                    (("retry-after", str(refusal.throttled.retry_after_s)),)
-                )
+        except Refused as refusal:
+            if refusal.retry_after_s:
+                context.set_trailing_metadata((("retry-after", str(refusal.retry_after_s)),))
                 await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, refusal.message)
             await _abort(
                 context,

@@ -84,17 +84,15 @@ _RETRYABLE = frozenset(
 metrics.declare_refusal_reasons(why.value for why in Refusal)
 
 
-class Refused(errors.Refused):
-    """A handshake that ends without a session: ``code`` and ``message`` go to the bot (no
-    code: the stream is already gone, nobody to tell). ``retry_after_s``: when another try
-    may succeed (0: the bot's own back-off decides)."""
+class HandshakeRefused(errors.Refused):
+    """A handshake that ends without a session, ``why`` (the :class:`Refusal` counted):
+    ``code`` and ``message`` go to the bot (no code: the stream is already gone, nobody to
+    tell). ``retry_after_s``: when another try may succeed (0: the bot's own back-off decides)."""
 
     def __init__(self, why: Refusal, code: int, message: str, retry_after_s: int = 0) -> None:
-        super().__init__(message)
+        super().__init__(message, retry_after_s)
         self.why = why
         self.code = code
-        self.message = message
-        self.retry_after_s = retry_after_s
 
 
 class HandshakeSnapshot(TypedDict):
@@ -158,23 +156,23 @@ async def first_hello(context: PlayContext, timeout: float) -> pb.Hello:
             first = await first_q.get()
     except TimeoutError:
         first_reader.cancel()
-        raise Refused(
+        raise HandshakeRefused(
             Refusal.HELLO_TIMEOUT,
             pb.ERROR_CODE_BAD_MESSAGE,
             f"no Hello within {timeout:g} s",
         ) from None
     await first_reader
     if first is None:
-        raise Refused(Refusal.STREAM_ENDED, 0, "the stream ended before a Hello")
+        raise HandshakeRefused(Refusal.STREAM_ENDED, 0, "the stream ended before a Hello")
     if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
-        raise Refused(
+        raise HandshakeRefused(
             Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, "the first message must be a Hello"
         )
     hello: pb.Hello = first.hello
     try:
         bounds.check_hello(hello)
     except bounds.BadField as exc:
-        raise Refused(Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, str(exc)) from None
+        raise HandshakeRefused(Refusal.BAD_HELLO, pb.ERROR_CODE_BAD_MESSAGE, str(exc)) from None
     # The bot's own name and version are shown in tables and stored as its registration:
     # from here on they are names (referee.text.names), whatever the bot sent.
     hello.bot_name = as_name(hello.bot_name)
@@ -191,15 +189,17 @@ async def authenticate(
             return await auth.authenticate(hello, peer)
     except AuthError as exc:
         if exc.retry_after_s:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.THROTTLED,
                 pb.ERROR_CODE_RESOURCE_EXHAUSTED,
                 str(exc),
                 exc.retry_after_s,
             ) from None
-        raise Refused(Refusal.UNAUTHENTICATED, pb.ERROR_CODE_UNAUTHENTICATED, str(exc)) from None
+        raise HandshakeRefused(
+            Refusal.UNAUTHENTICATED, pb.ERROR_CODE_UNAUTHENTICATED, str(exc)
+        ) from None
     except TimeoutError:
-        raise Refused(
+        raise HandshakeRefused(
             Refusal.AUTH_TIMEOUT,
             pb.ERROR_CODE_RESOURCE_EXHAUSTED,
             f"the token check took longer than {timeout:g} s (the server is busy); try again later",
@@ -245,7 +245,7 @@ class Doorway:
         self.max_per_address = max_per_address
         self._by_address: Counter[str] = Counter()
 
-    def enter(self, address: str) -> Refused | None:
+    def enter(self, address: str) -> HandshakeRefused | None:
         """Take a place for a handshake from ``address``, or say why not (leave() after)."""
         total = sum(self._by_address.values())
         if total >= self.max_total:
@@ -255,7 +255,9 @@ class Doorway:
         else:
             self._by_address[address] += 1
             return None
-        return Refused(Refusal.BUSY, pb.ERROR_CODE_RESOURCE_EXHAUSTED, f"{why}; retry after 1 s", 1)
+        return HandshakeRefused(
+            Refusal.BUSY, pb.ERROR_CODE_RESOURCE_EXHAUSTED, f"{why}; retry after 1 s", 1
+        )
 
     def leave(self, address: str) -> None:
         self._by_address[address] -= 1
@@ -294,9 +296,9 @@ class RefusalLog:
 async def one_live_session(lobby: Lobby, hello: pb.Hello, identity: Identity) -> None:
     """The rule of one live session per (stored token, bot name).
 
-    A second copy is refused (:class:`Refused`, final); one that presents the live session's
-    id is the same client coming back and replaces it (the old one is told so). A token of no
-    stored table (open servers, one-game tokens) is not limited here."""
+    A second copy is refused (:class:`HandshakeRefused`, final); one that presents the live
+    session's id is the same client coming back and replaces it (the old one is told so). A
+    token of no stored table (open servers, one-game tokens) is not limited here."""
     if identity.token_id is None:
         return
     for other in lobby.sessions():
@@ -313,14 +315,14 @@ async def one_live_session(lobby: Lobby, hello: pb.Hello, identity: Identity) ->
             return
         if other.suspended:
             wait = max(1, int(other.resume_window))
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.BUSY,
                 pb.ERROR_CODE_RESOURCE_EXHAUSTED,
                 f"bot {identity.name!r} of this token has a session waiting for its games to "
                 f"resume (up to {other.resume_window:g} s); retry after {wait} s",
                 wait,
             )
-        raise Refused(
+        raise HandshakeRefused(
             Refusal.DUPLICATE,
             pb.ERROR_CODE_DUPLICATE_SESSION,
             f"bot {identity.name!r} is already connected with this token (session "

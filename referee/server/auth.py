@@ -20,10 +20,6 @@ class AuthError(Refused):
     """The token is unknown or missing; the message is shown to the bot. ``retry_after_s``
     set: the attempt was throttled (too many failures), not examined; try again then."""
 
-    def __init__(self, message: str, retry_after_s: int = 0) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
 
 class Authenticator(Protocol):
     async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:

@@ -14,8 +14,8 @@ from client_sdk.proto import referee_pb2 as pb
 from referee.server.admission import (
     Doorway,
     HandshakeCounts,
+    HandshakeRefused,
     Refusal,
-    Refused,
     authenticate,
     casual_line,
     first_hello,
@@ -81,7 +81,7 @@ class SessionOpening:
             if busy is not None:
                 raise busy
             session = await self._admit(context)
-        except Refused as refused:
+        except HandshakeRefused as refused:
             counts.refuse(refused.why)
             if refused.code:
                 error = pb.Error(
@@ -115,13 +115,13 @@ class SessionOpening:
         if hello.resume_session_id and self.lobby.get(hello.resume_session_id) is not None:
             return
         if self._draining:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.SHUTTING_DOWN, pb.ERROR_CODE_SHUTTING_DOWN, "the server is shutting down"
             )
         # Handshakes under way count too: a burst must not overshoot between check and add.
         held = len(self.lobby) + self.handshakes.in_progress - 1
         if held >= self.max_sessions:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.FULL,
                 pb.ERROR_CODE_RESOURCE_EXHAUSTED,
                 f"the server is full ({self.max_sessions} sessions); try again later",
@@ -129,14 +129,14 @@ class SessionOpening:
 
     async def _admit(self, context: PlayContext) -> BotSession:
         if self._shutting_down:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.SHUTTING_DOWN, pb.ERROR_CODE_SHUTTING_DOWN, "the server is shutting down"
             )
         hello = await first_hello(context, self.hello_timeout)
         self._check_room(hello)
         protocol = protocol_refusal(hello.protocol_version, self.sdk_url)
         if protocol is not None:
-            raise Refused(Refusal.PROTOCOL, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL, protocol)
+            raise HandshakeRefused(Refusal.PROTOCOL, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL, protocol)
         identity = await authenticate(self.auth, hello, self.auth_timeout, context.peer())
         if hello.resume_session_id:
             resumed = await self._resume(hello, identity, context)
@@ -152,7 +152,7 @@ class SessionOpening:
         wanted = {g.lower() for g in hello.games}
         games = self.games & wanted if wanted else self.games
         if not games:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.NO_GAMES,
                 pb.ERROR_CODE_NO_GAMES,
                 f"this referee plays {', '.join(sorted(self.games))}; "
@@ -161,14 +161,14 @@ class SessionOpening:
         asked = {g.lower() for g in hello.wanted_games}
         casual = games & asked if asked else games & {self.default_game}
         if asked and not casual:
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.NO_GAMES,
                 pb.ERROR_CODE_NO_GAMES,
                 f"this referee plays {', '.join(sorted(self.games))}; "
                 f"the bot asked for {', '.join(sorted(asked))}",
             )
         if not self._claim(identity):
-            raise Refused(
+            raise HandshakeRefused(
                 Refusal.UNAUTHENTICATED,
                 pb.ERROR_CODE_UNAUTHENTICATED,
                 "this one-game token has already been used",

@@ -11,7 +11,8 @@ Arena and Submissions services so that one client's failures count at every door
 from __future__ import annotations
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.server.access import Gate, Refusal
+from referee.errors import Refused
+from referee.server.access import Gate
 from referee.server.auth import AuthError
 from referee.server.session import Identity
 from referee.storage.repository import Repository
@@ -33,9 +34,8 @@ class StoredTokenAuth:
             raise AuthError("a token is required")
         try:
             owner = await self.gate.check(hello.token, peer)
-        except Refusal as refusal:
-            wait = refusal.throttled.retry_after_s if refusal.throttled else 0
-            raise AuthError(refusal.message, wait) from None
+        except Refused as refusal:
+            raise AuthError(refusal.message, refusal.retry_after_s) from None
         name = " ".join(hello.bot_name.split())[:64] or "anonymous"
         return Identity(
             name=name,

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
         SourceKind,
         TournamentFormat,
         TournamentStatus,
-        Verdict,
     )
     from referee.storage.errors import (
         ConflictError,
@@ -80,7 +79,6 @@ _HOMES = {
     "TournamentInfo": "referee.storage.tournaments",
     "TournamentSettings": "referee.storage.tournaments",
     "TournamentStatus": "referee.storage.enums",
-    "Verdict": "referee.storage.enums",
 }
 
 
@@ -123,7 +121,6 @@ __all__ = [
     "TournamentInfo",
     "TournamentSettings",
     "TournamentStatus",
-    "Verdict",
     "default_url",
     "open_database",
 ]

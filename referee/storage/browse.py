@@ -13,7 +13,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select
 
-from referee.match.verdicts import Verdict
+from engine.adjudication.verdicts import Verdict
 from referee.storage.enums import GameKind
 from referee.storage.models import Bot, BotVersion, GameRow, GameSeat, Player
 from referee.storage.repository import Repository

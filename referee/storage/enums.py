@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import enum
 
-# Re-exported: the referee's one verdict vocabulary is the one stored.
-from referee.match.verdicts import Verdict as Verdict
-
 
 class PlayerKind(enum.StrEnum):
     PLAYER = "player"

@@ -16,10 +16,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from engine.adjudication.verdicts import parse_ending
+from engine.adjudication.verdicts import Verdict, parse_ending
 from engine.outcome import points, result_text
 from referee.storage.base import AreaRepository
-from referee.storage.enums import ForfeitPolicy, GameKind, MemoryMeasure, PairingStatus, Verdict
+from referee.storage.enums import ForfeitPolicy, GameKind, MemoryMeasure, PairingStatus
 from referee.storage.errors import (
     ConflictError,
     DuplicateGameError,

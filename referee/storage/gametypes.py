@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engine.adjudication.verdicts import Ending
-from referee.storage.enums import GameKind, MemoryMeasure, Verdict
+from engine.adjudication.verdicts import Ending, Verdict
+from referee.storage.enums import GameKind, MemoryMeasure
 
 
 @dataclass(frozen=True, slots=True)

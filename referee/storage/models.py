@@ -33,6 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from engine.adjudication.verdicts import Verdict
 from referee.storage.enums import (
     ForfeitPolicy,
     GameKind,
@@ -44,7 +45,6 @@ from referee.storage.enums import (
     SubmissionStatus,
     TournamentFormat,
     TournamentStatus,
-    Verdict,
 )
 
 # Deterministic constraint names: Alembic needs them to drop or alter constraints later, and

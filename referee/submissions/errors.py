@@ -5,21 +5,21 @@ from __future__ import annotations
 from referee import errors
 
 
-class Refused(errors.Refused, ValueError):
+class UploadRefused(errors.Refused, ValueError):
     """The upload is refused and nothing of it is stored."""
 
 
-class ArchiveRefused(Refused):
+class ArchiveRefused(UploadRefused):
     """The archive is hostile, damaged, too large, or not an archive."""
 
 
-class LayoutError(Refused):
+class LayoutError(UploadRefused):
     """The archive holds no recognisable bot."""
 
 
-class QuotaExceeded(Refused):
+class QuotaExceeded(UploadRefused):
     """The player uploads too often or stores too much."""
 
 
-class NameTaken(Refused):
+class NameTaken(UploadRefused):
     """The bot name belongs to another player (or to the instructor)."""

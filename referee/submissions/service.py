@@ -8,7 +8,7 @@
 
 or in two steps, to show the version before its validation game ends::
 
-    info = await submissions.receive("alice", archive_bytes, name=None)   # Refused: nothing kept
+    info = await submissions.receive("alice", archive_bytes, name=None)   # refused: nothing kept
     info = await submissions.validate(info)
 
 ``receive`` raises :class:`~referee.submissions.errors.Refused` (``ArchiveRefused``,

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import SeatClock, TimeControl
 from referee.match.report import GameReport, MoveLog
-from referee.match.verdicts import Verdict
 from referee.play.local import play_match
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec

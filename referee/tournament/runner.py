@@ -14,8 +14,9 @@ and resuming are the same thing::
   runners never play the same pairing.
 * Each game is played and stored by :func:`referee.play.store.play_and_store` (what is
   stored, and what an aborted, forfeited or voided game means, is written there). A game the
-  referee aborted (a bot never connected, ...) is stored for its record and played again, up
-  to ``max_attempts`` times in one run.
+  referee aborted (a bot never connected, ...) is stored for its record and played again; a
+  game that keeps aborting is given up by the rule of :mod:`.aborts` (stored void after
+  ``max_attempts`` attempts, the tournament goes on), on the workers alike.
 * Resume: :meth:`Repository.resume_tournament` turns pairings left ``running`` by a crash back
   to ``pending``; their finished games stay and only the missing game indices are played.
   A game cut off by the crash was never stored, so it is replayed from its start.
@@ -43,7 +44,7 @@ from engine.game import Game
 from referee.match.runner import new_game_id
 from referee.play.bots import launch_spec
 from referee.play.game import GamePlayer
-from referee.play.store import Filing, HubBroadcast, play_and_store
+from referee.play.store import Filing, HubBroadcast, has_result, play_and_store
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
@@ -61,6 +62,7 @@ from referee.storage import (
 )
 from referee.telemetry.logs import get_logger
 from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
+from referee.tournament.aborts import MAX_ATTEMPTS, gives_up, record_given_up
 from referee.tournament.entries import settle_entries
 from referee.tournament.gamespec import (
     game_terms,
@@ -89,7 +91,8 @@ class GameQueue(Protocol):
     async def play(
         self, tournament_id: int, pairing_id: int, game_index: int
     ) -> GameSummary | None:
-        """Have the game played and recorded elsewhere; its stored game (``None``: given up)."""
+        """Have the game played and recorded elsewhere; its stored game (given up by the
+        rule of :mod:`.aborts`, a void one), or ``None`` when no worker got it played."""
         ...
 
 
@@ -101,8 +104,12 @@ class RunSummary:
     recorded: int = 0
     #: Games this run played but found already stored (another runner was faster).
     duplicates: int = 0
-    #: Games given up on after ``max_attempts`` aborted attempts (left for a later resume).
+    #: Games given up after ``max_attempts`` failed attempts, here or on the workers (stored
+    #: void with the reason, :mod:`.aborts`; the tournament goes on).
     given_up: int = 0
+    #: Games no worker got played (their jobs kept ending without a game): the tournament
+    #: pauses, to be resumed.
+    unplayed: int = 0
     #: Pairings a crash had left running, put back to pending at the start.
     reset: tuple[int, ...] = ()
     wall_s: float = 0.0
@@ -125,7 +132,7 @@ class TournamentRunner:
         server: RefereeServer | None = None,
         progress: Progress | None = None,
         ladder: str | None = DEFAULT_LADDER,
-        max_attempts: int = 3,
+        max_attempts: int = MAX_ATTEMPTS,
         connect_timeout: float = 30.0,
         remote_timeout: float | None = DEFAULT_REMOTE_WAIT_S,
         on_game: Callable[[GameSummary], None] | None = None,
@@ -173,8 +180,8 @@ class TournamentRunner:
 
     async def run(self) -> RunSummary:
         """Play every game still missing; returns when the tournament is complete, or when
-        games had to be given up (status ``paused``). Cancelling stops the running games
-        (they will be replayed) and leaves the tournament ``paused``."""
+        the workers could not get games played (status ``paused``). Cancelling stops the
+        running games (they will be replayed) and leaves the tournament ``paused``."""
         start = time.monotonic()
         repo = self.repo
         t = self.info
@@ -191,7 +198,7 @@ class TournamentRunner:
         self._ladder_dirty = asyncio.Event()
         ladder_task = asyncio.create_task(self._ladder_loop()) if self.ladder else None
         # Cut off by an error (the database lost, say) it stays running, to be resumed; only
-        # games given up pause it.
+        # games no worker got played pause it (a game that keeps aborting is stored void).
         status = TournamentStatus.RUNNING
         try:
             while True:
@@ -199,8 +206,8 @@ class TournamentRunner:
                 if todo is None:
                     status = TournamentStatus.FINISHED
                     break
-                gave_up = await self._play_pairings(todo)
-                if gave_up:
+                unplayed = await self._play_pairings(todo)
+                if unplayed:
                     status = TournamentStatus.PAUSED
                     break
         finally:
@@ -267,10 +274,11 @@ class TournamentRunner:
             await asyncio.sleep(1.0)
 
     async def _play_pairings(self, pairings: Sequence[PairingInfo]) -> int:
-        """Play the remaining games of ``pairings``; returns how many were given up."""
+        """Play the remaining games of ``pairings``; returns how many the workers did not get
+        played."""
         queue = [(p, i) for p in pairings for i in p.remaining_games]
         claims: dict[int, asyncio.Future[bool]] = {}
-        gave_up = 0
+        unplayed = 0
 
         async def claim(pairing: PairingInfo) -> bool:
             if pairing.id not in claims:
@@ -285,9 +293,7 @@ class TournamentRunner:
             return await claims[pairing.id]
 
         async def slot(pairing: PairingInfo, index: int, freed: asyncio.Event) -> None:
-            nonlocal gave_up
-            if not await self._play_slot(pairing, index, freed.set):
-                gave_up += 1
+            await self._play_slot(pairing, index, freed.set)
 
         async def worker(need: warm.Demand | None) -> None:
             while queue:
@@ -302,9 +308,9 @@ class TournamentRunner:
                 await _first_of(tasks.create_task(slot(pairing, index, freed)), freed)
 
         async def queued(pairing: PairingInfo, index: int) -> None:
-            nonlocal gave_up
+            nonlocal unplayed
             if await claim(pairing) and not await self._play_queued(pairing, index):
-                gave_up += 1
+                unplayed += 1
 
         # Games of launched bots go to the workers all at once (the queue is their limit);
         # games with a remote seat are played here, ``concurrency`` at a time.
@@ -319,8 +325,8 @@ class TournamentRunner:
                 tasks.create_task(queued(pairing, index))
             for _ in range(workers):
                 tasks.create_task(worker(need))
-        self._summary.given_up += gave_up
-        return gave_up
+        self._summary.unplayed += unplayed
+        return unplayed
 
     def _warm(self, slots: int) -> contextlib.AbstractAsyncContextManager[warm.Demand | None]:
         """Warm sandboxes for ``slots`` bots at once: the demand asked for ahead of this run
@@ -346,24 +352,29 @@ class TournamentRunner:
         return all(v.source_kind is not SourceKind.REMOTE for v in self._seats(pairing, index))
 
     async def _play_queued(self, pairing: PairingInfo, index: int) -> bool:
-        """Game ``index`` of ``pairing`` played and stored by a worker; ``False`` if given up."""
+        """Game ``index`` of ``pairing`` played and stored by a worker (given up, if it kept
+        aborting); ``False`` if no worker got it played."""
         assert self.queue is not None
         summary = await self.queue.play(self.info.id, pairing.id, index)
         if summary is None:
-            log.warning("game_given_up", pairing=pairing.id, game_index=index)
+            log.warning("game_unplayed", pairing=pairing.id, game_index=index)
             return False
         self._summary.recorded += 1
+        if not has_result(summary):
+            self._gave_up(pairing, index, summary)
         self._after_game(summary, self._seats(pairing, index))
         return True
 
     async def _play_slot(
         self, pairing: PairingInfo, index: int, on_result: Callable[[], None] | None = None
-    ) -> bool:
-        """Play game ``index`` of ``pairing`` until it is stored with a result; ``False`` if
-        every attempt was aborted. ``on_result``: called when an attempt ends with a result,
-        before it is stored."""
+    ) -> None:
+        """Play game ``index`` of ``pairing`` until it is stored with a result, or given up
+        (stored void, :mod:`.aborts`) when it keeps aborting. ``on_result``: called when an
+        attempt ends with a result, before it is stored."""
         seats = self._seats(pairing, index)
-        for attempt in range(1, self.max_attempts + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             uid = new_game_id()
             labels, opening = slot_labels(self.info, self.book, pairing, index)
             filing = Filing(
@@ -384,12 +395,12 @@ class TournamentRunner:
             except DuplicateGameError:
                 self._summary.duplicates += 1
                 log.warning("duplicate_game", pairing=pairing.id, game_index=index)
-                return True
+                return
             summary = stored.summary
             self._summary.recorded += 1
             if stored.has_result:
                 self._after_game(summary, seats)
-                return True
+                return
             log.warning(
                 "game_aborted",
                 pairing=pairing.id,
@@ -397,7 +408,36 @@ class TournamentRunner:
                 attempt=attempt,
                 reason=summary.reason,
             )
-        return False
+            if gives_up(attempt, self.max_attempts):
+                await self._give_up(pairing, index, attempt, summary.reason)
+                return
+
+    async def _give_up(self, pairing: PairingInfo, index: int, attempts: int, why: str) -> None:
+        """Store game ``index`` of ``pairing`` void after ``attempts`` aborted attempts, the
+        last for ``why`` (:mod:`.aborts`); the tournament goes on."""
+        seats = self._seats(pairing, index)
+        reason = f"attempt {attempts}: {why}"
+        void = await asyncio.to_thread(
+            record_given_up,
+            self.repo,
+            self.info,
+            self.game,
+            pairing,
+            index,
+            seats,
+            reason,
+            attempts,
+        )
+        if void is None:  # the slot was filled meanwhile (another runner)
+            self._summary.duplicates += 1
+            return
+        self._summary.recorded += 1
+        self._gave_up(pairing, index, void)
+        self._after_game(void, seats)
+
+    def _gave_up(self, pairing: PairingInfo, index: int, summary: GameSummary) -> None:
+        self._summary.given_up += 1
+        log.warning("game_given_up", pairing=pairing.id, game_index=index, reason=summary.reason)
 
     def _after_game(self, summary: GameSummary, seats: Sequence[BotVersionInfo]) -> None:
         if self._ladder_dirty is not None:

@@ -19,9 +19,9 @@ from markupsafe import Markup
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import SearchInfo
 from referee.analysis.gameeval import Analysis
-from referee.match.verdicts import Verdict
 from referee.storage import GameDetail, NotFoundError, readers
 from referee.web import gamechart as gc
 from referee.web.context import Web

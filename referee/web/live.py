@@ -29,11 +29,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import State
 from engine.registry import load_game
 from engine.render import board_style, render_svg, status_line
 from engine.render.style import fill_for
-from referee.match.verdicts import Verdict
 from referee.server.live import LiveEnd, LiveGame, LiveMove
 from referee.web.context import web_of
 from referee.web.replay import new_cells, result_sentence

@@ -16,11 +16,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from engine.adjudication.verdicts import Verdict
 from engine.game import State
 from engine.records import GameRecord, RecordedMove, SearchInfo, read_record, record_from_json
 from engine.registry import load_game
 from engine.render import render_svg
-from referee.match.verdicts import Verdict
 from referee.storage import GameDetail, GameSummary
 from referee.storage.browse import VersionName
 

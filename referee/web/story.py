@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.adjudication import ply_number
+from engine.adjudication.verdicts import Verdict
 from referee.analysis.gameeval import WIN, Analysis, PlyEval
-from referee.match.verdicts import Verdict
 
 #: Plies at the start whose swings are not turning points (the first placements' mobility
 #: swings are large and mean little).

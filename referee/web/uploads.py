@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from referee.submissions.errors import Refused
+from referee.submissions.errors import UploadRefused
 from referee.web.account import my_bots, require_session
 from referee.web.context import CSRF_COOKIE, Web, web_of
 from referee.web.security import Session, csrf_ok
@@ -126,7 +126,7 @@ async def upload(request: Request) -> Response:
     name = fields.get("name", "").strip() or None
     try:
         info = await submissions.receive(session.player, data, name)
-    except Refused as exc:
+    except UploadRefused as exc:
         return await _page(request, web, session, str(exc))
     if str(info.status) == "validating":
         # The first check, then the full games in the fair queue (the table shows both).

@@ -6,18 +6,17 @@ game (:mod:`.dispatch`) and waits for the stored result. ``referee worker --db U
 (:mod:`.worker`) take jobs, play the game with both bots launched in the sandbox on their own
 machine (:mod:`.job`), and record it. Their moves reach the server's spectators through
 PostgreSQL ``NOTIFY`` (:mod:`.live`). Stalled workers are found by their heartbeat and their
-games played again elsewhere; a game that fails three times is recorded void
-(:mod:`.recovery`). The ladder of submitted bots enqueues its games the same way, each keyed
-by its game uid (:mod:`.ladderjob`). docs/scaling.md has the picture and the failure modes.
+games played again elsewhere (:mod:`.recovery`); a game that fails three times is recorded
+void, by the tournament's one rule for a game that keeps aborting
+(:mod:`referee.tournament.aborts`). The ladder of submitted bots enqueues its games the same
+way, each keyed by its game uid (:mod:`.ladderjob`). docs/scaling.md has the picture and the
+failure modes.
 """
 
 #: The procrastinate task every game job runs.
 TASK_NAME = "arena.play_game"
 #: The queue game jobs are put on.
 QUEUE = "games"
-#: Attempts a game gets (a dead worker, an aborted game, an error each count one) before it
-#: is recorded void with the reason.
-MAX_ATTEMPTS = 3
 #: Default seconds between a worker's heartbeats.
 HEARTBEAT_S = 5.0
 #: Default seconds without a heartbeat after which a worker's games are played elsewhere.

@@ -20,7 +20,8 @@ import psycopg
 from referee.storage import GameSummary, Repository
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
-from referee.workers import MAX_ATTEMPTS, QUEUE, TASK_NAME
+from referee.tournament.aborts import MAX_ATTEMPTS
+from referee.workers import QUEUE, TASK_NAME
 from referee.workers.queue import (
     FINAL,
     active_job,

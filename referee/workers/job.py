@@ -10,15 +10,15 @@ another worker is replaying; together with the ``UNIQUE(pairing, slot)`` key thi
 results exactly-once even though play is at-least-once.
 
 A game that aborts (a bot never connected...) or raises is retried by the queue; the third
-failure is recorded void with the reason instead (:func:`record_void`).
+failure is recorded void with the reason instead, by the tournament's rule for a game that
+keeps aborting (:mod:`referee.tournament.aborts`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -35,17 +35,15 @@ from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
-    FinishedGame,
     GameSummary,
     PairingInfo,
     PairingStatus,
     Repository,
-    SeatResult,
     SourceKind,
     TournamentInfo,
-    Verdict,
 )
 from referee.telemetry.logs import bound_job, get_logger
+from referee.tournament.aborts import gives_up, record_given_up
 from referee.tournament.gamespec import (
     game_terms,
     slot_labels,
@@ -53,7 +51,6 @@ from referee.tournament.gamespec import (
     tournament_book,
     tournament_game,
 )
-from referee.workers import MAX_ATTEMPTS
 from referee.workers.live import LivePublisher, NotifyBroadcast
 
 log = get_logger("referee.workers.job")
@@ -177,12 +174,12 @@ async def play_job(
             # Handed on while this attempt failed (e.g. its connection was cut while it was
             # stopped): the queue must not be told anything about the job now.
             raise LeaseLost(f"job {job_id} was handed on while it failed: {reason}")
-        if attempt < MAX_ATTEMPTS:
+        if not gives_up(attempt):
             log.warning("game_retry", attempt=attempt, reason=reason)
             raise GameFailed(reason)
         seats = slot_seats(plan.versions, pairing, index)
         await asyncio.to_thread(
-            record_void,
+            record_given_up,
             state.repo,
             plan.info,
             plan.game,
@@ -190,6 +187,7 @@ async def play_job(
             index,
             seats,
             f"attempt {attempt}: {reason}",
+            attempt,
             guard,
         )
         return "void"
@@ -223,39 +221,3 @@ async def _play(
         summary = stored.summary
         log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
         return summary
-
-
-def record_void(
-    repo: Repository,
-    info: TournamentInfo,
-    game: Game[Any],
-    pairing: PairingInfo,
-    index: int,
-    seats: Sequence[BotVersionInfo],
-    reason: str,
-    guard: Callable[[Session], None] | None = None,
-) -> GameSummary | None:
-    """Record game ``index`` of ``pairing`` as given up: void, holding its slot, with the
-    reason. ``None`` when the slot holds a game already (a late result won)."""
-    now = datetime.now(UTC)
-    row = FinishedGame(
-        game=game.name,
-        seats=[SeatResult(bot_version_id=v.id) for v in seats],
-        verdict=Verdict.ABORTED,
-        winner_seat=None,
-        plies=0,
-        started_at=now,
-        finished_at=now,
-        reason=f"void: given up after {MAX_ATTEMPTS} failed attempts ({reason})",
-        game_params=dict(game.params),
-        tournament_id=info.id,
-        pairing_id=pairing.id,
-        game_index=index,
-        given_up=True,
-    )
-    try:
-        summary = repo.record_game(row, guard)
-    except DuplicateGameError:
-        return None
-    log.warning("game_void", pairing_id=pairing.id, game_index=index, reason=row.reason)
-    return summary

@@ -23,11 +23,11 @@ from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
-from referee.play.store import Filing, play_and_store
+from referee.play.store import Filing, play_and_store, play_and_store_result
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
-from referee.storage import BotVersionInfo, ConflictError, NotFoundError
+from referee.storage import BotVersionInfo, ConflictError, GameSummary, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
-from referee.workers import MAX_ATTEMPTS
+from referee.tournament.aborts import MAX_ATTEMPTS, gives_up
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
 from referee.workers.live import NotifyBroadcast
 
@@ -47,10 +47,14 @@ def ladder_job_kwargs(
     *,
     opening: Sequence[str] = (),
     event: str = "ladder",
+    keep_aborted: bool = True,
 ) -> dict[str, Any]:
     """The arguments of a ladder job (JSON: they are stored with the job). ``opening`` (book
-    moves) and ``event`` serve other callers of the same job, such as grading."""
+    moves), ``event`` and ``keep_aborted`` serve other callers of the same job, such as
+    grading (``keep_aborted=False``: an aborted game is not stored but played again, up to
+    the attempts a job gets, :func:`referee.play.store.play_and_store_result`)."""
     return {
+        "keep_aborted": keep_aborted,
         "opening": list(opening),
         "event": event,
         LADDER_KEY: uid,
@@ -105,7 +109,7 @@ async def play_ladder_job(
             log.info("job_already_done")
             return "already recorded"
         try:
-            await _play(state, job_id, worker_id, uid, kwargs)
+            kept = await _play(state, job_id, worker_id, uid, kwargs)
         except (LeaseLost, asyncio.CancelledError):
             raise
         except ConflictError:
@@ -128,26 +132,59 @@ async def play_ladder_job(
                 raise GameFailed(f"{type(exc).__name__}: {exc}") from exc
             # Nothing to hold for a ladder game: the ladder simply picks a next pair.
             return "void"
-        return "recorded"
+        if kept:
+            return "recorded"
+        # Aborted and not kept (grading's games): played again, as the local grader does.
+        if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+            raise LeaseLost(f"job {job_id} was handed on while its game aborted")
+        if not gives_up(attempts + 1):
+            log.warning("game_retry", attempt=attempts + 1, reason="the game was aborted")
+            raise GameFailed("the game was aborted")
+        log.warning("game_given_up", attempt=attempts + 1)
+        return "void"
 
 
 async def _play(
     state: WorkerState, job_id: int, worker_id: int | None, uid: str, kwargs: dict[str, Any]
-) -> None:
+) -> bool:
+    """Play the job's game; whether it was stored (an aborted one is not when the job says
+    ``keep_aborted: false``)."""
     player, seats = await asyncio.to_thread(_player, state, kwargs)
     log.info("game_started", seats=[v.label for v in seats])
     event = str(kwargs.get("event", "ladder"))
     opening = tuple(str(m) for m in kwargs.get("opening", ()))
-    stored = await play_and_store(
-        player,
-        state.repo,
-        seats,
-        Filing(event),
-        uid=uid,
-        labels={"mode": event},
-        opening=opening,
-        broadcast=NotifyBroadcast(state.publisher) if state.publisher is not None else None,
-        guard=lease_guard(job_id, worker_id),
-    )
-    summary = stored.summary
+    filing = Filing(event)
+    broadcast = NotifyBroadcast(state.publisher) if state.publisher is not None else None
+    guard = lease_guard(job_id, worker_id)
+    labels = {"mode": event}
+    summary: GameSummary | None
+    if kwargs.get("keep_aborted", True):
+        stored = await play_and_store(
+            player,
+            state.repo,
+            seats,
+            filing,
+            uid=uid,
+            labels=labels,
+            opening=opening,
+            broadcast=broadcast,
+            guard=guard,
+        )
+        summary = stored.summary
+    else:
+        summary = await play_and_store_result(
+            player,
+            state.repo,
+            seats,
+            filing,
+            uid=uid,
+            labels=labels,
+            opening=opening,
+            broadcast=broadcast,
+            guard=guard,
+        )
+    if summary is None:
+        log.warning("game_aborted", kept=False)
+        return False
     log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
+    return True

@@ -31,9 +31,10 @@ from referee.storage import PairingInfo
 from referee.telemetry import metrics
 from referee.telemetry.logs import flush as flush_logs
 from referee.telemetry.logs import get_logger
+from referee.tournament.aborts import gives_up, record_given_up
 from referee.tournament.gamespec import slot_seats
-from referee.workers import MAX_ATTEMPTS, TASK_NAME, steady
-from referee.workers.job import LeaseLost, WorkerState, lease_guard, record_void
+from referee.workers import TASK_NAME, steady
+from referee.workers.job import LeaseLost, WorkerState, lease_guard
 from referee.workers.queue import conninfo
 
 log = get_logger("referee.workers.recovery")
@@ -82,7 +83,7 @@ async def _recover_one(
     pairing_id = None if ladder else int(kwargs["pairing_id"])
     index = None if ladder else int(kwargs["game_index"])
     reason = f"the worker playing it sent no heartbeat for {timeout_s:g} s"
-    if attempt < MAX_ATTEMPTS:
+    if not gives_up(attempt):
         async with conn.transaction():
             # Checked under the row's lock: several workers recover at once, and a job already
             # handed on (to a worker now playing it) must not be handed on twice.
@@ -103,7 +104,7 @@ async def _recover_one(
             why = f"attempt {attempt}: {reason}"
             try:
                 await asyncio.to_thread(
-                    _void, state, int(kwargs["tournament_id"]), pairing, index, job, why
+                    _void, state, int(kwargs["tournament_id"]), pairing, index, job, why, attempt
                 )
             except LeaseLost:
                 return ""
@@ -125,12 +126,18 @@ async def _recover_one(
 
 
 def _void(
-    state: WorkerState, tournament_id: int, pairing: PairingInfo, index: int, job: Any, why: str
+    state: WorkerState,
+    tournament_id: int,
+    pairing: PairingInfo,
+    index: int,
+    job: Any,
+    why: str,
+    attempts: int,
 ) -> None:
     plan = state.plan(tournament_id)
     seats = slot_seats(plan.versions, pairing, index)
     guard = lease_guard(job.id, job.worker_id)
-    record_void(state.repo, plan.info, plan.game, pairing, index, seats, why, guard)
+    record_given_up(state.repo, plan.info, plan.game, pairing, index, seats, why, attempts, guard)
 
 
 async def recovery_loop(

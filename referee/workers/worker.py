@@ -23,7 +23,8 @@ from referee.sandbox.isolation import choose
 from referee.storage import Repository
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
-from referee.workers import HEARTBEAT_S, MAX_ATTEMPTS, QUEUE, STALL_TIMEOUT_S, TASK_NAME
+from referee.tournament.aborts import MAX_ATTEMPTS
+from referee.workers import HEARTBEAT_S, QUEUE, STALL_TIMEOUT_S, TASK_NAME
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, play_job
 from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher

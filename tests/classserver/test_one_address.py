@@ -13,7 +13,8 @@ from serving import GREEDY, RANDOM, cli, client, serve
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.storage import Repository, TournamentStatus, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository, TournamentStatus
 
 pytestmark = pytest.mark.slow
 

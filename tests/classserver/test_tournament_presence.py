@@ -16,7 +16,8 @@ from serving import ENV, PYTHON, RANDOM, ROOT, cli, client, finish
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.storage import Repository, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository
 
 pytestmark = pytest.mark.slow
 

@@ -7,11 +7,11 @@ import asyncio
 import time
 
 from client_sdk.proto import referee_pb2 as pb
+from engine.adjudication.verdicts import Verdict
 from engine.registry import load_game
 from referee.match.clock import ClockMode, TimeControl
 from referee.match.runner import MatchRunner
 from referee.match.seat import EventKind, SeatEvent
-from referee.match.verdicts import Verdict
 
 #: The mover's whole clock, and how long the referee's loop is stopped (longer than the clock).
 CLOCK_S = 1.0

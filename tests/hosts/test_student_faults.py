@@ -8,7 +8,8 @@ import time
 import pytest
 from deployment import Deployment, ladder_matches, stored, wait_for
 
-from referee.storage import Repository, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository
 
 pytestmark = pytest.mark.slow
 

@@ -93,7 +93,7 @@ def test_the_sentence_the_pack_the_replay_and_the_page_number_a_ply_alike(tmp_pa
     """A bot out of time at its fourth move (RED: the game's 7th move): the verdict's sentence,
     the pack (its fault and its own moves), reproduce's lines and the game page's "why" box all
     say ply 7, the numbering of docs/records.md."""
-    from referee.match.verdicts import Verdict
+    from engine.adjudication.verdicts import Verdict
     from referee.web.story import tell
 
     bot = f"{FAULTY}:Hang"

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.adjudication.verdicts import GameEnd, Verdict, aborted, fault
 from referee.hosting.casual_conduct import seat_conduct, settle, unrated
 from referee.hosting.casual_pairing import CasualPairing, Pairing, Seeker
 from referee.match.clock import TimeControl
 from referee.match.report import GameReport, MoveLog, SeatReport
-from referee.match.verdicts import GameEnd, Verdict, aborted, fault
 
 GAMES = (("tetress",), ("att",), ("tetress", "att"))
 

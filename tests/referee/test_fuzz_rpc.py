@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import submissions_pb2 as spb
+from engine.adjudication.verdicts import Verdict
 from referee.hosting.arena import ArenaService
 from referee.hosting.uploads import SubmissionService
 from referee.server.app import RefereeServer
@@ -45,7 +46,6 @@ from referee.storage import (
     SourceKind,
     TournamentFormat,
     TournamentSettings,
-    Verdict,
 )
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from engine.adjudication.verdicts import Verdict
 from engine.registry import load_game
 from referee.commands.main import main
 from referee.hosting.arena import ArenaService
@@ -28,7 +29,6 @@ from referee.storage import (
     SourceKind,
     TournamentFormat,
     TournamentSettings,
-    Verdict,
 )
 from referee.storage.models import Bot, Player, Token, Tournament
 from referee.telemetry import logs

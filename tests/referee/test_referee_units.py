@@ -9,10 +9,10 @@ import sys
 import pytest
 import structlog
 
+from engine.adjudication import verdicts
+from engine.adjudication.verdicts import Verdict
 from engine.outcome import Outcome, Termination
-from referee.match import verdicts
 from referee.match.clock import SeatClock, TimeControl
-from referee.match.verdicts import Verdict
 from referee.sandbox.launch import parse_bot_spec
 from referee.server.auth import read_token_file
 from referee.telemetry import logs as referee_logging

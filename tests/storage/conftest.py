@@ -19,6 +19,7 @@ from typing import Protocol
 import pytest
 from sqlalchemy import text
 
+from engine.adjudication.verdicts import Verdict
 from referee.storage import (
     Database,
     FinishedGame,
@@ -26,7 +27,6 @@ from referee.storage import (
     Repository,
     SeatResult,
     SourceKind,
-    Verdict,
     open_database,
 )
 from referee.storage.db import downgrade

@@ -12,13 +12,19 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session
 
+from engine.adjudication.verdicts import Verdict, aborted, fault
 from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.match.report import GameReport, Observer, SeatReport, unplayed_report
-from referee.match.verdicts import Verdict, aborted, fault
 from referee.play.game import GamePlayer, GameTerms, Played
-from referee.play.store import Filing, StoredGame, play_and_store, store_game
+from referee.play.store import (
+    Filing,
+    StoredGame,
+    play_and_store,
+    play_and_store_result,
+    store_game,
+)
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
@@ -144,6 +150,23 @@ def test_play_and_store_stores_an_aborted_game_and_says_so(
     assert repo.get_game("p-1").summary.verdict is Verdict.ABORTED
     [(uid, summary, why)] = spectators.ends
     assert uid == "p-1" and summary is not None and why == "no seat connected"
+
+
+def test_a_game_kept_under_its_slot_uid_stores_no_aborted_game(
+    repo: Repository, versions: list[int]
+) -> None:
+    """play_and_store_result (grading's games, whose uid is their slot) stores no aborted
+    game, so the uid stays free, and tells spectators why it was not stored."""
+    seats = _seats(repo, versions)
+    spectators = _Spectators()
+    stored = asyncio.run(
+        play_and_store_result(
+            _player(), repo, seats, Filing("grade"), uid="g-1", labels={}, broadcast=spectators
+        )
+    )
+    assert stored is None
+    assert not any(g.uid == "g-1" for g in repo.list_games())
+    assert spectators.ends == [("g-1", None, "no seat connected (not stored: played again)")]
 
 
 def test_a_game_storage_refuses_is_told_as_not_stored(

@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import Session
 
+from engine.adjudication.verdicts import Verdict
 from referee.storage import (
     ConflictError,
     Database,
@@ -24,7 +25,6 @@ from referee.storage import (
     SeatResult,
     TournamentFormat,
     TournamentSettings,
-    Verdict,
 )
 from referee.storage.models import GameRow, GameSeat, Pairing
 

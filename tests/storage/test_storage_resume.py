@@ -34,7 +34,8 @@ CRASHING_RUNNER = textwrap.dedent(
     from datetime import UTC, datetime
     from sqlalchemy import event
     from sqlalchemy.orm import Session
-    from referee.storage import FinishedGame, Repository, SeatResult, Verdict, open_database
+    from engine.adjudication.verdicts import Verdict
+    from referee.storage import FinishedGame, Repository, SeatResult, open_database
     from referee.storage.models import Pairing
 
     url, t_id = sys.argv[1], int(sys.argv[2])

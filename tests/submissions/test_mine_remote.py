@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from upload_harness import cli, upload_server
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import RecordBuilder, write_record
 from engine.registry import load_game
-from referee.storage import FinishedGame, SeatResult, SourceKind, Verdict
+from referee.storage import FinishedGame, SeatResult, SourceKind
 
 pytestmark = pytest.mark.slow
 

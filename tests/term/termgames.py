@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from itertools import count
 
-from referee.storage import FinishedGame, MemoryMeasure, Repository, SeatResult, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import FinishedGame, MemoryMeasure, Repository, SeatResult
 
 _T0 = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
 _clock = count()

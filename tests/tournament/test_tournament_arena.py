@@ -24,6 +24,7 @@ from tournament_helpers import (
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
+from engine.adjudication.verdicts import Verdict
 from engine.records import read_record, replay
 from referee.hosting.arena import ArenaService
 from referee.play.bots import register_remote
@@ -31,7 +32,7 @@ from referee.server.app import RefereeServer
 from referee.server.auth import LaunchTokens
 from referee.server.live import LiveHub
 from referee.server.storedauth import StoredTokenAuth
-from referee.storage import Repository, SourceKind, TournamentFormat, Verdict
+from referee.storage import Repository, SourceKind, TournamentFormat
 from referee.tournament.runner import RunSummary, TournamentRunner
 
 # Every test here starts processes (bots, the CLI, fresh interpreters).

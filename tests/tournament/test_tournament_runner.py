@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tournament_helpers import COURSE_RANDOM, CRASH, GREEDY, ILLEGAL, RANDOM, make_tournament
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import read_record
 from referee.play.bots import resolve_bot
 from referee.storage import (
@@ -18,7 +19,6 @@ from referee.storage import (
     Repository,
     TournamentFormat,
     TournamentStatus,
-    Verdict,
 )
 from referee.tournament.runner import RunSummary, TournamentRunner
 from referee.tournament.standings import standings
@@ -143,21 +143,43 @@ def test_forfeit_policy_loss_counts_and_void_voids_but_keeps_the_verdict(tmp_pat
     assert repo.count_games(tournament_id=void_t.id) == 0
 
 
-def test_a_game_no_bot_joins_is_aborted_retried_then_left_for_a_resume(tmp_path: Path) -> None:
-    """Bots that exit before connecting abort the game (never a loss): it is stored for its
-    record, retried up to max_attempts, and then left pending with the tournament paused."""
+def test_a_game_no_bot_joins_is_aborted_retried_then_stored_void(tmp_path: Path) -> None:
+    """Bots that exit before connecting abort the game (never a loss): each attempt is stored
+    for its record, and the third is given up (stored void with the reason, holding its slot),
+    so the tournament finishes; the same outcome as on the workers
+    (tests/workers/test_worker_game.py)."""
+    repo = Repository.open(str(tmp_path / "arena.db"))
+    make_tournament(
+        repo,
+        "broken",
+        TournamentFormat.ROUND_ROBIN,
+        ["cmd:exit 3", "cmd:exit 4"],
+        games_per_pairing=1,
+    )
+    summary = _run(repo, "broken")
+    assert summary.complete and summary.given_up == 1
+    t = repo.get_tournament("broken")
+    assert t.status is TournamentStatus.FINISHED
+    games = repo.list_games(tournament_id=t.id)
+    # The three aborted attempts kept for their records (no slot), then the void holding it.
+    assert [g.counted for g in games] == [False, False, False, True]
+    assert all(g.verdict is Verdict.ABORTED for g in games)
+    void = games[-1]
+    assert void.voided and void.result == "*"
+    assert void.reason == f"void: given up after 3 failed attempts (attempt 3: {games[2].reason})"
+    assert [p.status for p in repo.pairings(t.id)] == [PairingStatus.FINISHED]
+    assert repo.tournament_state(t.id).games_remaining == 0
+
+
+def test_max_attempts_sets_when_a_game_is_given_up(tmp_path: Path) -> None:
+    """``max_attempts`` is the number of aborted attempts before the slot is stored void."""
     repo = Repository.open(str(tmp_path / "arena.db"))
     make_tournament(repo, "broken", TournamentFormat.ROUND_ROBIN, ["cmd:true", "cmd:exit 3"])
     summary = _run(repo, "broken", max_attempts=2)
-    assert not summary.complete
-    assert summary.given_up == 2
-    t = repo.get_tournament("broken")
-    assert t.status is TournamentStatus.PAUSED
-    games = repo.list_games(tournament_id=t.id)
-    assert len(games) == 4
-    assert all(g.verdict is Verdict.ABORTED and not g.counted for g in games)
-    assert [p.status for p in repo.pairings(t.id)] == [PairingStatus.PENDING]
-    assert repo.tournament_state(t.id).games_remaining == 2
+    assert summary.complete and summary.given_up == 2
+    games = repo.list_games(tournament_id=repo.get_tournament("broken").id)
+    assert [g.counted for g in games].count(True) == 2 and len(games) == 6
+    assert all("given up after 2 failed attempts" in g.reason for g in games if g.counted)
 
 
 @pytest.mark.postgres

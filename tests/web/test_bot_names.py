@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from engine.adjudication.verdicts import Verdict
 from referee.commands.main import main
-from referee.storage import FinishedGame, Repository, SeatResult, SourceKind, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult, SourceKind
 
 
 def _students_bots(repo: Repository, ids: dict[str, Any]) -> tuple[int, int]:

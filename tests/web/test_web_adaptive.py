@@ -8,13 +8,13 @@ from typing import Any
 from starlette.testclient import TestClient
 from webdata import play
 
+from engine.adjudication.verdicts import Verdict
 from referee.storage import (
     FinishedGame,
     Repository,
     SeatResult,
     TournamentFormat,
     TournamentSettings,
-    Verdict,
 )
 
 

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from engine.adjudication.verdicts import Verdict
 from engine.tetress import Placement
 from engine.tetress.symmetry import TURNS
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult
 
 N = 11
 

@@ -238,7 +238,8 @@ def test_a_new_game_reaches_the_tables(client: TestClient, repo: Any, ids: dict[
     """Once a game is stored the tables are rebuilt from it (the cache notices the change)."""
     import time
 
-    from referee.storage import FinishedGame, SeatResult, Verdict
+    from engine.adjudication.verdicts import Verdict
+    from referee.storage import FinishedGame, SeatResult
 
     before = client.get("/api/leaderboard/tetress").json()["games"]
     now = repo.get_game(ids["games"][0]).summary.finished_at

@@ -8,8 +8,9 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
+from engine.adjudication.verdicts import Verdict
 from referee.server.live import LiveEnd, LiveGame
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult
 from referee.web.live import end_payload
 
 

@@ -15,13 +15,14 @@ import pytest
 from starlette.testclient import TestClient
 from webdata import sign_in
 
+from engine.adjudication.verdicts import Verdict
+from engine.adjudication.verdicts import Verdict as MatchVerdict
 from engine.records import RecordBuilder, SearchInfo, record_to_json, write_record
 from engine.registry import load_game
 from referee.analysis.gameeval import WIN, Analysis, Analyst, PlyEval
 from referee.commands.main import main as referee_main
-from referee.match.verdicts import Verdict as MatchVerdict
 from referee.server.live import LiveHub
-from referee.storage import FinishedGame, Repository, SeatResult, Verdict
+from referee.storage import FinishedGame, Repository, SeatResult
 from referee.storage.browse import VersionName
 from referee.storage.enums import Role
 from referee.web.app import create_app

@@ -10,7 +10,8 @@ from typing import Any
 from starlette.testclient import TestClient
 from webdata import alphas_game, sign_in
 
-from referee.storage import Repository, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "bot.py", line 9\nValueError: broke'
 

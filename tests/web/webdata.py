@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import update
 
+from engine.adjudication.verdicts import Verdict
 from engine.records import RecordBuilder, record_to_json, write_record
 from engine.registry import load_game
 from referee.storage import (
@@ -29,7 +30,6 @@ from referee.storage import (
     SourceKind,
     TournamentFormat,
     TournamentSettings,
-    Verdict,
 )
 from referee.storage.games import GameSummary
 from referee.storage.models import Bot

@@ -10,10 +10,12 @@ import psycopg
 import pytest
 from workers_helpers import GREEDY, RANDOM, make_tournament
 
-from referee.storage import PairingInfo, Repository, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import PairingInfo, Repository
+from referee.tournament.aborts import record_given_up
 from referee.tournament.gamespec import slot_seats, tournament_game
 from referee.workers import QUEUE, TASK_NAME
-from referee.workers.job import LeaseLost, WorkerState, lease_guard, record_void
+from referee.workers.job import LeaseLost, WorkerState, lease_guard
 from referee.workers.queue import conninfo, ensure_schema, make_app, slot_lock
 from referee.workers.recovery import recover_stalled
 
@@ -99,10 +101,12 @@ def test_the_lease_guard_refuses_the_result_of_a_handed_on_job(pg_url: str) -> N
     game = tournament_game(info)
 
     with pytest.raises(LeaseLost):
-        record_void(repo, info, game, pairing, 0, seats, "test", lease_guard(job_id, -1))
+        record_given_up(repo, info, game, pairing, 0, seats, "test", guard=lease_guard(job_id, -1))
     assert repo.list_games(pairing_id=pairing.id) == []
     holder = asyncio.run(_holder(pg_url, job_id))
-    stored = record_void(repo, info, game, pairing, 0, seats, "test", lease_guard(job_id, holder))
+    stored = record_given_up(
+        repo, info, game, pairing, 0, seats, "test", guard=lease_guard(job_id, holder)
+    )
     assert stored is not None and stored.counted
     repo.close()
 

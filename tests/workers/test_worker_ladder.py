@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from workers_helpers import GREEDY, RANDOM, TURN_LIMIT, log_lines, start_worker, stop_workers
 
+from engine.adjudication.verdicts import Verdict
 from engine.registry import load_game
 from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
 from referee.hosting.casual import CasualRecorder
 from referee.match.clock import TimeControl
-from referee.storage import BotVersionInfo, Repository, SourceKind, Verdict
+from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.submissions import NewVersion
 from referee.tournament.ladder import METHOD

@@ -31,7 +31,8 @@ from workers_helpers import (
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.storage import Repository, TournamentStatus, Verdict
+from engine.adjudication.verdicts import Verdict
+from referee.storage import Repository, TournamentStatus
 from referee.tournament import schedule
 from referee.workers.queue import conninfo
 
