@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.registry import load_game
-from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveHub, LiveMove
 
 if TYPE_CHECKING:
     from web import Served

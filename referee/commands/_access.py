@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from referee.hosting.arena import ArenaService
+    from referee.live.hub import LiveHub
     from referee.server.access import Gate
     from referee.server.admission import Doorway
     from referee.server.auth import Authenticator
-    from referee.server.live import LiveHub
     from referee.storage import Repository
 
 

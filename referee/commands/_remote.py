@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from referee.live.hub import LiveHub
     from referee.play.seats import SeatFinder
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
 
 from referee.storage import BotVersionInfo, Repository, SourceKind
 

@@ -11,9 +11,9 @@ if TYPE_CHECKING:
     from referee.hosting.autoplay import SubmittedLadder
     from referee.hosting.casual import CasualRecorder
     from referee.hosting.uploads import SubmissionService
+    from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
     from referee.server.access import Gate
-    from referee.server.live import LiveHub
     from referee.storage import Repository
 
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB

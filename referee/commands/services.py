@@ -17,11 +17,11 @@ if TYPE_CHECKING:
     from referee.hosting.casual import CasualRecorder
     from referee.hosting.live_arena import LiveArenaService
     from referee.hosting.uploads import SubmissionService
+    from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
     from referee.server.access import Gate
     from referee.server.app import Service, TlsFiles
     from referee.server.auth import Authenticator
-    from referee.server.live import LiveHub
     from referee.storage import Repository
     from referee.workers.worker import WorkerOptions
 
@@ -88,9 +88,9 @@ def build_serve_services(args: argparse.Namespace) -> ServeServices:
     from referee.commands._dbopen import open_repository
     from referee.commands._serve_options import tls_files
     from referee.commands._uploads import build_service
+    from referee.live.hub import LiveHub
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.auth import OpenAuth, TokenTable, read_token_file
-    from referee.server.live import LiveHub
 
     names = args.game or game_names()
     params = game_params(args)

@@ -194,10 +194,10 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
+    from referee.live.hub import LiveHub
     from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
     from referee.sandbox.warm import WarmTerms, demand
-    from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
     game, repo, versions = setup.game, setup.repo, setup.versions

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.commands._arena import ProgressDisplay
+    from referee.live.hub import LiveHub
     from referee.sandbox.warm import Demand
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
     from referee.storage import Repository, TournamentInfo, TournamentSettings
     from referee.tournament.runner import RunSummary, TournamentRunner
     from referee.workers.dispatch import QueueDispatcher
@@ -327,7 +327,7 @@ async def _play(
     """Play ``t``'s missing games (``need``: warm sandboxes already asked for them)."""
     from referee.commands._arena import ProgressDisplay
     from referee.hosting.presence import watch_presence
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.storage.locks import LockWait
 
     # A run writes for hours: a database locked for a while is waited for (docs/storage.md).

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     import asyncio
 
     from referee.asgi.server import WebServer
+    from referee.live.hub import LiveHub
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
     from referee.storage import Repository
     from referee.web.context import WebSettings
 
@@ -100,7 +100,7 @@ async def _serve(args: argparse.Namespace, repo: Repository, settings: WebSettin
     import signal
 
     from referee.asgi.server import WebServer, parse_address
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
 

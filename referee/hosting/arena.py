@@ -3,7 +3,7 @@ live move stream for spectators.
 
 Storage calls are synchronous; they run in worker threads so the event loop (which also
 referees games) never waits on the database. Live games come from the runner's
-:class:`~referee.server.live.LiveHub`.
+:class:`~referee.live.hub.LiveHub`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from referee.hosting.arena_accounts import AccountViews
 from referee.hosting.callers import Caller, Callers, may_read_game, private_game
 from referee.hosting.calls import wire_time
 from referee.hosting.game_events import live_events, live_game, stored_events
+from referee.live.hub import LiveHub
 from referee.server import bounds
 from referee.server.access import Gate
-from referee.server.live import LiveHub
 from referee.storage import (
     GameDetail,
     GameSummary,

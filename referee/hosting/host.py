@@ -29,9 +29,9 @@ import time
 from referee.hosting.arena import ArenaService
 from referee.hosting.presence import watch_presence
 from referee.hosting.skipped import MissedGames
+from referee.live.hub import LiveHub
 from referee.server.app import RefereeServer
 from referee.server.auth import LaunchTokens
-from referee.server.live import LiveHub
 from referee.server.session import BotSession
 from referee.storage import Repository, SourceKind, TournamentInfo, TournamentStatus
 from referee.storage.failures import describe

@@ -35,11 +35,11 @@ from referee.hosting.challenges import (
 )
 from referee.hosting.drain import drain_tasks
 from referee.hosting.noshow import watch_first_moves
+from referee.live.hub import LiveEnd, LiveHub, LiveObserver
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
 from referee.match.verdicts import Verdict
 from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.server.lobby import Lobby
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger

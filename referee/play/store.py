@@ -38,11 +38,11 @@ from typing import Any, Protocol
 from sqlalchemy.orm import Session
 
 from engine.game import Game
+from referee.live.hub import LiveEnd, LiveHub, LiveObserver
 from referee.match.report import GameReport, Observer
 from referee.match.verdicts import Verdict
 from referee.play.game import GamePlayer, Played
 from referee.play.gamerows import finished_game
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.storage import BotVersionInfo, GameSummary, Repository
 from referee.storage.enums import GameKind
 

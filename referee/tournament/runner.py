@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engine.game import Game
+from referee.live.hub import LiveHub
 from referee.match.runner import new_game_id
 from referee.play.bots import launch_spec
 from referee.play.game import GamePlayer
@@ -47,7 +48,6 @@ from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,

@@ -35,8 +35,8 @@ from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import submissions_pb2 as spb
 from referee.hosting.arena import ArenaService
 from referee.hosting.uploads import SubmissionService
+from referee.live.hub import LiveHub
 from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
 from referee.server.storedauth import StoredTokenAuth
 from referee.storage import (
     FinishedGame,

@@ -122,7 +122,7 @@ def test_web_leaderboard_page_says_the_groups_stand_apart(tmp_path: Path) -> Non
     """The rendered leaderboard marks each group and says ratings compare only within one."""
     from starlette.testclient import TestClient
 
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.web.app import create_app
     from referee.web.context import WebSettings
 

@@ -26,10 +26,10 @@ from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.records import read_record, replay
 from referee.hosting.arena import ArenaService
+from referee.live.hub import LiveHub
 from referee.play.bots import register_remote
 from referee.server.app import RefereeServer
 from referee.server.auth import LaunchTokens
-from referee.server.live import LiveHub
 from referee.server.storedauth import StoredTokenAuth
 from referee.storage import Repository, SourceKind, TournamentFormat, Verdict
 from referee.tournament.runner import RunSummary, TournamentRunner

@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from referee.server.live import LiveEnd, LiveGame
+from referee.live.hub import LiveEnd, LiveGame
 from referee.storage import FinishedGame, Repository, SeatResult, Verdict
 from referee.web.live import end_payload
 

@@ -19,8 +19,8 @@ from engine.records import RecordBuilder, SearchInfo, record_to_json, write_reco
 from engine.registry import load_game
 from referee.analysis.gameeval import WIN, Analysis, Analyst, PlyEval
 from referee.commands.main import main as referee_main
+from referee.live.hub import LiveHub
 from referee.match.verdicts import Verdict as MatchVerdict
-from referee.server.live import LiveHub
 from referee.storage import FinishedGame, Repository, SeatResult, Verdict
 from referee.storage.browse import VersionName
 from referee.storage.enums import Role
