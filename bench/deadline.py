@@ -141,9 +141,9 @@ async def start_server(workdir: Path, games_per_hour: float, slots: int) -> Serv
     from referee.asgi.server import WebServer
     from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.uploads import SubmissionService
     from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.uploads import SubmissionService
     from referee.server.app import RefereeServer
     from referee.storage import Repository
     from referee.submissions.limits import UploadLimits

@@ -7,8 +7,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from referee.hosting.arena import ArenaService
+    from referee.hosting.presence import PresenceDesk
     from referee.live.hub import LiveHub
+    from referee.rpc.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.admission import Doorway
     from referee.server.auth import Authenticator
@@ -44,11 +45,14 @@ def server_doorway(args: argparse.Namespace) -> Doorway:
     return Doorway(max(1, total), max(1, per_address))
 
 
-def stored_doors(repo: Repository, hub: LiveHub) -> tuple[Authenticator, Gate, ArenaService]:
+def stored_doors(
+    repo: Repository, hub: LiveHub, presence: PresenceDesk
+) -> tuple[Authenticator, Gate, ArenaService]:
     """The Play authenticator, the token gate and the Arena service over the stored tokens of
-    ``repo``: one :class:`~referee.server.access.Gate` for every door (the uploads service
-    takes it too), so a client's failed logins count at every door."""
-    from referee.hosting.arena import ArenaService
+    ``repo`` (remote entries' presence read from ``presence``): one
+    :class:`~referee.server.access.Gate` for every door (the uploads service takes it too),
+    so a client's failed logins count at every door."""
+    from referee.rpc.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.auth import LaunchTokens
     from referee.server.storedauth import StoredTokenAuth
@@ -56,4 +60,4 @@ def stored_doors(repo: Repository, hub: LiveHub) -> tuple[Authenticator, Gate, A
     gate = Gate(repo)
     # Launched tournament bots connect here too, each with a one-game token.
     auth = LaunchTokens(StoredTokenAuth(repo, gate))
-    return auth, gate, ArenaService(repo, hub, gate=gate)
+    return auth, gate, ArenaService(repo, hub, gate=gate, presence=presence)

@@ -10,9 +10,9 @@ if TYPE_CHECKING:
     from engine.game import Game
     from referee.hosting.autoplay import SubmittedLadder
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.uploads import SubmissionService
     from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.uploads import SubmissionService
     from referee.server.access import Gate
     from referee.storage import Repository
 
@@ -115,7 +115,7 @@ def build_service(
         return None
     import dataclasses
 
-    from referee.hosting.uploads import SubmissionService
+    from referee.rpc.uploads import SubmissionService
     from referee.submissions.service import Submissions
     from referee.submissions.store import SubmissionStore
     from referee.submissions.validate import ValidationSettings

@@ -131,6 +131,7 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
         max_sessions=args.max_sessions,
         doorway=server_doorway(args),
         allow_duplicate_sessions=args.allow_duplicate_sessions,
+        lobby=services.lobby,
     )
     _open_files_for(args.max_sessions)
     # Before the address file is written: a SIGTERM sent as soon as it appears must be a clean
@@ -252,7 +253,7 @@ def _start_pairing(
         return None
     recorder = services.recorder
     matchmaker = Matchmaker(
-        server.lobby,
+        services.lobby,
         services.games,
         time_control=services.control,
         memory_limit_bytes=services.memory_bytes,
@@ -282,10 +283,11 @@ def _start_hosting(
 
     host = TournamentHost(
         services.repo,
-        server,
+        server.handle(),
         services.hub,
         remote_timeout=args.remote_timeout or None,
         no_sandbox=_common.announced_no_sandbox(args, "referee serve"),
+        presence=services.presence,
     )
     return host, asyncio.create_task(_host(args.in_process, services, host))
 
@@ -297,8 +299,7 @@ async def _host(in_process: bool, services: ServeServices, host: TournamentHost)
     log = get_logger("referee.serve")
     assert services.repo is not None
     async with queue_for(in_process, services.repo, services.hub, log.info) as queue:
-        host.queue = queue
-        await host.run()
+        await host.run(queue)
 
 
 async def _start_web(

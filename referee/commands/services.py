@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.game import Game
-    from referee.hosting.arena import ArenaService
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.live_arena import LiveArenaService
-    from referee.hosting.uploads import SubmissionService
+    from referee.hosting.presence import PresenceDesk
     from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.arena import ArenaService
+    from referee.rpc.live_arena import LiveArenaService
+    from referee.rpc.uploads import SubmissionService
     from referee.server.access import Gate
     from referee.server.app import Service, TlsFiles
     from referee.server.auth import Authenticator
+    from referee.server.lobby import Lobby
     from referee.storage import Repository
     from referee.workers.worker import WorkerOptions
 
@@ -54,6 +56,11 @@ class ServeServices:
     tls: TlsFiles | None
     #: One hub: the Arena service, the web front and the matchmaker's games share it.
     hub: LiveHub
+    #: The server's sessions, made before it: the presence desk reads them too.
+    lobby: Lobby
+    #: Where the tournaments the server runs put their remote entries' presence, for the
+    #: Arena service (which also asks it about a tournament not started yet).
+    presence: PresenceDesk
     ops: OpsAddresses = field(default_factory=OpsAddresses)
     #: With ``--db``: the repository and the token gate every door shares.
     repo: Repository | None = None
@@ -88,15 +95,18 @@ def build_serve_services(args: argparse.Namespace) -> ServeServices:
     from referee.commands._dbopen import open_repository
     from referee.commands._serve_options import tls_files
     from referee.commands._uploads import build_service
+    from referee.hosting.presence import PresenceDesk
     from referee.live.hub import LiveHub
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.auth import OpenAuth, TokenTable, read_token_file
+    from referee.server.lobby import Lobby
 
     names = args.game or game_names()
     params = game_params(args)
     games = [load_game_option(name, params if args.game else {}) for name in names]
     control = time_control(args)
     auth: Authenticator = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
+    lobby = Lobby()
     services = ServeServices(
         games=games,
         control=control,
@@ -106,6 +116,8 @@ def build_serve_services(args: argparse.Namespace) -> ServeServices:
         auth=auth,
         tls=tls_files(args),
         hub=LiveHub(),
+        lobby=lobby,
+        presence=PresenceDesk(lobby, args.remote_timeout or None),
         ops=OpsAddresses.parsed(args),
     )
     if args.db:
@@ -114,13 +126,15 @@ def build_serve_services(args: argparse.Namespace) -> ServeServices:
         from referee.hosting.casual import CasualRecorder
 
         repo = services.repo = open_repository(args.db, create=args.create)
-        services.auth, services.gate, services.read = stored_doors(repo, services.hub)
+        services.auth, services.gate, services.read = stored_doors(
+            repo, services.hub, services.presence
+        )
         services.recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
         services.uploads = build_service(args, repo, services.gate, control, args.memory)
     elif args.submissions:
         raise ValueError("--submissions needs --db (versions are kept in the database)")
     else:
-        from referee.hosting.live_arena import LiveArenaService
+        from referee.rpc.live_arena import LiveArenaService
 
         # Spectators still see the live games (referee watch --server); nothing is stored.
         services.read = LiveArenaService(services.hub)

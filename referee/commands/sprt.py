@@ -219,7 +219,7 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
         private = isolation is Isolation.BWRAP
         server = await start_referee(repo, game.name, args.listen, LiveHub(), "this SPRT", private)
     try:
-        player = GamePlayer(terms, server)
+        player = GamePlayer(terms, server.handle() if server is not None else None)
         concurrency = args.concurrency
         if player.seats is not None and server is not None:
             player.seats.owners.update(owners)

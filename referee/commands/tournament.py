@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.commands._arena import ProgressDisplay
+    from referee.hosting.presence import PresenceDesk
     from referee.live.hub import LiveHub
     from referee.sandbox.warm import Demand
     from referee.server.app import RefereeServer
+    from referee.server.handle import ServerHandle
     from referee.storage import Repository, TournamentInfo, TournamentSettings
     from referee.tournament.runner import RunSummary, TournamentRunner
     from referee.workers.dispatch import QueueDispatcher
@@ -326,7 +328,7 @@ async def _play(
 ) -> RunSummary:
     """Play ``t``'s missing games (``need``: warm sandboxes already asked for them)."""
     from referee.commands._arena import ProgressDisplay
-    from referee.hosting.presence import watch_presence
+    from referee.hosting.presence import PresenceDesk, watch_presence
     from referee.live.hub import LiveHub
     from referee.storage.locks import LockWait
 
@@ -334,13 +336,16 @@ async def _play(
     repo.db.wait_for_locks(LockWait())
     hub = LiveHub()
     web = await maybe_web(args.web, repo, hub)
-    server = await _maybe_server(args, repo, t, hub)
+    # Presence is known only of the tournament run here (no sessions before it starts).
+    desk = PresenceDesk()
+    server = await _maybe_server(args, repo, t, hub, desk)
+    handle = server.handle() if server is not None else None
     display = None if args.no_progress else ProgressDisplay(err, t.name)
     try:
         async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
-            runner = _runner(args, repo, t, hub, server, display, queue)
+            runner = _runner(args, repo, t, hub, handle, display, queue)
             runner.warm_ahead = need
-            watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+            watcher = watch_presence(repo, t, runner, handle, args.remote_timeout, err, desk=desk)
             try:
                 if display is not None:
                     with display:
@@ -358,7 +363,7 @@ def _runner(
     repo: Repository,
     t: TournamentInfo,
     hub: LiveHub,
-    server: RefereeServer | None,
+    server: ServerHandle | None,
     display: ProgressDisplay | None,
     queue: QueueDispatcher | None,
 ) -> TournamentRunner:
@@ -379,7 +384,11 @@ def _runner(
 
 
 async def _maybe_server(
-    args: argparse.Namespace, repo: Repository, t: TournamentInfo, hub: LiveHub
+    args: argparse.Namespace,
+    repo: Repository,
+    t: TournamentInfo,
+    hub: LiveHub,
+    presence: PresenceDesk,
 ) -> RefereeServer | None:
     from referee.storage import SourceKind
 
@@ -390,7 +399,9 @@ async def _maybe_server(
 
     # Launched bots in the sandbox reach it on a private Unix socket.
     private = not args.no_sandbox
-    return await start_referee(repo, t.settings.game, args.listen, hub, "this tournament", private)
+    return await start_referee(
+        repo, t.settings.game, args.listen, hub, "this tournament", private, presence
+    )
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -33,9 +33,9 @@ from hypothesis import strategies as st
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import submissions_pb2 as spb
-from referee.hosting.arena import ArenaService
-from referee.hosting.uploads import SubmissionService
 from referee.live.hub import LiveHub
+from referee.rpc.arena import ArenaService
+from referee.rpc.uploads import SubmissionService
 from referee.server.app import RefereeServer
 from referee.server.storedauth import StoredTokenAuth
 from referee.storage import (

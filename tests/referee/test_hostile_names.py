@@ -18,8 +18,8 @@ from sqlalchemy import update
 
 from engine.registry import load_game
 from referee.commands.main import main
-from referee.hosting.arena import ArenaService
 from referee.live.hub import LiveHub
+from referee.rpc.arena import ArenaService
 from referee.server.app import RefereeServer
 from referee.storage import (
     FinishedGame,

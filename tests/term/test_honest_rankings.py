@@ -13,8 +13,8 @@ from termgames import store_game
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from referee.commands.main import main
-from referee.hosting.arena import ArenaService
 from referee.ratings import GameResult, build_leaderboard
+from referee.rpc.arena import ArenaService
 from referee.server.app import RefereeServer
 from referee.storage import Repository, SourceKind
 from referee.web.tables import build_table
