@@ -63,7 +63,7 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         self.hub = hub or LiveHub()
         self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
-        self.presence = presence or PresenceDesk()
+        self.presence = presence if presence is not None else PresenceDesk()
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
         self.callers = Callers(repo, self.gate)

@@ -122,7 +122,7 @@ class RefereeServer(SessionOpening):
         self.allow_duplicate_sessions = allow_duplicate_sessions
         self.banner = banner
         #: The open sessions (given: shared with a service built before the server).
-        self.lobby = lobby or Lobby()
+        self.lobby = lobby if lobby is not None else Lobby()
         self.addresses: list[str] = []
         self._server: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
