@@ -37,11 +37,11 @@ def add_access_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def server_doorway(args: argparse.Namespace) -> Doorway:
-    """How many logins may be in progress at once, in all and per address."""
+def server_doorway(max_logins: tuple[int, int]) -> Doorway:
+    """How many logins may be in progress at once (``--max-logins``: in all, per address)."""
     from referee.server.admission import Doorway
 
-    total, per_address = args.max_logins
+    total, per_address = max_logins
     return Doorway(max(1, total), max(1, per_address))
 
 

@@ -202,7 +202,7 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
 
     game, repo, versions = setup.game, setup.repo, setup.versions
     # Launched bots: the sandbox where it works here, unless --no-sandbox.
-    isolation = announce_isolation(args, "referee sprt")
+    isolation = announce_isolation(args.no_sandbox, "referee sprt")
     new, base = versions[0].label, versions[1].label
     terms = GameTerms(
         game=game,

@@ -378,7 +378,7 @@ def _runner(
         progress=display,
         ladder=None if args.no_ladder else args.ladder,
         remote_timeout=args.remote_timeout,
-        no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
+        no_sandbox=_common.announced_no_sandbox(args.no_sandbox, "referee tournament"),
         queue=queue,
     )
 

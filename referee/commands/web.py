@@ -69,13 +69,14 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def web_settings(args: argparse.Namespace) -> WebSettings:
+def web_settings(secure_cookies: bool, publish_thinking: str) -> WebSettings:
+    """The web front's settings: ``--web-secure-cookies``, ``--publish-thinking``."""
     from referee.web.context import WebSettings
     from referee.web.thinking import PublishThinking
 
     return WebSettings.from_env(
-        secure_cookies=True if args.web_secure_cookies else None,
-        publish_thinking=PublishThinking(args.publish_thinking),
+        secure_cookies=True if secure_cookies else None,
+        publish_thinking=PublishThinking(publish_thinking),
     )
 
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     referee_logging.configure(args.log_format, args.log_level)
     try:
         repo = open_repo(args)
-        settings = web_settings(args)
+        settings = web_settings(args.web_secure_cookies, args.publish_thinking)
     except (ValueError, OSError) as exc:
         print(f"referee web: {exc}", file=sys.stderr)
         return 2
