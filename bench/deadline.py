@@ -142,10 +142,10 @@ async def start_server(workdir: Path, games_per_hour: float, slots: int) -> Serv
     from referee.asgi.server import WebServer
     from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.uploads import SubmissionService
+    from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.uploads import SubmissionService
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
     from referee.storage import Repository
     from referee.submissions.limits import UploadLimits
     from referee.submissions.service import Submissions
@@ -244,7 +244,7 @@ async def publish_live(hub: Any, plies: int) -> list[float]:
     """A live game on the server's hub, a move every :data:`MOVE_GAP_S`: the publish times
     (epoch s) by ply, for the spectators' lag."""
     from engine.registry import load_game
-    from referee.server.live import LiveEnd, LiveMove
+    from referee.live.hub import LiveEnd, LiveMove
 
     game = load_game("tetress")
     state = game.new_state()

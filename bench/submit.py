@@ -42,7 +42,7 @@ from bench.common import finish  # noqa: E402
 from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
-from referee.hosting.uploads import SubmissionService  # noqa: E402
+from referee.rpc.uploads import SubmissionService  # noqa: E402
 from referee.sandbox.launch import BotSpec  # noqa: E402
 from referee.server.app import RefereeServer  # noqa: E402
 from referee.storage import Repository  # noqa: E402

@@ -49,7 +49,7 @@ from web_live import live_lag
 
 from engine.registry import load_game
 from referee.asgi.server import WebServer
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository, SourceKind
 from referee.storage.models import GameRow, GameSeat
 from referee.web.app import create_app

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.registry import load_game
-from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveHub, LiveMove
 
 #: Run a function with its arguments on the server's loop (from another thread).
 OnLoop = Callable[..., None]

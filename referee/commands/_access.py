@@ -7,11 +7,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from referee.hosting.arena import ArenaService
+    from referee.hosting.presence import PresenceDesk
+    from referee.live.hub import LiveHub
+    from referee.rpc.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.admission import Doorway
     from referee.server.auth import Authenticator
-    from referee.server.live import LiveHub
     from referee.storage import Repository
 
 
@@ -36,19 +37,22 @@ def add_access_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def server_doorway(args: argparse.Namespace) -> Doorway:
-    """How many logins may be in progress at once, in all and per address."""
+def server_doorway(max_logins: tuple[int, int]) -> Doorway:
+    """How many logins may be in progress at once (``--max-logins``: in all, per address)."""
     from referee.server.admission import Doorway
 
-    total, per_address = args.max_logins
+    total, per_address = max_logins
     return Doorway(max(1, total), max(1, per_address))
 
 
-def stored_doors(repo: Repository, hub: LiveHub) -> tuple[Authenticator, Gate, ArenaService]:
+def stored_doors(
+    repo: Repository, hub: LiveHub, presence: PresenceDesk
+) -> tuple[Authenticator, Gate, ArenaService]:
     """The Play authenticator, the token gate and the Arena service over the stored tokens of
-    ``repo``: one :class:`~referee.server.access.Gate` for every door (the uploads service
-    takes it too), so a client's failed logins count at every door."""
-    from referee.hosting.arena import ArenaService
+    ``repo`` (remote entries' presence read from ``presence``): one
+    :class:`~referee.server.access.Gate` for every door (the uploads service takes it too),
+    so a client's failed logins count at every door."""
+    from referee.rpc.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.auth import LaunchTokens
     from referee.server.storedauth import StoredTokenAuth
@@ -56,4 +60,4 @@ def stored_doors(repo: Repository, hub: LiveHub) -> tuple[Authenticator, Gate, A
     gate = Gate(repo)
     # Launched tournament bots connect here too, each with a one-game token.
     auth = LaunchTokens(StoredTokenAuth(repo, gate))
-    return auth, gate, ArenaService(repo, hub, gate=gate)
+    return auth, gate, ArenaService(repo, hub, gate=gate, presence=presence)

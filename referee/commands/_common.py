@@ -91,23 +91,19 @@ def add_limit_options(parser: argparse.ArgumentParser, *, move_time: float = 0.0
     )
 
 
-#: The clock options as the user types them, by their attribute on the parsed arguments.
-_CLOCK_OPTIONS = {
-    "time": "--time",
-    "move_time": "--move-time",
-    "increment": "--increment",
-    "grace": "--grace",
-}
-
-
 def time_control(args: argparse.Namespace) -> TimeControl:
     """The clocks the options ask for; ``ValueError`` names the option that is wrong."""
     import math
 
     from referee.match.clock import ClockMode, TimeControl
 
-    for attribute, option in _CLOCK_OPTIONS.items():
-        value = getattr(args, attribute)
+    given = {
+        "--time": args.time,
+        "--move-time": args.move_time,
+        "--increment": args.increment,
+        "--grace": args.grace,
+    }
+    for option, value in given.items():
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{option} must be a number of seconds >= 0, got {value:g}")
     if args.memory < 0 or not math.isfinite(args.memory):
@@ -117,7 +113,7 @@ def time_control(args: argparse.Namespace) -> TimeControl:
         move_time_s=args.move_time,
         increment_s=args.increment,
         grace_s=args.grace,
-        clock=ClockMode(getattr(args, "clock", ClockMode.CPU)),
+        clock=ClockMode(args.clock),
     )
 
 
@@ -227,15 +223,16 @@ def add_sandbox_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def announce_isolation(args: argparse.Namespace, command: str) -> Isolation:
-    """The isolation launched bots get; says so on stderr when they run uncontained."""
+def announce_isolation(no_sandbox: bool, command: str) -> Isolation:
+    """The isolation launched bots get (``no_sandbox``: ``--no-sandbox``); says so on stderr
+    when they run uncontained."""
     import sys
 
     from referee.sandbox.isolation import Isolation, choose, probe
 
-    isolation = choose(getattr(args, "no_sandbox", False))
+    isolation = choose(no_sandbox)
     if isolation is Isolation.NONE:
-        why = "--no-sandbox" if getattr(args, "no_sandbox", False) else probe().line
+        why = "--no-sandbox" if no_sandbox else probe().line
         print(
             f"{command}: bots run WITHOUT the sandbox ({why}); games are recorded with "
             "sandbox: none",
@@ -244,7 +241,7 @@ def announce_isolation(args: argparse.Namespace, command: str) -> Isolation:
     return isolation
 
 
-def announced_no_sandbox(args: argparse.Namespace, command: str) -> bool:
-    """Say which isolation launched bots get (:func:`announce_isolation`); ``--no-sandbox``."""
-    announce_isolation(args, command)
-    return bool(getattr(args, "no_sandbox", False))
+def announced_no_sandbox(no_sandbox: bool, command: str) -> bool:
+    """Say which isolation launched bots get (:func:`announce_isolation`); ``no_sandbox``."""
+    announce_isolation(no_sandbox, command)
+    return no_sandbox

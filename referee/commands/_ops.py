@@ -10,8 +10,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from referee.asgi.server import WebServer
-    from referee.commands.services import OpsAddresses
     from referee.telemetry.endpoints import HealthServer
+
+
+@dataclass(frozen=True, slots=True)
+class OpsAddresses:
+    """Where the operations endpoints listen (``None``: not served)."""
+
+    metrics: str | None = None
+    #: ``referee serve`` answers health on its gRPC port and has no ``--health-listen``.
+    health: str | None = None
 
 
 def add_ops_options(parser: argparse.ArgumentParser, *, health: bool = True) -> None:
@@ -53,7 +61,7 @@ class OpsEndpoints:
 
 
 async def start_ops(addresses: OpsAddresses) -> OpsEndpoints:
-    """Start what ``args`` asks for on this loop, logging each bound address; ``OSError`` or
+    """Start what ``addresses`` asks for on this loop, logging each bound address; ``OSError`` or
     ``ValueError`` naming the option (with what was started already stopped) when an address
     cannot be used."""
     from referee.telemetry.endpoints import serve_health, serve_metrics

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.storage import Repository
     from referee.workers.dispatch import QueueDispatcher
 

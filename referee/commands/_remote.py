@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from referee.hosting.presence import PresenceDesk
+    from referee.live.hub import LiveHub
     from referee.play.seats import SeatFinder
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
 
 from referee.storage import BotVersionInfo, Repository, SourceKind
 
@@ -22,12 +23,14 @@ async def start_referee(
     hub: LiveHub | None,
     who: str,
     private_socket: bool,
+    presence: PresenceDesk | None = None,
 ) -> RefereeServer:
     """A referee server for ``game`` on ``listen`` (default 127.0.0.1:50051) taking launched
     bots' one-game tokens and the stored tokens, with the Arena service, and a private Unix
     socket for sandboxed launched bots when ``private_socket`` (``ValueError`` naming the
-    address when it cannot listen; ``who`` is what should get its own address)."""
-    from referee.hosting.arena import ArenaService
+    address when it cannot listen; ``who`` is what should get its own address; the Arena
+    service reads remote entries' presence from ``presence``)."""
+    from referee.rpc.arena import ArenaService
     from referee.server.access import Gate
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.app import RefereeServer
@@ -38,7 +41,7 @@ async def start_referee(
     server = RefereeServer(
         auth=LaunchTokens(StoredTokenAuth(repo, gate)),
         games=[game],
-        services=[ArenaService(repo, hub, gate=gate)],
+        services=[ArenaService(repo, hub, gate=gate, presence=presence)],
     )
     wanted = with_port(listen or DEFAULT_ADDRESS)
     try:

@@ -1,10 +1,10 @@
 """The options of ``referee serve`` (what it listens on, which tokens and games, pairing,
-challenges, TLS, tournaments, uploads, the web front, operations); ``serve.py`` runs them."""
+challenges, TLS, tournaments, uploads, the web front, operations); ``_serve_config.py`` reads
+them once into a typed configuration, which ``serve.py`` runs."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from referee.commands import _common
 from referee.commands._access import add_access_options
@@ -15,9 +15,6 @@ from referee.commands._uploads import add_upload_options
 from referee.commands.web import DEFAULT_WEB, add_web_security_options
 from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES, DEFAULT_MAX_SESSIONS
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
-
-if TYPE_CHECKING:
-    from referee.server.app import TlsFiles
 
 
 def add_challenge_options(parser: argparse.ArgumentParser) -> None:
@@ -70,22 +67,6 @@ def add_tls_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="mutual TLS: accept only clients whose certificate this CA (PEM) signed",
     )
-
-
-def tls_files(args: argparse.Namespace) -> TlsFiles | None:
-    """The listener's TLS files, read once now so a bad file stops ``serve`` before it
-    listens (``None``: plain text)."""
-    from referee.server.app import TlsFiles
-
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise ValueError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca and not args.tls_cert:
-        raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
-    if not args.tls_cert:
-        return None
-    tls = TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca)
-    tls.credentials()
-    return tls
 
 
 def add_serve_options(parser: argparse.ArgumentParser) -> None:

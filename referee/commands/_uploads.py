@@ -1,4 +1,6 @@
-"""``referee serve`` options for student uploads, and the service they build."""
+"""``referee serve`` options for student uploads, and what they build (read from the typed
+:class:`~referee.commands._serve_config.UploadConfig`): the Submissions service and the
+ladder of submitted bots."""
 
 from __future__ import annotations
 
@@ -8,30 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.game import Game
+    from referee.commands._serve_config import ServeConfig, UploadConfig
     from referee.hosting.autoplay import SubmittedLadder
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.uploads import SubmissionService
+    from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.uploads import SubmissionService
     from referee.server.access import Gate
-    from referee.server.live import LiveHub
     from referee.storage import Repository
 
+from referee.commands._serve_config import LIMIT_OPTIONS
 from referee.submissions.limits import DEFAULT_LADDER_GAMES_PER_HOUR, DEFAULT_LIMITS, MB
-
-#: The options that set an :class:`~referee.submissions.limits.UploadLimits` field: (option,
-#: field, whether it is given in MB (a decimal number) rather than as a whole count, help).
-_LIMIT_OPTIONS: tuple[tuple[str, str, bool, str], ...] = (
-    ("--upload-max-mb", "max_archive_bytes", True, "largest archive accepted"),
-    ("--upload-max-unpacked-mb", "max_unpacked_bytes", True, "largest unpacked size"),
-    ("--upload-max-files", "max_files", False, "most files in one archive"),
-    ("--upload-rate", "max_submissions_per_window", False, "uploads per player per hour"),
-    (
-        "--upload-quota-mb",
-        "max_stored_bytes_per_player",
-        True,
-        "stored code per player, all versions",
-    ),
-)
 
 
 def add_upload_options(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +33,7 @@ def add_upload_options(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="accept uploaded bots and keep their code in this store folder",
     )
-    for option, field, in_mb, text in _LIMIT_OPTIONS:
+    for option, field, in_mb, text in LIMIT_OPTIONS:
         default = getattr(d, field)
         group.add_argument(
             option,
@@ -108,57 +97,39 @@ def _add_no_sandbox(parser: argparse.ArgumentParser, group: argparse._ArgumentGr
 
 
 def build_service(
-    args: argparse.Namespace, repo: Repository, gate: Gate, control: TimeControl, memory_mb: float
+    uploads: UploadConfig, repo: Repository, gate: Gate, control: TimeControl, memory_mb: float
 ) -> SubmissionService | None:
     """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions)."""
-    if not args.submissions:
+    if not uploads.store:
         return None
-    import dataclasses
-
-    from referee.hosting.uploads import SubmissionService
+    from referee.rpc.uploads import SubmissionService
     from referee.submissions.service import Submissions
     from referee.submissions.store import SubmissionStore
     from referee.submissions.validate import ValidationSettings
 
-    limits = dataclasses.replace(DEFAULT_LIMITS, **_upload_limits(args))
-    no_sandbox = uploads_uncontained(args)
-    from referee.commands._common import game_params
-
     validation = ValidationSettings(
-        game=args.validation_game,
-        # The served game's --param settings (e.g. a turn limit) hold for its validation too.
-        game_params=game_params(args) if args.validation_game in (args.game or []) else {},
+        game=uploads.validation_game,
+        game_params=uploads.validation_params,
         time_control=control,
         memory_mb=memory_mb or None,
-        no_sandbox=no_sandbox,
+        no_sandbox=uploads_uncontained(uploads.no_sandbox, uploads.allow_unsandboxed),
     )
     submissions = Submissions(
         repo,
-        SubmissionStore(args.submissions),
-        limits=limits,
+        SubmissionStore(uploads.store),
+        limits=uploads.limits,
         validation=validation,
-        concurrency=args.validation_concurrency,
+        concurrency=uploads.validation_concurrency,
     )
     return SubmissionService(submissions, gate=gate)
 
 
-def _upload_limits(args: argparse.Namespace) -> dict[str, int]:
-    """The :class:`~referee.submissions.limits.UploadLimits` fields the --upload-* options set
-    (sizes given in MB, in bytes)."""
-    limits: dict[str, int] = {}
-    for option, field, in_mb, _ in _LIMIT_OPTIONS:
-        value = getattr(args, option.removeprefix("--").replace("-", "_"))
-        limits[field] = int(value * MB) if in_mb else value
-    return limits
-
-
-def uploads_uncontained(args: argparse.Namespace) -> bool:
+def uploads_uncontained(no_sandbox: bool, allowed: bool) -> bool:
     """Whether uploaded bots run without the sandbox (``ValueError`` when they would but the
-    operator did not pass --allow-unsandboxed-uploads): uploads are untrusted code."""
+    operator did not pass --allow-unsandboxed-uploads, ``allowed``): uploads are untrusted
+    code."""
     from referee.sandbox.isolation import Isolation, choose, probe
 
-    no_sandbox = bool(getattr(args, "no_sandbox", False))
-    allowed = bool(getattr(args, "allow_unsandboxed_uploads", False))
     if no_sandbox and not allowed:
         raise ValueError(
             "--submissions with --no-sandbox would run uploaded code, which is hostile, "
@@ -175,7 +146,7 @@ def uploads_uncontained(args: argparse.Namespace) -> bool:
 
 
 def start_ladder(
-    args: argparse.Namespace,
+    config: ServeConfig,
     repo: Repository | None,
     recorder: CasualRecorder | None,
     hub: LiveHub | None,
@@ -184,9 +155,10 @@ def start_ladder(
 ) -> tuple[SubmittedLadder, asyncio.Task[None]] | None:
     """``referee serve --submissions``: submitted bots play ladder games in the default game
     (the ladder and its task; ``None`` when off)."""
-    if not args.submissions or repo is None or recorder is None:
+    uploads = config.uploads
+    if not uploads.store or repo is None or recorder is None:
         return None
-    if args.ladder_games_per_hour <= 0:
+    if uploads.ladder_games_per_hour <= 0:
         return None
     from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
     from referee.workers.queue import is_postgres
@@ -194,13 +166,13 @@ def start_ladder(
     settings = AutoplaySettings(
         game=game,
         time_control=control,
-        memory_mb=args.memory or None,
-        games_per_hour=args.ladder_games_per_hour,
-        concurrency=max(1, args.ladder_concurrency),
-        no_sandbox=uploads_uncontained(args),
+        memory_mb=config.memory_mb or None,
+        games_per_hour=uploads.ladder_games_per_hour,
+        concurrency=max(1, uploads.ladder_concurrency),
+        no_sandbox=uploads_uncontained(uploads.no_sandbox, uploads.allow_unsandboxed),
     )
     queue = None
-    if not getattr(args, "in_process", False) and is_postgres(repo.db.url):
+    if not config.in_process and is_postgres(repo.db.url):
         # On PostgreSQL the ladder's games are played by `referee worker` processes (their
         # live moves reach the hub through the listener of the hosted tournaments' queue).
         from referee.workers.dispatch import QueueDispatcher

@@ -234,7 +234,7 @@ async def _grade(
     if args.report_only:
         return await grade_all(repo, students, references, settings, None)
     if args.in_process or not is_postgres(repo.db.url):
-        isolation = announce_isolation(args, "referee grade")
+        isolation = announce_isolation(args.no_sandbox, "referee grade")
         refuse_uncontained(repo, [v for v, _ in students], isolation, args.no_sandbox)
         play = local_player(repo, game_settings, isolation)
         return await grade_all(

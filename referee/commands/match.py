@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
         _check_record_path(args.record)
     except (UnknownGameError, ValueError, TypeError) as exc:
         return _not_started(args, str(exc))
-    isolation = announce_isolation(args, "referee match")
+    isolation = announce_isolation(args.no_sandbox, "referee match")
     ready = _ready(args, game, specs, isolation)
     if isinstance(ready, int):
         return ready

@@ -13,6 +13,7 @@ from referee.commands._access import server_doorway
 from referee.commands._common import Subparsers
 from referee.commands._ops import start_ops
 from referee.commands._queued import queue_for
+from referee.commands._serve_config import ServeConfig, serve_config
 from referee.commands._serve_options import add_serve_options
 from referee.commands._uploads import start_ladder
 from referee.commands.services import ServeServices, build_serve_services
@@ -62,11 +63,13 @@ def run(args: argparse.Namespace) -> int:
 
     referee_logging.configure(args.log_format, args.log_level)
     try:
-        services = build_serve_services(args)
+        # The options are read here, once: nothing below sees the Namespace.
+        config = serve_config(args)
+        services = build_serve_services(config)
     except (UnknownGameError, ValueError, TypeError, OSError, DatabaseUnavailable) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_serve(args, services))
+    return asyncio.run(_serve(config, services))
 
 
 def _resume_validations(services: ServeServices) -> asyncio.Task[int] | None:
@@ -77,7 +80,7 @@ def _resume_validations(services: ServeServices) -> asyncio.Task[int] | None:
 
 
 async def _shut_down(
-    args: argparse.Namespace,
+    config: ServeConfig,
     server: RefereeServer,
     services: ServeServices,
     pairing: tuple[Matchmaker, asyncio.Task[None]] | None,
@@ -98,11 +101,11 @@ async def _shut_down(
         matchmaker.stop_pairing()
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        await matchmaker.drain(args.shutdown_grace)
+        await matchmaker.drain(config.shutdown_grace)
     if ladder is not None:
         ladder[1].cancel()
         await asyncio.gather(ladder[1], return_exceptions=True)
-        await ladder[0].drain(args.shutdown_grace)
+        await ladder[0].drain(config.shutdown_grace)
     if services.recorder is not None:
         await services.recorder.drain()
     if services.uploads is not None:
@@ -110,7 +113,7 @@ async def _shut_down(
     await server.stop(1.0)
 
 
-async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
+async def _serve(config: ServeConfig, services: ServeServices) -> int:
     import signal
 
     from referee.sandbox.leftovers import sweep_once
@@ -124,23 +127,24 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
         auth=services.auth,
         games=[g.name for g in services.games],
         services=services.grpc_services,
-        resume_window=args.reconnect_window,
-        keepalive_time_s=args.keepalive,
-        keepalive_timeout_s=args.keepalive / 2,
+        resume_window=config.reconnect_window,
+        keepalive_time_s=config.keepalive,
+        keepalive_timeout_s=config.keepalive / 2,
         default_game=services.default_game,
-        max_sessions=args.max_sessions,
-        doorway=server_doorway(args),
-        allow_duplicate_sessions=args.allow_duplicate_sessions,
+        max_sessions=config.max_sessions,
+        doorway=server_doorway(config.max_logins),
+        allow_duplicate_sessions=config.allow_duplicate_sessions,
+        lobby=services.lobby,
     )
-    _open_files_for(args.max_sessions)
+    _open_files_for(config.max_sessions)
     # Before the address file is written: a SIGTERM sent as soon as it appears must be a clean
     # stop, not the default handler's death.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    listening = await _listen(args, services, server)
-    fronts = await _start_fronts(args, services) if listening else None
+    listening = await _listen(config, services, server)
+    fronts = await _start_fronts(config, services) if listening else None
     if fronts is None:
         await server.stop(0)
         return 1
@@ -148,10 +152,10 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
     if web:
         _link_sdk(server, web)
     resumed = _resume_validations(services)
-    host, hosting = _start_hosting(args, services, server)
-    pairing = _start_pairing(args, services, server, host)
+    host, hosting = _start_hosting(config, services, server)
+    pairing = _start_pairing(config, services, host)
     ladder = start_ladder(
-        args,
+        config,
         services.repo,
         services.recorder,
         services.hub,
@@ -162,10 +166,10 @@ async def _serve(args: argparse.Namespace, services: ServeServices) -> int:
     try:
         await stop.wait()
     finally:
-        log.info("shutting_down", grace=args.shutdown_grace)
+        log.info("shutting_down", grace=config.shutdown_grace)
         if web:
             await web.stop()
-        await _shut_down(args, server, services, pairing, resumed, hosting, ladder)
+        await _shut_down(config, server, services, pairing, resumed, hosting, ladder)
         await ops.stop()
     return 0
 
@@ -199,12 +203,12 @@ def _link_sdk(server: RefereeServer, web: WebServer) -> None:
         web.app.state.referee_port = int(tcp[0].rpartition(":")[2])
 
 
-async def _listen(args: argparse.Namespace, services: ServeServices, server: RefereeServer) -> bool:
+async def _listen(config: ServeConfig, services: ServeServices, server: RefereeServer) -> bool:
     """Listen on every ``--listen`` address (and write ``--address-file``); ``False`` when one
     cannot be used (said on stderr)."""
     try:
         # Sandboxed tournament bots reach the server on a private Unix socket (no network).
-        private = [services.repo is not None and not args.no_sandbox]
+        private = [services.repo is not None and not config.no_sandbox]
         private += [False] * len(services.listen)
         addresses = [
             await server.start(a, services.tls, private_socket=p)
@@ -213,18 +217,18 @@ async def _listen(args: argparse.Namespace, services: ServeServices, server: Ref
     except (OSError, RuntimeError) as exc:
         print(f"referee serve: {exc}", file=sys.stderr)
         return False
-    if args.address_file:
-        _write_atomically(args.address_file, "".join(f"{a}\n" for a in addresses))
+    if config.address_file:
+        _write_atomically(config.address_file, "".join(f"{a}\n" for a in addresses))
     return True
 
 
 async def _start_fronts(
-    args: argparse.Namespace, services: ServeServices
+    config: ServeConfig, services: ServeServices
 ) -> tuple[WebServer | None, OpsEndpoints] | None:
     """The web front and the operations endpoints (``--metrics-listen``), the last of start-up
     (then the garbage collector is tuned for serving); ``None``, with whatever had started
     stopped, when one of them cannot start (said on stderr)."""
-    started, web = await _start_web(args, services)
+    started, web = await _start_web(config, services)
     if not started:
         return None
     try:
@@ -240,23 +244,20 @@ async def _start_fronts(
 
 
 def _start_pairing(
-    args: argparse.Namespace,
-    services: ServeServices,
-    server: RefereeServer,
-    host: TournamentHost | None = None,
+    config: ServeConfig, services: ServeServices, host: TournamentHost | None = None
 ) -> tuple[Matchmaker, asyncio.Task[None]] | None:
     """With ``--pair auto``: the matchmaker, playing on a task; spectators follow its games."""
     from referee.hosting.matchmaker import Matchmaker
 
-    if args.pair != "auto":
+    if not config.pair:
         return None
     recorder = services.recorder
     matchmaker = Matchmaker(
-        server.lobby,
+        services.lobby,
         services.games,
         time_control=services.control,
         memory_limit_bytes=services.memory_bytes,
-        records_dir=args.records,
+        records_dir=config.records,
         # --db: casual games are stored and feed the live ladder.
         on_game=recorder.on_game if recorder is not None else None,
         # A player's run of casual forfeits: the games it fed are voided and rerated.
@@ -265,14 +266,14 @@ def _start_pairing(
         mode="ladder" if recorder is not None else "casual",
         # Bots a tournament run by this server needs are not paired casually.
         reserved=host.reserved if host is not None else None,
-        challenge_answer_s=args.challenge_wait,
-        max_challenges=args.max_challenges,
+        challenge_answer_s=config.challenge_wait,
+        max_challenges=config.max_challenges,
     )
     return matchmaker, asyncio.create_task(matchmaker.run())
 
 
 def _start_hosting(
-    args: argparse.Namespace, services: ServeServices, server: RefereeServer
+    config: ServeConfig, services: ServeServices, server: RefereeServer
 ) -> tuple[TournamentHost | None, asyncio.Task[None] | None]:
     """With ``--db``: run the tournaments marked for this server (``referee tournament start``)
     on this loop, with this server's sessions (:mod:`referee.hosting.host`)."""
@@ -282,12 +283,13 @@ def _start_hosting(
 
     host = TournamentHost(
         services.repo,
-        server,
+        server.handle(),
         services.hub,
-        remote_timeout=args.remote_timeout or None,
-        no_sandbox=_common.announced_no_sandbox(args, "referee serve"),
+        remote_timeout=config.remote_timeout or None,
+        no_sandbox=_common.announced_no_sandbox(config.no_sandbox, "referee serve"),
+        presence=services.presence,
     )
-    return host, asyncio.create_task(_host(args.in_process, services, host))
+    return host, asyncio.create_task(_host(config.in_process, services, host))
 
 
 async def _host(in_process: bool, services: ServeServices, host: TournamentHost) -> None:
@@ -297,16 +299,14 @@ async def _host(in_process: bool, services: ServeServices, host: TournamentHost)
     log = get_logger("referee.serve")
     assert services.repo is not None
     async with queue_for(in_process, services.repo, services.hub, log.info) as queue:
-        host.queue = queue
-        await host.run()
+        await host.run(queue)
 
 
-async def _start_web(
-    args: argparse.Namespace, services: ServeServices
-) -> tuple[bool, WebServer | None]:
+async def _start_web(config: ServeConfig, services: ServeServices) -> tuple[bool, WebServer | None]:
     """The web front on this loop (with the upload service of ``--submissions``, if any):
     whether start-up may go on, and the server (``None`` when off)."""
-    if args.no_web:
+    front = config.web
+    if front.off:
         return True, None
     from referee.asgi.server import WebServer, parse_address
     from referee.commands.web import web_settings
@@ -316,15 +316,16 @@ async def _start_web(
 
     log = get_logger("referee.serve")
     try:
-        host, port = parse_address(args.web or DEFAULT_WEB)
+        host, port = parse_address(front.address or DEFAULT_WEB)
         uploads = services.uploads.submissions if services.uploads is not None else None
-        app = create_app(services.repo, services.hub, web_settings(args), submissions=uploads)
+        settings = web_settings(front.secure_cookies, front.publish_thinking)
+        app = create_app(services.repo, services.hub, settings, submissions=uploads)
         # The same /metrics as --metrics-listen, for a scraper that reaches the web port.
         app.router.routes.append(metrics_route())
-        web = WebServer(app, host, port, proxy_headers=args.web_proxy_headers)
+        web = WebServer(app, host, port, proxy_headers=front.proxy_headers)
         await web.start()
     except (OSError, ValueError) as exc:
-        if args.web is None:
+        if front.address is None:
             log.warning("web_not_started", reason=str(exc), address=DEFAULT_WEB)
             return True, None
         print(f"referee serve: web front: {exc}", file=sys.stderr)

@@ -1,42 +1,34 @@
-"""The services ``referee serve`` and ``referee worker`` run, built once from parsed options.
+"""The services ``referee serve`` and ``referee worker`` run, built once from their typed
+configuration (``referee serve``'s :class:`~referee.commands._serve_config.ServeConfig`).
 
-The options stay on the parsed ``Namespace``; what is built from them (the token gate, the
-live hub, the repository, the Arena and Submissions services, the casual games' recorder)
-lives in one typed value handed to each step of start-up, never on the ``Namespace``.
+What is built (the token gate, the live hub, the repository, the Arena and Submissions
+services, the casual games' recorder) lives in one typed value handed to each step of
+start-up beside the configuration.
 """
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from referee.commands._ops import OpsAddresses
+
 if TYPE_CHECKING:
     from engine.game import Game
-    from referee.hosting.arena import ArenaService
+    from referee.commands._serve_config import ServeConfig
     from referee.hosting.casual import CasualRecorder
-    from referee.hosting.live_arena import LiveArenaService
-    from referee.hosting.uploads import SubmissionService
+    from referee.hosting.presence import PresenceDesk
+    from referee.live.hub import LiveHub
     from referee.match.clock import TimeControl
+    from referee.rpc.arena import ArenaService
+    from referee.rpc.live_arena import LiveArenaService
+    from referee.rpc.uploads import SubmissionService
     from referee.server.access import Gate
     from referee.server.app import Service, TlsFiles
     from referee.server.auth import Authenticator
-    from referee.server.live import LiveHub
+    from referee.server.lobby import Lobby
     from referee.storage import Repository
     from referee.workers.worker import WorkerOptions
-
-
-@dataclass(frozen=True, slots=True)
-class OpsAddresses:
-    """Where the operations endpoints listen (``None``: not served)."""
-
-    metrics: str | None = None
-    health: str | None = None
-
-    @classmethod
-    def parsed(cls, args: argparse.Namespace) -> OpsAddresses:
-        # `referee serve` answers health on its gRPC port and has no --health-listen.
-        return cls(args.metrics_listen, getattr(args, "health_listen", None))
 
 
 @dataclass(slots=True)
@@ -54,6 +46,11 @@ class ServeServices:
     tls: TlsFiles | None
     #: One hub: the Arena service, the web front and the matchmaker's games share it.
     hub: LiveHub
+    #: The server's sessions, made before it: the presence desk reads them too.
+    lobby: Lobby
+    #: Where the tournaments the server runs put their remote entries' presence, for the
+    #: Arena service (which also asks it about a tournament not started yet).
+    presence: PresenceDesk
     ops: OpsAddresses = field(default_factory=OpsAddresses)
     #: With ``--db``: the repository and the token gate every door shares.
     repo: Repository | None = None
@@ -79,48 +76,56 @@ class WorkerServices:
     ops: OpsAddresses
 
 
-def build_serve_services(args: argparse.Namespace) -> ServeServices:
-    """What the server runs, built from the options (``ValueError`` and the like when they
-    do not fit together, before anything listens)."""
+def build_serve_services(config: ServeConfig) -> ServeServices:
+    """What the server runs, built from ``config`` (``ValueError`` and the like when the
+    options do not fit together, before anything listens)."""
     from engine.registry import game_names
     from referee.commands._access import stored_doors
-    from referee.commands._common import game_params, load_game_option, time_control
+    from referee.commands._common import load_game_option
     from referee.commands._dbopen import open_repository
-    from referee.commands._serve_options import tls_files
     from referee.commands._uploads import build_service
+    from referee.hosting.presence import PresenceDesk
+    from referee.live.hub import LiveHub
     from referee.server.address import DEFAULT_ADDRESS, with_port
     from referee.server.auth import OpenAuth, TokenTable, read_token_file
-    from referee.server.live import LiveHub
+    from referee.server.lobby import Lobby
 
-    names = args.game or game_names()
-    params = game_params(args)
-    games = [load_game_option(name, params if args.game else {}) for name in names]
-    control = time_control(args)
-    auth: Authenticator = TokenTable(read_token_file(args.tokens)) if args.tokens else OpenAuth()
+    names = list(config.games) or game_names()
+    games = [load_game_option(name, config.params if config.games else {}) for name in names]
+    control = config.time_control
+    tokens = config.tokens
+    auth: Authenticator = TokenTable(read_token_file(tokens)) if tokens else OpenAuth()
+    lobby = Lobby()
     services = ServeServices(
         games=games,
         control=control,
-        memory_bytes=int(args.memory * 1024 * 1024),
-        default_game=_default_game(args.default_game, [g.name for g in games]),
-        listen=[with_port(a) for a in args.listen or [DEFAULT_ADDRESS]],
+        memory_bytes=int(config.memory_mb * 1024 * 1024),
+        default_game=_default_game(config.default_game, [g.name for g in games]),
+        listen=[with_port(a) for a in config.listen or [DEFAULT_ADDRESS]],
         auth=auth,
-        tls=tls_files(args),
+        tls=config.tls.files(),
         hub=LiveHub(),
-        ops=OpsAddresses.parsed(args),
+        lobby=lobby,
+        presence=PresenceDesk(lobby, config.remote_timeout or None),
+        ops=OpsAddresses(config.metrics_listen),
     )
-    if args.db:
-        if args.tokens:
+    if config.db:
+        if config.tokens:
             raise ValueError("--tokens and --db are two sources of tokens: give one")
         from referee.hosting.casual import CasualRecorder
 
-        repo = services.repo = open_repository(args.db, create=args.create)
-        services.auth, services.gate, services.read = stored_doors(repo, services.hub)
-        services.recorder = CasualRecorder(repo, rate_channels=args.rate_channels)
-        services.uploads = build_service(args, repo, services.gate, control, args.memory)
-    elif args.submissions:
+        repo = services.repo = open_repository(config.db, create=config.create)
+        services.auth, services.gate, services.read = stored_doors(
+            repo, services.hub, services.presence
+        )
+        services.recorder = CasualRecorder(repo, rate_channels=config.rate_channels)
+        services.uploads = build_service(
+            config.uploads, repo, services.gate, control, config.memory_mb
+        )
+    elif config.uploads.store:
         raise ValueError("--submissions needs --db (versions are kept in the database)")
     else:
-        from referee.hosting.live_arena import LiveArenaService
+        from referee.rpc.live_arena import LiveArenaService
 
         # Spectators still see the live games (referee watch --server); nothing is stored.
         services.read = LiveArenaService(services.hub)

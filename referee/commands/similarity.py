@@ -262,7 +262,7 @@ async def _behaviour(
     from referee.commands.grade import refuse_uncontained
     from referee.play.bots import launch_spec
 
-    isolation = announce_isolation(args, "referee similarity")
+    isolation = announce_isolation(args.no_sandbox, "referee similarity")
     refuse_uncontained(repo, [v for v, _, _ in bots], isolation, args.no_sandbox)
     positions = probe_positions(args.game, args.positions)
     clock = time_control(args)

@@ -186,15 +186,15 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
     from referee.analysis.sprt_run import run_sprt
     from referee.commands._common import announce_isolation, time_control
     from referee.commands._remote import remote_owners, start_referee
+    from referee.live.hub import LiveHub
     from referee.play.game import GamePlayer, GameTerms
     from referee.sandbox.isolation import Isolation
     from referee.sandbox.warm import WarmTerms, demand
-    from referee.server.live import LiveHub
     from referee.storage import SourceKind
 
     game, repo, versions = setup.game, setup.repo, setup.versions
     # Launched bots: the sandbox where it works here, unless --no-sandbox.
-    isolation = announce_isolation(args, "referee sprt")
+    isolation = announce_isolation(args.no_sandbox, "referee sprt")
     new, base = versions[0].label, versions[1].label
     terms = GameTerms(
         game=game,
@@ -211,7 +211,7 @@ async def _play_async(args: argparse.Namespace, setup: _Setup, out: TextIO) -> D
         private = isolation is Isolation.BWRAP
         server = await start_referee(repo, game.name, args.listen, LiveHub(), "this SPRT", private)
     try:
-        player = GamePlayer(terms, server)
+        player = GamePlayer(terms, server.handle() if server is not None else None)
         concurrency = args.concurrency
         if player.seats is not None and server is not None:
             player.seats.owners.update(owners)

@@ -26,9 +26,11 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from referee.commands._arena import ProgressDisplay
+    from referee.hosting.presence import PresenceDesk
+    from referee.live.hub import LiveHub
     from referee.sandbox.warm import Demand
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
+    from referee.server.handle import ServerHandle
     from referee.storage import Repository, TournamentInfo, TournamentSettings
     from referee.tournament.runner import RunSummary, TournamentRunner
     from referee.workers.dispatch import QueueDispatcher
@@ -325,21 +327,24 @@ async def _play(
 ) -> RunSummary:
     """Play ``t``'s missing games (``need``: warm sandboxes already asked for them)."""
     from referee.commands._arena import ProgressDisplay
-    from referee.hosting.presence import watch_presence
-    from referee.server.live import LiveHub
+    from referee.hosting.presence import PresenceDesk, watch_presence
+    from referee.live.hub import LiveHub
     from referee.storage.locks import LockWait
 
     # A run writes for hours: a database locked for a while is waited for (docs/storage.md).
     repo.db.wait_for_locks(LockWait())
     hub = LiveHub()
     web = await maybe_web(args.web, repo, hub)
-    server = await _maybe_server(args, repo, t, hub)
+    # Presence is known only of the tournament run here (no sessions before it starts).
+    desk = PresenceDesk()
+    server = await _maybe_server(args, repo, t, hub, desk)
+    handle = server.handle() if server is not None else None
     display = None if args.no_progress else ProgressDisplay(err, t.name)
     try:
         async with queue_for(getattr(args, "in_process", False), repo, hub, err.print) as queue:
-            runner = _runner(args, repo, t, hub, server, display, queue)
+            runner = _runner(args, repo, t, hub, handle, display, queue)
             runner.warm_ahead = need
-            watcher = watch_presence(repo, t, runner, server, args.remote_timeout, err)
+            watcher = watch_presence(repo, t, runner, handle, args.remote_timeout, err, desk=desk)
             try:
                 if display is not None:
                     with display:
@@ -357,7 +362,7 @@ def _runner(
     repo: Repository,
     t: TournamentInfo,
     hub: LiveHub,
-    server: RefereeServer | None,
+    server: ServerHandle | None,
     display: ProgressDisplay | None,
     queue: QueueDispatcher | None,
 ) -> TournamentRunner:
@@ -372,13 +377,17 @@ def _runner(
         progress=display,
         ladder=None if args.no_ladder else args.ladder,
         remote_timeout=args.remote_timeout,
-        no_sandbox=_common.announced_no_sandbox(args, "referee tournament"),
+        no_sandbox=_common.announced_no_sandbox(args.no_sandbox, "referee tournament"),
         queue=queue,
     )
 
 
 async def _maybe_server(
-    args: argparse.Namespace, repo: Repository, t: TournamentInfo, hub: LiveHub
+    args: argparse.Namespace,
+    repo: Repository,
+    t: TournamentInfo,
+    hub: LiveHub,
+    presence: PresenceDesk,
 ) -> RefereeServer | None:
     from referee.storage import SourceKind
 
@@ -389,7 +398,9 @@ async def _maybe_server(
 
     # Launched bots in the sandbox reach it on a private Unix socket.
     private = not args.no_sandbox
-    return await start_referee(repo, t.settings.game, args.listen, hub, "this tournament", private)
+    return await start_referee(
+        repo, t.settings.game, args.listen, hub, "this tournament", private, presence
+    )
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     import asyncio
 
     from referee.asgi.server import WebServer
+    from referee.live.hub import LiveHub
     from referee.server.app import RefereeServer
-    from referee.server.live import LiveHub
     from referee.storage import Repository
     from referee.web.context import WebSettings
 
@@ -69,13 +69,14 @@ def register(subparsers: Subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def web_settings(args: argparse.Namespace) -> WebSettings:
+def web_settings(secure_cookies: bool, publish_thinking: str) -> WebSettings:
+    """The web front's settings: ``--web-secure-cookies``, ``--publish-thinking``."""
     from referee.web.context import WebSettings
     from referee.web.thinking import PublishThinking
 
     return WebSettings.from_env(
-        secure_cookies=True if args.web_secure_cookies else None,
-        publish_thinking=PublishThinking(args.publish_thinking),
+        secure_cookies=True if secure_cookies else None,
+        publish_thinking=PublishThinking(publish_thinking),
     )
 
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     configure_logs(args)
     try:
         repo = open_repo(args)
-        settings = web_settings(args)
+        settings = web_settings(args.web_secure_cookies, args.publish_thinking)
     except (ValueError, OSError) as exc:
         print(f"referee web: {exc}", file=sys.stderr)
         return 2
@@ -99,7 +100,7 @@ async def _serve(args: argparse.Namespace, repo: Repository, settings: WebSettin
     import signal
 
     from referee.asgi.server import WebServer, parse_address
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.telemetry.logs import get_logger
     from referee.web.app import create_app
 

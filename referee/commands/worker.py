@@ -84,7 +84,8 @@ def _add_uploads_option(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from referee.commands.services import OpsAddresses, WorkerServices
+    from referee.commands._ops import OpsAddresses
+    from referee.commands.services import WorkerServices
     from referee.telemetry import logs
     from referee.workers.queue import is_postgres
     from referee.workers.worker import WorkerOptions
@@ -106,12 +107,13 @@ def run(args: argparse.Namespace) -> int:
         heartbeat_s=args.heartbeat,
         stall_timeout_s=args.stall_timeout,
         shutdown_grace_s=args.shutdown_grace,
-        no_sandbox=_common.announced_no_sandbox(args, "referee worker"),
+        no_sandbox=_common.announced_no_sandbox(args.no_sandbox, "referee worker"),
         allow_unsandboxed_uploads=args.allow_unsandboxed_uploads,
         name=args.name,
     )
     try:
-        return asyncio.run(_work(WorkerServices(options, OpsAddresses.parsed(args))))
+        ops = OpsAddresses(args.metrics_listen, args.health_listen)
+        return asyncio.run(_work(WorkerServices(options, ops)))
     except KeyboardInterrupt:
         return 130
     except (OSError, ValueError) as exc:

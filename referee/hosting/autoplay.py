@@ -30,13 +30,13 @@ from referee.hosting import ladder_schedule
 from referee.hosting.casual import CasualRecorder
 from referee.hosting.drain import drain_tasks
 from referee.hosting.ladder_schedule import Entrant
+from referee.live.hub import LiveHub
 from referee.match.clock import TimeControl
 from referee.match.report import new_game_id
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
-from referee.server.live import LiveHub
 from referee.storage import BotVersionInfo, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus

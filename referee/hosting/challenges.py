@@ -25,7 +25,7 @@ from engine.game import Game
 from referee.errors import Refused
 from referee.server import bounds
 from referee.server.capacity import DEFAULT_ANSWER_S
-from referee.server.lobby import Lobby
+from referee.server.handle import SessionPool
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
@@ -76,7 +76,7 @@ class ChallengeDesk:
 
     def __init__(
         self,
-        lobby: Lobby,
+        lobby: SessionPool,
         answer_s: float = DEFAULT_ANSWER_S,
         reserved: Callable[[BotSession], bool] | None = None,
     ) -> None:

@@ -9,7 +9,8 @@ notices it within :data:`POLL_S` and runs it on its own event loop with the serv
   address with a one-game token;
 * a session that a hosted tournament may need (a remote entry of a tournament being run, or a
   launched bot) is *reserved*: casual pairing leaves it alone (:meth:`TournamentHost.reserved`);
-* presence (connected/waiting/missing) is served by the Arena service's ``GetTournament``, and
+* presence (connected/waiting/missing) is kept on the server's
+  :class:`~referee.hosting.presence.PresenceDesk`, which its Arena service reads, and
   a remote bot joining under a name its owner did not enter is told which names are entered;
 * a game a remote entry missed (not connected within the wait) is told to its bot as a
   ``SKIPPED`` notice (:mod:`referee.hosting.skipped`): at once to its owner's bots under
@@ -26,12 +27,10 @@ import contextlib
 import functools
 import time
 
-from referee.hosting.arena import ArenaService
-from referee.hosting.presence import watch_presence
+from referee.hosting.presence import PresenceDesk, watch_presence
 from referee.hosting.skipped import MissedGames
-from referee.server.app import RefereeServer
-from referee.server.auth import LaunchTokens
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
+from referee.server.handle import ServerHandle
 from referee.server.session import BotSession
 from referee.storage import Repository, SourceKind, TournamentInfo, TournamentStatus
 from referee.storage.failures import describe
@@ -68,20 +67,22 @@ class _LogLines:
 
 
 class TournamentHost:
-    """Runs the hosted tournaments of ``repo`` on ``server`` until cancelled."""
+    """Runs the hosted tournaments of ``repo`` on ``server`` until cancelled; the presence of
+    their remote entries goes on ``presence`` (the desk the server's Arena service reads)."""
 
     def __init__(
         self,
         repo: Repository,
-        server: RefereeServer,
+        server: ServerHandle,
         hub: LiveHub | None = None,
         *,
         remote_timeout: float | None = DEFAULT_REMOTE_WAIT_S,
         ladder: str | None = "main",
         poll_s: float = POLL_S,
         no_sandbox: bool = False,
+        presence: PresenceDesk | None = None,
     ) -> None:
-        if not isinstance(server.auth, LaunchTokens):
+        if server.tokens is None:
             raise ValueError("a server that runs tournaments needs LaunchTokens as its auth")
         self.repo = repo
         self.server = server
@@ -97,12 +98,8 @@ class TournamentHost:
         self.entries: dict[int, set[tuple[str, str]]] = {}
         #: Games remote entries missed, told to their bots as they connect (also after their
         #: tournament ended, while this server runs).
-        self.missed = MissedGames(server.lobby)
-        for service in server.services:
-            if isinstance(service, ArenaService):
-                # The Arena service answers presence before a tournament starts, too.
-                service.lobby = server.lobby
-                service.remote_wait_s = remote_timeout
+        self.missed = MissedGames(server.sessions)
+        self.presence = presence
         self._failed: dict[int, float] = {}
         #: Where games of launched bots go (PostgreSQL: ``referee worker`` processes).
         self.queue: GameQueue | None = None
@@ -110,17 +107,18 @@ class TournamentHost:
     def reserved(self, session: BotSession) -> bool:
         """Whether casual pairing must leave ``session`` to a tournament: a launched bot, or a
         remote entry of a tournament this server is running."""
-        auth = self.server.auth
-        assert isinstance(auth, LaunchTokens)
+        tokens = self.server.tokens
         who = session.identity.player_id
-        if who is not None and who in auth.tokens.values():
+        if who is not None and tokens is not None and tokens.holds(who):
             return True
         key = (who or "", session.identity.name)
         return any(key in entries for entries in self.entries.values())
 
-    async def run(self) -> None:
-        """Look for hosted tournaments every ``poll_s`` seconds; cancelling stops them all
-        (each stays ``running``, to be resumed by the next server)."""
+    async def run(self, queue: GameQueue | None = None) -> None:
+        """Look for hosted tournaments every ``poll_s`` seconds, their games of launched bots
+        going to ``queue`` when given; cancelling stops them all (each stays ``running``, to
+        be resumed by the next server)."""
+        self.queue = queue
         delivery = asyncio.create_task(self.missed.serve())
         try:
             while True:
@@ -173,10 +171,17 @@ class TournamentHost:
             for v in runner.entrants
             if v.source_kind is SourceKind.REMOTE and runner.player.seats is not None
         }
-        notes_before = list(self.server.welcome_notes)
         log.info("tournament_started", tournament=t.name, id=t.id)
+        # Its Welcome note goes with the watcher.
         watcher = watch_presence(
-            self.repo, t, runner, self.server, self.remote_timeout, _LogLines(), self.missed
+            self.repo,
+            t,
+            runner,
+            self.server,
+            self.remote_timeout,
+            _LogLines(),
+            self.missed,
+            self.presence,
         )
         try:
             summary = await runner.run()
@@ -199,12 +204,9 @@ class TournamentHost:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
-            self.server.welcome_notes[:] = [
-                n for n in self.server.welcome_notes if n in notes_before
-            ]
             # Its bots are free for casual pairing again: wake the matchmaker.
             self.entries.pop(t.id, None)
-            await self.server.lobby.notify()
+            await self.server.sessions.notify()
 
     def _runner(self, t: TournamentInfo) -> TournamentRunner:
         runner = TournamentRunner(

@@ -36,11 +36,11 @@ from referee.hosting.challenges import (
 )
 from referee.hosting.drain import drain_tasks
 from referee.hosting.noshow import watch_first_moves
+from referee.live.hub import LiveEnd, LiveHub, LiveObserver
 from referee.match.clock import TimeControl
 from referee.match.runner import GameReport, MatchRunner
 from referee.server.capacity import DEFAULT_ANSWER_S, DEFAULT_MAX_CHALLENGES
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
-from referee.server.lobby import Lobby
+from referee.server.handle import SessionPool
 from referee.server.session import BotSession
 from referee.telemetry.logs import get_logger
 
@@ -52,7 +52,7 @@ class Matchmaker:
 
     def __init__(
         self,
-        lobby: Lobby,
+        lobby: SessionPool,
         games: Sequence[Game[Any]],
         *,
         time_control: TimeControl | None = None,

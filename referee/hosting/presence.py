@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import referee_pb2 as pb
 from referee.hosting.skipped import MissedGames
 from referee.play.seats import SeatFinder
@@ -20,8 +19,7 @@ from referee.storage import BotVersionInfo, Repository, SourceKind
 from referee.text.names import display
 
 if TYPE_CHECKING:
-    from referee.server.app import RefereeServer
-    from referee.server.lobby import Lobby
+    from referee.server.handle import ServerHandle, SessionPool
     from referee.storage import TournamentInfo
     from referee.tournament.runner import TournamentRunner
 
@@ -65,7 +63,7 @@ class PresenceBoard:
         self._last: dict[str, Presence] = {}
 
     def _connected(self, entry: BotVersionInfo) -> bool:
-        return connected(self.seats.lobby, self.owners.get(entry.id), entry)
+        return connected(self.seats.sessions, self.owners.get(entry.id), entry)
 
     def states(self) -> list[EntryPresence]:
         out = []
@@ -134,83 +132,51 @@ def remote_entries(
     return entries, owners
 
 
-def connected(lobby: Lobby, owner: str | None, entry: BotVersionInfo) -> bool:
-    """Whether a session of ``entry``'s owner, named for it, is in ``lobby``."""
+def connected(sessions: SessionPool, owner: str | None, entry: BotVersionInfo) -> bool:
+    """Whether a session of ``entry``'s owner, named for it, is among ``sessions``."""
     return any(
         s.identity.player_id == owner and s.identity.name == entry.location
-        for s in lobby.sessions()
+        for s in sessions.sessions()
     )
 
 
-def presence_reply(
-    repo: Repository,
-    t: TournamentInfo,
-    board: PresenceBoard | None,
-    lobby: Lobby | None,
-    wait_s: float | None,
-) -> apb.TournamentPresence:
-    """The Arena service's ``GetTournamentPresence``: from the board of the run when this
-    server runs ``t``; else, on a server that could run it (``lobby``), whether each remote
-    entry's bot is connected; else ``unknown``."""
-    if board is not None:
-        states, wait = board.states(), board.wait_s
-    else:
-        entries, owners = remote_entries(repo, t.id)
-        wait = wait_s
-        states = []
-        for e in entries:
-            owner = owners.get(e.id, "")
-            if lobby is None:
-                state = Presence.UNKNOWN
-            else:
-                on = connected(lobby, owner, e)
-                state = Presence.CONNECTED if on else Presence.MISSING
-            states.append(EntryPresence(e.label, owner, e.location, state))
-    return apb.TournamentPresence(
-        tournament=t.name,
-        status=str(t.status),
-        running=board is not None,
-        wait_s=wait or 0.0,
-        entries=[
-            apb.EntryPresence(
-                bot=p.bot,
-                owner=p.owner,
-                hello_name=p.hello_name,
-                state=str(p.state),
-                wait_s=wait or 0.0,
-            )
-            for p in states
-        ],
-    )
+class PresenceDesk:
+    """The presence of remote entries as one server knows it, for its Arena service: the
+    board of each tournament it runs (added as each starts), and, on a server that could run
+    a tournament, its sessions and how long a game waits for a remote entry."""
+
+    def __init__(self, sessions: SessionPool | None = None, wait_s: float | None = None) -> None:
+        self.sessions = sessions
+        self.wait_s = wait_s
+        #: Tournament id -> the presence board of its remote entries.
+        self.boards: dict[int, PresenceBoard] = {}
 
 
 def watch_presence(
     repo: Repository,
     t: TournamentInfo,
     runner: TournamentRunner,
-    server: RefereeServer | None,
+    server: ServerHandle | None,
     wait: float | None,
     err: Lines,
     missed: MissedGames | None = None,
+    desk: PresenceDesk | None = None,
 ) -> asyncio.Task[None] | None:
-    """With remote entries: tell their bots which names are entered (Welcome) and which games
-    they missed (``missed``, delivered by its owner; else here while the tournament runs),
-    show the instructor each entry's presence as it changes, and serve it on the Arena
-    service."""
+    """With remote entries: tell their bots which names are entered (Welcome, until the task
+    ends) and which games they missed (``missed``, delivered by its owner; else here while
+    the tournament runs), show the instructor each entry's presence as it changes, and put
+    it on ``desk`` for the Arena service."""
     seats = runner.player.seats
     if server is None or seats is None:
         return None
     board = PresenceBoard(repo, t, seats, wait)
     if not board.entries:
         return None
-    server.welcome_notes.append(board.note_for)
-    from referee.hosting.arena import ArenaService
-
-    for service in server.services:
-        if isinstance(service, ArenaService):
-            service.presence[t.id] = board
+    server.add_note(board.note_for)
+    if desk is not None:
+        desk.boards[t.id] = board
     own = missed is None
-    skipped = MissedGames(server.lobby) if missed is None else missed
+    skipped = MissedGames(server.sessions) if missed is None else missed
     runner.player.on_absent = functools.partial(skipped.record, owners=seats.owners, wait_s=wait)
 
     async def report() -> None:
@@ -226,4 +192,7 @@ def watch_presence(
                 with contextlib.suppress(asyncio.CancelledError):
                     await delivery
 
-    return asyncio.create_task(report())
+    task = asyncio.create_task(report())
+    # Also when cancelled before it ever ran (a task's body, and its finally, would not run).
+    task.add_done_callback(lambda _: server.drop_note(board.note_for))
+    return task

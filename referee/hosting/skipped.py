@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from client_sdk.proto import referee_pb2 as pb
 from referee.hosting.challenges import tell
 from referee.match.runner import GameReport
-from referee.server.lobby import Lobby
+from referee.server.handle import SessionPool
 from referee.server.session import BotSession
 from referee.storage import BotVersionInfo
 
@@ -64,7 +64,7 @@ def outcome_words(report: GameReport, seat: int, label: str) -> str:
 class MissedGames:
     """The missed games of remote entries on one referee, and telling their bots."""
 
-    def __init__(self, lobby: Lobby) -> None:
+    def __init__(self, lobby: SessionPool) -> None:
         self.lobby = lobby
         #: (owner, hello name) -> the sentences for that entry's bot.
         self.notes: dict[tuple[str, str], list[Missed]] = {}

@@ -3,7 +3,8 @@
 Launched bots (package, SDK module, command) get fresh processes for every game
 (:func:`referee.play.local.play_match`). A game with a remote seat is played on the
 tournament's server: the remote bots are taken from its lobby (:mod:`.seats`), and a launched
-bot in such a game connects to it with a one-game token (:class:`LaunchTokens`).
+bot in such a game connects to it with a one-game token; the server is known only by its
+:class:`~referee.server.handle.ServerHandle`.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from referee.play.seats import SeatFinder, SessionTest, player_is
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import LaunchedBot, launch
 from referee.sandbox.relay import SocketRelay
-from referee.server.app import RefereeServer
-from referee.server.auth import LaunchTokens
+from referee.server.handle import ServerHandle
 from referee.server.session import BotSession
 from referee.storage import BotVersionInfo, SourceKind
 
@@ -63,10 +63,10 @@ class GameTerms:
 class GamePlayer:
     """Plays tournament games on the ``terms``; ``server`` is needed for remote seats."""
 
-    def __init__(self, terms: GameTerms, server: RefereeServer | None = None) -> None:
+    def __init__(self, terms: GameTerms, server: ServerHandle | None = None) -> None:
         self.terms = terms
         self.server = server
-        self.seats = SeatFinder(server.lobby, terms.game.name) if server is not None else None
+        self.seats = SeatFinder(server.sessions, terms.game.name) if server is not None else None
         #: Told of every game not played because remote seats had no session in time:
         #: ``(seats, absent seats, labels, report)`` (see :mod:`referee.hosting.skipped`).
         self.on_absent: (
@@ -128,7 +128,7 @@ class GamePlayer:
                 return Played(report, absent=absent)
             found = [s for s in sessions if s is not None]
             report = await self._run(found, launched, uid, labels, observer, opening)
-            await self.server.lobby.notify()
+            await self.server.sessions.notify()
             for s, bot in zip(found, launched, strict=True):
                 if bot is not None:
                     await s.goodbye("the game is over")
@@ -136,10 +136,10 @@ class GamePlayer:
             outputs = [bot.output.text() if bot is not None else "" for bot in launched]
             return Played(report, outputs)
         finally:
-            auth = self.server.auth
+            issuer = self.server.tokens
             for token in tokens:
-                if isinstance(auth, LaunchTokens):
-                    auth.revoke(token)
+                if issuer is not None:
+                    issuer.revoke(token)
             await asyncio.gather(
                 *(b.stop() for b in launched if b is not None), return_exceptions=True
             )
@@ -148,9 +148,10 @@ class GamePlayer:
     def _launch_address(self) -> str:
         """Where a launched bot reaches the server: sandboxed, its ``unix:`` socket."""
         assert self.server is not None
+        addresses = self.server.addresses()
         if self.terms.isolation is not Isolation.BWRAP:
-            return self.server.addresses[0]
-        for address in self.server.addresses:
+            return addresses[0]
+        for address in addresses:
             if address.startswith("unix:"):
                 return address
         raise ValueError("sandboxed bots need the server to listen on a unix: socket too")
@@ -167,16 +168,16 @@ class GamePlayer:
         its own socket for this game (kept in ``launched``, ``tokens`` and ``relays`` as they
         start, for the caller to clean up); returns how to recognise each seat's session."""
         assert self.server is not None and self.seats is not None
-        auth = self.server.auth
+        issuer = self.server.tokens
         wanted: list[SessionTest] = []
         for seat, v in enumerate(seats):
             if v.source_kind is SourceKind.REMOTE:
                 wanted.append(self.seats.remote(v))
                 continue
-            if not isinstance(auth, LaunchTokens):
+            if issuer is None:
                 raise ValueError("launched bots on a server need LaunchTokens as its auth")
             player = f"launch:{uid}:{seat}"
-            token = auth.issue(player)
+            token = issuer.issue(player)
             tokens.append(token)
             address = self._launch_address()
             if self.terms.isolation is Isolation.BWRAP:

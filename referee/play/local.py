@@ -79,6 +79,8 @@ class LocalReferee:
         self, server: RefereeServer, auth: LaunchTokens, isolation: Isolation = Isolation.NONE
     ) -> None:
         self.server = server
+        #: Its sessions, where a launched bot's session is waited for.
+        self.sessions = server.handle().sessions
         self.address = server.addresses[0]
         #: How launched bots are contained; sandboxed ones connect to :attr:`bot_address`.
         self.isolation = isolation
@@ -213,7 +215,7 @@ class LocalReferee:
         self, player: str, bot: LaunchedBot | None, timeout: float
     ) -> BotSession | None:
         """The session of ``player`` once open; ``None`` if ``bot`` exited or time ran out."""
-        lobby = self.server.lobby
+        lobby = self.sessions
         waiter = asyncio.create_task(
             lobby.wait_for(lambda s: s.identity.player_id == player, timeout)
         )

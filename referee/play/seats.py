@@ -2,7 +2,7 @@
 
 A remote bot version is played by a session opened with its owner's token whose hello names
 the version's ``location`` (the bot's name) and offers the game; a launched bot by the session
-that presented its one-game token (:class:`referee.server.auth.LaunchTokens`). Every seat of a
+that presented its one-game token (:class:`referee.server.handle.OneGameTokens`). Every seat of a
 game is taken at once, and a session taken for one game is reserved until its match runner
 holds it, so two games never take the same session.
 """
@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from referee.sandbox.launch import LaunchedBot
-from referee.server.lobby import Lobby
+from referee.server.handle import SessionPool
 from referee.server.session import BotSession
 from referee.storage import BotVersionInfo
 
@@ -37,10 +37,10 @@ def player_is(player: str) -> SessionTest:
 
 
 class SeatFinder:
-    """Takes sessions from ``lobby`` for the seats of games of ``game``."""
+    """Takes sessions from ``sessions`` (a server's lobby) for the seats of games of ``game``."""
 
-    def __init__(self, lobby: Lobby, game: str) -> None:
-        self.lobby = lobby
+    def __init__(self, sessions: SessionPool, game: str) -> None:
+        self.sessions = sessions
         self.game = game
         #: Bot version id -> the name of the player who owns it (for remote versions).
         self.owners: dict[int, str] = {}
@@ -73,7 +73,7 @@ class SeatFinder:
         owner = self.owners.get(version.id)
         return sum(
             s.max_games
-            for s in self.lobby.sessions()
+            for s in self.sessions.sessions()
             if s.identity.player_id == owner
             and s.identity.name == version.location
             and s.plays(self.game)
@@ -112,7 +112,7 @@ class SeatFinder:
         now = time.monotonic()
         deadlines = [None if limit is None else now + limit for limit in limits]
         while True:
-            since = self.lobby.generation
+            since = self.sessions.generation
             chosen = self._pick(wanted)
             if all(s is not None for s in chosen):
                 self._reserved.update(s.session_id for s in chosen if s is not None)
@@ -143,7 +143,7 @@ class SeatFinder:
             wait = left if poll is None else (poll if left is None else min(left, poll))
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
-                    await self.lobby.wait_change(since)
+                    await self.sessions.wait_change(since)
 
     def _pick(self, wanted: Sequence[SessionTest]) -> list[BotSession | None]:
         """One distinct open session per seat where one matches, else ``None``."""
@@ -151,7 +151,7 @@ class SeatFinder:
         taken: set[str] = set()
         for predicate in wanted:
             pick = next(
-                (s for s in self.lobby.sessions() if s.session_id not in taken and predicate(s)),
+                (s for s in self.sessions.sessions() if s.session_id not in taken and predicate(s)),
                 None,
             )
             if pick is not None:

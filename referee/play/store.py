@@ -41,10 +41,10 @@ from sqlalchemy.orm import Session
 
 from engine.adjudication.verdicts import Verdict
 from engine.game import Game
+from referee.live.hub import LiveEnd, LiveHub, LiveObserver
 from referee.match.report import GameReport, Observer
 from referee.play.game import GamePlayer, Played
 from referee.play.gamerows import finished_game
-from referee.server.live import LiveEnd, LiveHub, LiveObserver
 from referee.storage import BotVersionInfo, GameSummary, Repository
 from referee.storage.enums import GameKind
 

@@ -1,1 +1,2 @@
-"""The gRPC server: lifecycle, play sessions, lobby, matchmaker, auth, Arena service, live feeds."""
+"""The gRPC play wire: the server's lifecycle, play sessions and their lobby, the login gate
+(tokens, roles per call, throttling) and the bounds of every request field."""

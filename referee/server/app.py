@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Protocol
 
 import grpc
@@ -22,16 +22,17 @@ from client_sdk.proto import referee_pb2 as pb
 from engine.registry import game_names
 from referee.sandbox.leftovers import run_folder
 from referee.server.admission import Doorway, HandshakeCounts, core_options
-from referee.server.auth import Authenticator, OpenAuth
+from referee.server.auth import Authenticator, LaunchTokens, OpenAuth
 from referee.server.capacity import DEFAULT_MAX_SESSIONS
 from referee.server.codec import decode, passthrough
 from referee.server.guard import ErrorGuard
+from referee.server.handle import ServerHandle, WelcomeNote
 from referee.server.lobby import Lobby
 from referee.server.opening import PROTOCOL_VERSION as PROTOCOL_VERSION
 from referee.server.opening import SERVER_VERSION as SERVER_VERSION
 from referee.server.opening import SessionOpening
 from referee.server.opening import protocol_refusal as protocol_refusal
-from referee.server.session import BotSession, Identity, Malformed, PlayContext
+from referee.server.session import BotSession, Malformed, PlayContext
 from referee.server.transport import (
     KEEPALIVE_TIME_S,
     KEEPALIVE_TIMEOUT_S,
@@ -103,6 +104,7 @@ class RefereeServer(SessionOpening):
         auth_timeout: float = 30.0,
         doorway: Doorway | None = None,
         allow_duplicate_sessions: bool = False,
+        lobby: Lobby | None = None,
     ) -> None:
         self.auth: Authenticator = auth or OpenAuth()
         self.games = frozenset(games) if games is not None else frozenset(game_names())
@@ -119,7 +121,8 @@ class RefereeServer(SessionOpening):
         self.handshakes, self.doorway = HandshakeCounts(), doorway or Doorway()
         self.allow_duplicate_sessions = allow_duplicate_sessions
         self.banner = banner
-        self.lobby = Lobby()
+        #: The open sessions (given: shared with a service built before the server).
+        self.lobby = lobby if lobby is not None else Lobby()
         self.addresses: list[str] = []
         self._server: grpc.aio.Server | None = None
         self._health: health.aio.HealthServicer | None = None
@@ -134,13 +137,28 @@ class RefereeServer(SessionOpening):
         self._expiries: set[asyncio.Task[None]] = set()
         #: Each may add a line for a new session's Welcome (e.g. a running tournament telling a
         #: remote bot which names its owner has entered): ``(identity, hello) -> str | None``.
-        self.welcome_notes: list[Callable[[Identity, pb.Hello], str | None]] = []
+        self.welcome_notes: list[WelcomeNote] = []
         self._socket_folder: str | None = None
         #: Players whose one-game credential has already opened its session.
         self._claimed: set[str | None] = set()
         #: More gRPC services on the same port (e.g. the Arena service): each has ``name`` (its
         #: full service name, for reflection and health) and ``add_to(grpc_server)``.
         self.services = list(services)
+
+    def handle(self) -> ServerHandle:
+        """What the games hosted on this server are given of it (:mod:`.handle`)."""
+        auth = self.auth
+        return ServerHandle(
+            sessions=self.lobby,
+            tokens=auth if isinstance(auth, LaunchTokens) else None,
+            addresses=lambda: tuple(self.addresses),
+            add_note=self.welcome_notes.append,
+            drop_note=self._drop_note,
+        )
+
+    def _drop_note(self, note: WelcomeNote) -> None:
+        if note in self.welcome_notes:
+            self.welcome_notes.remove(note)
 
     async def start(
         self,

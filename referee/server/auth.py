@@ -79,6 +79,10 @@ class LaunchTokens:
     def revoke(self, token: str) -> None:
         self.tokens.pop(token, None)
 
+    def holds(self, player: str) -> bool:
+        """Whether a one-game token of ``player`` is out (a launched bot's identity)."""
+        return player in self.tokens.values()
+
     async def authenticate(self, hello: pb.Hello, peer: str = "") -> Identity:
         player = self.tokens.get(hello.token)
         if player is not None:

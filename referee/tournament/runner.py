@@ -23,8 +23,8 @@ and resuming are the same thing::
 * Bots: one game is played by :class:`referee.play.game.GamePlayer`: launched ones (package,
   SDK module, command) get fresh processes for every game; remote ones are taken from the
   lobby of ``server`` (:mod:`referee.play.seats`). A game with a remote seat is played on
-  ``server``; a launched bot in such a game connects to it with a one-game token
-  (:class:`referee.server.auth.LaunchTokens`).
+  ``server`` (what the runner is given of it: :class:`referee.server.handle.ServerHandle`);
+  a launched bot in such a game connects to it with a one-game token.
 * Workers: with a ``queue`` (PostgreSQL, :mod:`referee.workers`) every game of launched bots
   is a job that a ``referee worker`` process plays and records; this runner only waits for
   the stored result. Games with a remote seat are still played here.
@@ -41,14 +41,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from engine.game import Game
+from referee.live.hub import LiveHub
 from referee.match.runner import new_game_id
 from referee.play.bots import launch_spec
 from referee.play.game import GamePlayer
 from referee.play.store import Filing, HubBroadcast, has_result, play_and_store
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
-from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
+from referee.server.handle import ServerHandle
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
@@ -129,7 +129,7 @@ class TournamentRunner:
         *,
         concurrency: int | None = None,
         hub: LiveHub | None = None,
-        server: RefereeServer | None = None,
+        server: ServerHandle | None = None,
         progress: Progress | None = None,
         ladder: str | None = DEFAULT_LADDER,
         max_attempts: int = MAX_ATTEMPTS,
@@ -148,7 +148,6 @@ class TournamentRunner:
         s = self.info.settings
         self.concurrency = max(1, concurrency or s.concurrency or os.cpu_count() or 1)
         self.hub = hub
-        self.server = server
         self.progress = progress
         self.ladder = ladder if s.options.get("ladder", True) is not False else None
         self.max_attempts = max(1, max_attempts)

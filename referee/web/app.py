@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from referee.live.hub import LiveHub
 from referee.server import bounds
-from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.telemetry import metrics
 from referee.web import (

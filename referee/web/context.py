@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse
 
 from referee.analysis.gameeval import Analyst, store_analysis
 from referee.analysis.lessonbook import LessonBook
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.web.replay import ViewCache, format_clock
 from referee.web.security import Session, Signer, new_csrf_token

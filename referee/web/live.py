@@ -1,6 +1,6 @@
 """Live spectating: the list of games being played and each game's move stream over SSE.
 
-The stream comes from the referee's :class:`~referee.server.live.LiveHub` on the same event
+The stream comes from the referee's :class:`~referee.live.hub.LiveHub` on the same event
 loop. Each event (with its board picture) is encoded once per game and ply and shared by every
 spectator, so 200 spectators cost 200 socket writes per move, not 200 renderings.
 
@@ -34,7 +34,7 @@ from engine.game import State
 from engine.registry import load_game
 from engine.render import board_style, render_svg, status_line
 from engine.render.style import fill_for
-from referee.server.live import LiveEnd, LiveGame, LiveMove
+from referee.live.hub import LiveEnd, LiveGame, LiveMove
 from referee.web.context import web_of
 from referee.web.replay import new_cells, result_sentence
 

@@ -4,7 +4,7 @@ A worker plays a game far from the server that spectators are connected to (gRPC
 ``WatchGame``, the web front's SSE stream). Each event of the game (start, every move, end)
 goes out on the PostgreSQL channel :data:`CHANNEL` as one small JSON payload (a Tetress
 position is ~135 characters, far below ``NOTIFY``'s 8000-byte limit); the server's
-:class:`LiveListener` feeds them to its :class:`~referee.server.live.LiveHub`, which both
+:class:`LiveListener` feeds them to its :class:`~referee.live.hub.LiveHub`, which both
 spectator front ends already follow. ``NOTIFY`` keeps the order of one session's messages, and
 one worker process sends all its events on one connection, so moves arrive in order.
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from engine.adjudication.verdicts import Verdict, parse_ending
-from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveHub, LiveMove
 from referee.telemetry.logs import get_logger
 from referee.workers.queue import conninfo
 

@@ -14,7 +14,7 @@ from typing import Any
 import grpc
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.hosting.arena import ArenaService
+from referee.rpc.arena import ArenaService
 from referee.server.access import Gate
 from referee.server.app import RefereeServer
 from referee.server.storedauth import StoredTokenAuth

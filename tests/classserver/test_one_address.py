@@ -144,7 +144,7 @@ def test_casual_pairing_leaves_a_waiting_tournaments_bots_alone(tmp_path: Path) 
     async def main() -> tuple[object, object]:
         server = RefereeServer(auth=LaunchTokens(StoredTokenAuth(repo)), games=["tetress"])
         address = await server.start("127.0.0.1:0")
-        host = TournamentHost(repo, server, remote_timeout=120)
+        host = TournamentHost(repo, server.handle(), remote_timeout=120)
         hosting = asyncio.create_task(host.run())
         argv = [sys.executable, "-m", "client_sdk", "--server", address, "--token"]
         procs = [

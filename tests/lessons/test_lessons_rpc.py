@@ -21,7 +21,7 @@ from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
 from engine.records.lessons import read_lessons
 from referee.analysis.gameeval import Analyst, store_analysis
-from referee.hosting.uploads import SubmissionService
+from referee.rpc.uploads import SubmissionService
 from referee.server.app import RefereeServer
 from referee.storage import Repository, SourceKind
 from referee.storage.enums import Role

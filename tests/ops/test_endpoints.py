@@ -15,8 +15,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from client_sdk.proto import referee_pb2 as pb
-from referee.commands._ops import start_ops
-from referee.commands.services import OpsAddresses
+from referee.commands._ops import OpsAddresses, start_ops
 from referee.server.admission import Refusal
 from referee.server.app import RefereeServer
 from referee.server.auth import TokenTable

@@ -34,10 +34,10 @@ from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import referee_pb2 as pb
 from client_sdk.proto import submissions_pb2 as spb
 from engine.adjudication.verdicts import Verdict
-from referee.hosting.arena import ArenaService
-from referee.hosting.uploads import SubmissionService
+from referee.live.hub import LiveHub
+from referee.rpc.arena import ArenaService
+from referee.rpc.uploads import SubmissionService
 from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
 from referee.server.storedauth import StoredTokenAuth
 from referee.storage import (
     FinishedGame,

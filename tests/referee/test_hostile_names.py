@@ -19,9 +19,9 @@ from sqlalchemy import update
 from engine.adjudication.verdicts import Verdict
 from engine.registry import load_game
 from referee.commands.main import main
-from referee.hosting.arena import ArenaService
+from referee.live.hub import LiveHub
+from referee.rpc.arena import ArenaService
 from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
 from referee.storage import (
     FinishedGame,
     Repository,

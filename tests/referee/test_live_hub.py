@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from engine.adjudication.verdicts import Verdict
-from referee.server.live import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveHub, LiveMove
 
 
 def _move(ply: int) -> LiveMove:

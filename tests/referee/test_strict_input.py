@@ -15,12 +15,12 @@ import grpc
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc, submissions_pb2_grpc
 from client_sdk.proto import submissions_pb2 as spb
-from referee.hosting.arena import ArenaService
-from referee.hosting.live_arena import LiveArenaService
-from referee.hosting.uploads import SubmissionService
+from referee.live.hub import LiveHub
+from referee.rpc.arena import ArenaService
+from referee.rpc.live_arena import LiveArenaService
+from referee.rpc.uploads import SubmissionService
 from referee.server import bounds
 from referee.server.app import RefereeServer
-from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.storage import submissions as rows
 from referee.submissions.service import Submissions

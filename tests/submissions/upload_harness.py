@@ -16,9 +16,9 @@ import grpc
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from referee.hosting.arena import ArenaService
-from referee.hosting.uploads import SubmissionService
 from referee.match.clock import TimeControl
+from referee.rpc.arena import ArenaService
+from referee.rpc.uploads import SubmissionService
 from referee.server.app import RefereeServer
 from referee.storage import Repository
 from referee.submissions.limits import UploadLimits

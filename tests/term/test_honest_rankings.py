@@ -13,8 +13,8 @@ from termgames import store_game
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from referee.commands.main import main
-from referee.hosting.arena import ArenaService
 from referee.ratings import GameResult, build_leaderboard
+from referee.rpc.arena import ArenaService
 from referee.server.app import RefereeServer
 from referee.storage import Repository, SourceKind
 from referee.web.tables import build_table
@@ -122,7 +122,7 @@ def test_web_leaderboard_page_says_the_groups_stand_apart(tmp_path: Path) -> Non
     """The rendered leaderboard marks each group and says ratings compare only within one."""
     from starlette.testclient import TestClient
 
-    from referee.server.live import LiveHub
+    from referee.live.hub import LiveHub
     from referee.web.app import create_app
     from referee.web.context import WebSettings
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.storage.enums import Role
 from referee.storage.reports import save_report

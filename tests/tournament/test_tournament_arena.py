@@ -26,11 +26,11 @@ from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.adjudication.verdicts import Verdict
 from engine.records import read_record, replay
-from referee.hosting.arena import ArenaService
+from referee.live.hub import LiveHub
 from referee.play.bots import register_remote
+from referee.rpc.arena import ArenaService
 from referee.server.app import RefereeServer
 from referee.server.auth import LaunchTokens
-from referee.server.live import LiveHub
 from referee.server.storedauth import StoredTokenAuth
 from referee.storage import Repository, SourceKind, TournamentFormat
 from referee.tournament.runner import RunSummary, TournamentRunner
@@ -58,7 +58,7 @@ def test_arena_serves_tables_games_records_and_a_live_move_stream(tmp_path: Path
         server = _server(repo, hub)
         address = await server.start("127.0.0.1:0", also=[unix_address()])
         runner = asyncio.create_task(
-            TournamentRunner(repo, t.id, hub=hub, server=server, concurrency=1).run()
+            TournamentRunner(repo, t.id, hub=hub, server=server.handle(), concurrency=1).run()
         )
         out: dict[str, object] = {}
         try:
@@ -168,7 +168,7 @@ def test_registered_remote_bots_play_with_their_stored_tokens(tmp_path: Path) ->
             connect(address, tokens["alice"], "alice-bot", RANDOM)
             connect(address, tokens["bob"], "bob-bot", GREEDY)
             intruder = connect(address, tokens["bob"] + "x", "alice-bot", RANDOM)
-            runner = TournamentRunner(repo, t.id, server=server, remote_timeout=60)
+            runner = TournamentRunner(repo, t.id, server=server.handle(), remote_timeout=60)
             summary = await runner.run()
             code = await asyncio.to_thread(intruder.wait, 30)
             return summary, code
@@ -289,7 +289,9 @@ def test_a_remote_bot_that_never_connects_forfeits_by_disconnect(tmp_path: Path)
         server = _server(repo, LiveHub())
         await server.start("127.0.0.1:0", also=[unix_address()])
         try:
-            return await TournamentRunner(repo, t.id, server=server, remote_timeout=8.0).run()
+            return await TournamentRunner(
+                repo, t.id, server=server.handle(), remote_timeout=8.0
+            ).run()
         finally:
             await server.stop(0.5)
 

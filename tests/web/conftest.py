@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 from webdata import populate, site_copy, web_front
 
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.web.app import create_app
 from referee.web.context import WebSettings

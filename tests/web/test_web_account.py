@@ -7,7 +7,7 @@ from typing import Any
 from starlette.testclient import TestClient
 from webdata import sign_in
 
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.web.app import create_app
 from referee.web.context import WebSettings

@@ -16,8 +16,8 @@ from starlette.convertors import IntegerConvertor
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from referee.live.hub import LiveHub
 from referee.server import bounds
-from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.telemetry import logs
 from referee.web.app import IdConvertor, create_app, routes

@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from webdata import sign_in
 
 from referee.analysis.lessonbook import LessonBook
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository, SourceKind
 from referee.storage.enums import Role
 from referee.storage.lessonruns import PositionRun, save_runs

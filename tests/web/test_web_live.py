@@ -16,8 +16,8 @@ from engine.adjudication import Verdict
 from engine.outcome import Termination
 from engine.registry import load_game
 from referee.asgi.server import WebServer
+from referee.live.hub import LiveEnd, LiveHub, LiveMove, LiveObserver
 from referee.match.clock import SeatClock, TimeControl
-from referee.server.live import LiveEnd, LiveHub, LiveMove, LiveObserver
 from referee.web.app import create_app
 from referee.web.context import WebSettings
 

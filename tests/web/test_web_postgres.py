@@ -9,7 +9,7 @@ import pytest
 from starlette.testclient import TestClient
 from webdata import populate
 
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.storage.browse import data_mark, played_games, recent_games, version_names
 from referee.web.app import create_app

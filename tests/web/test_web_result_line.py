@@ -9,7 +9,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from engine.adjudication.verdicts import Verdict
-from referee.server.live import LiveEnd, LiveGame
+from referee.live.hub import LiveEnd, LiveGame
 from referee.storage import FinishedGame, Repository, SeatResult
 from referee.web.live import end_payload
 

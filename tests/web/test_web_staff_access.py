@@ -8,7 +8,7 @@ from typing import Any
 from starlette.testclient import TestClient
 from webdata import alphas_game, sign_in
 
-from referee.hosting.callers import Caller, may_read_game
+from referee.rpc.callers import Caller, may_read_game
 from referee.storage import Repository
 from referee.storage.enums import GameKind, Role
 

@@ -16,12 +16,11 @@ from starlette.testclient import TestClient
 from webdata import sign_in
 
 from engine.adjudication.verdicts import Verdict
-from engine.adjudication.verdicts import Verdict as MatchVerdict
 from engine.records import RecordBuilder, SearchInfo, record_to_json, write_record
 from engine.registry import load_game
 from referee.analysis.gameeval import WIN, Analysis, Analyst, PlyEval
 from referee.commands.main import main as referee_main
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import FinishedGame, Repository, SeatResult
 from referee.storage.browse import VersionName
 from referee.storage.enums import Role
@@ -176,7 +175,7 @@ def test_the_turning_point_is_the_biggest_swing_against_the_loser() -> None:
     ply, _ = turning_point(analysis, movers, loser=0)  # type: ignore[misc]
     assert ply == 6
     story = tell(
-        verdict=MatchVerdict.NORMAL,
+        verdict=Verdict.NORMAL,
         sentence="BLUE wins.",
         winner=1,
         offender=None,
@@ -196,7 +195,7 @@ def test_a_fault_is_explained_at_its_ply_with_output_for_the_owner_only() -> Non
     """A time loss names the ply the bot was to play and the verdict; the last output is
     shown when given (its owner, an instructor), else said to be private."""
     story = tell(
-        verdict=MatchVerdict.TIME,
+        verdict=Verdict.TIME,
         sentence="RED wins (time): BLUE exceeded its time.",
         winner=0,
         offender=1,
@@ -209,7 +208,7 @@ def test_a_fault_is_explained_at_its_ply_with_output_for_the_owner_only() -> Non
     assert story.fault_ply == 3 and "BLUE was to play ply 4" in story.points[0].text
     assert story.output.endswith("slow")
     private = tell(
-        verdict=MatchVerdict.TIME,
+        verdict=Verdict.TIME,
         sentence="s",
         winner=0,
         offender=1,

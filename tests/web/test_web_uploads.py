@@ -12,8 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 from webdata import bot_zip, sign_in
 
+from referee.live.hub import LiveHub
 from referee.match.clock import TimeControl
-from referee.server.live import LiveHub
 from referee.storage import Repository
 from referee.submissions.limits import UploadLimits
 from referee.submissions.service import Submissions

@@ -126,6 +126,7 @@ UNSANDBOXED = ("--no-sandbox", "--allow-unsandboxed-uploads")
 
 def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
     """Whether the ladder `referee serve --submissions --db url` starts has a job queue."""
+    from referee.commands._serve_config import serve_config
     from referee.commands._uploads import start_ladder
     from referee.commands.main import build_parser
 
@@ -135,7 +136,8 @@ def _serve_ladder(url: str, tmp_path: Path, *extra: str) -> bool:
     game = load_game("tetress", turn_limit=TURN_LIMIT)
 
     async def start() -> bool:
-        started = start_ladder(args, repo, CasualRecorder(repo), None, game, TimeControl())
+        config = serve_config(args)
+        started = start_ladder(config, repo, CasualRecorder(repo), None, game, TimeControl())
         assert started is not None
         ladder, task = started
         await asyncio.sleep(0)  # the ladder's task takes its first step (opens its queue)

@@ -15,7 +15,7 @@ import pytest
 from workers_helpers import GREEDY, RANDOM, log_lines, make_tournament, start_worker, stop_workers
 
 from referee.asgi.server import WebServer
-from referee.server.live import LiveHub
+from referee.live.hub import LiveHub
 from referee.storage import Repository
 from referee.tournament.runner import TournamentRunner
 from referee.web.app import create_app

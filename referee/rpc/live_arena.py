@@ -10,10 +10,10 @@ import grpc
 
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
-from referee.hosting.arena import SERVICE_NAME
-from referee.hosting.game_events import live_events, live_game
+from referee.live.hub import LiveHub
+from referee.rpc.arena import SERVICE_NAME
+from referee.rpc.game_events import live_events, live_game
 from referee.server import bounds
-from referee.server.live import LiveHub
 
 #: The request and response types of whichever call a helper serves.
 _Req = TypeVar("_Req")

@@ -1,5 +1,5 @@
 """What the read services' calls share: timestamps as the wire writes them, and the Arena's
-role check and worker thread, which every part of :class:`referee.hosting.arena.ArenaService`
+role check and worker thread, which every part of :class:`referee.rpc.arena.ArenaService`
 calls through."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ live move stream for spectators.
 
 Storage calls are synchronous; they run in worker threads so the event loop (which also
 referees games) never waits on the database. Live games come from the runner's
-:class:`~referee.server.live.LiveHub`.
+:class:`~referee.live.hub.LiveHub`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ import grpc
 from client_sdk.proto import arena_pb2 as apb
 from client_sdk.proto import arena_pb2_grpc
 from engine.registry import game_names, load_game
-from referee.hosting.arena_accounts import AccountViews
-from referee.hosting.callers import Caller, Callers, may_read_game, private_game
-from referee.hosting.calls import wire_time
-from referee.hosting.game_events import live_events, live_game, stored_events
+from referee.hosting.presence import PresenceDesk
+from referee.live.hub import LiveHub
+from referee.rpc.arena_accounts import AccountViews
+from referee.rpc.callers import Caller, Callers, may_read_game, private_game
+from referee.rpc.calls import wire_time
+from referee.rpc.game_events import live_events, live_game, stored_events
+from referee.rpc.presence import presence_reply, running_presence
 from referee.server import bounds
 from referee.server.access import Gate
-from referee.server.live import LiveHub
 from referee.storage import (
     GameDetail,
     GameSummary,
@@ -39,33 +41,32 @@ SERVICE_NAME = apb.DESCRIPTOR.services_by_name["Arena"].full_name
 
 
 if TYPE_CHECKING:
-    from referee.hosting.presence import PresenceBoard
     from referee.ratings import Row
-    from referee.server.lobby import Lobby
 
 
 class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
-    """Read-only views of ``repo``; live games from ``hub`` (optional)."""
+    """Read-only views of ``repo``; live games from ``hub`` (optional); the presence of
+    tournaments' remote entries from ``presence``, the desk of the server that runs them
+    (none: ``unknown``)."""
 
     name = SERVICE_NAME
 
     def __init__(
-        self, repo: Repository, hub: LiveHub | None = None, *, gate: Gate | None = None
+        self,
+        repo: Repository,
+        hub: LiveHub | None = None,
+        *,
+        gate: Gate | None = None,
+        presence: PresenceDesk | None = None,
     ) -> None:
         self.repo = repo
         self.hub = hub or LiveHub()
         self.gate = gate or Gate(repo)
         self._labels: dict[int, str] = {}
-        #: Tournament id -> the presence board of its remote entries, while a referee on this
-        #: server runs it (:class:`referee.hosting.presence.PresenceBoard`).
-        self.presence: dict[int, PresenceBoard] = {}
+        self.presence = presence if presence is not None else PresenceDesk()
         #: Who a call's token belongs to: a validation game is readable by its uploader and
         #: the staff only.
         self.callers = Callers(repo, self.gate)
-        #: On a server that runs tournaments: its lobby and the wait for remote entries, so
-        #: presence is known before a tournament starts too (set by its tournament host).
-        self.lobby: Lobby | None = None
-        self.remote_wait_s: float | None = None
 
     def add_to(self, server: grpc.aio.Server) -> None:
         arena_pb2_grpc.add_ArenaServicer_to_server(self, server)
@@ -109,23 +110,8 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
             time_per_game_s=float(s.time_control.get("per_game", 0.0)),
             time_per_move_s=float(s.time_control.get("per_move", 0.0)),
             memory_limit_mb=s.memory_limit_mb or 0,
-            presence=self._presence(t.id),
+            presence=running_presence(self.presence, t.id),
         )
-
-    def _presence(self, tournament_id: int) -> list[apb.EntryPresence]:
-        board = self.presence.get(tournament_id)
-        if board is None:
-            return []
-        return [
-            apb.EntryPresence(
-                bot=p.bot,
-                owner=p.owner,
-                hello_name=p.hello_name,
-                state=str(p.state),
-                wait_s=board.wait_s or 0.0,
-            )
-            for p in board.states()
-        ]
 
     def _summary(self, g: GameSummary) -> apb.GameSummary:
         try:
@@ -188,14 +174,10 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
         request: apb.GetTournamentRequest,
         context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
     ) -> apb.TournamentPresence:
-        from referee.hosting.presence import presence_reply
-
         await self._allow(context, "GetTournamentPresence")
 
         def build() -> apb.TournamentPresence:
-            t = self._tournament(request.tournament)
-            board = self.presence.get(t.id)
-            return presence_reply(self.repo, t, board, self.lobby, self.remote_wait_s)
+            return presence_reply(self.repo, self._tournament(request.tournament), self.presence)
 
         return await self._call(context, build)
 

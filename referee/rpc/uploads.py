@@ -3,7 +3,7 @@ and each student's own versions, games and bot output.
 
 Every call carries the player's token (``authorization: Bearer <token>``): a student sees
 their own versions, games and bot output, the instructor everyone's (the views are
-:mod:`referee.hosting.myviews`, the roles :mod:`referee.hosting.callers`). Uploads are received
+:mod:`referee.rpc.myviews`, the roles :mod:`referee.rpc.callers`). Uploads are received
 chunk by chunk and cut off as soon as they pass the archive size limit, so a client can never
 make the server buffer more than that. The work itself is :class:`Submissions`'.
 """
@@ -22,10 +22,10 @@ from client_sdk.proto import submissions_pb2_grpc
 from engine.records.lessons import Limits
 from referee.analysis.gameeval import Analyst, store_analysis
 from referee.analysis.lessonbook import LessonBook
-from referee.hosting import myviews
-from referee.hosting.callers import Caller, Callers
 from referee.hosting.lessonjob import LessonRuns
-from referee.hosting.mylessons import my_lessons
+from referee.rpc import myviews
+from referee.rpc.callers import Caller, Callers
+from referee.rpc.mylessons import my_lessons
 from referee.server import bounds
 from referee.server.access import Gate
 from referee.server.status import call_in_thread

@@ -2,8 +2,8 @@
 
 Each needs a token of a role (``WhoAmI`` a student's, ``ListPlayers`` an instructor's,
 ``ListTokens`` an admin's; :data:`referee.server.access.ARENA_ACCESS`). A mixin of
-:class:`referee.hosting.arena.ArenaService`, its calls through
-:class:`~referee.hosting.calls.ArenaCalls`.
+:class:`referee.rpc.arena.ArenaService`, its calls through
+:class:`~referee.rpc.calls.ArenaCalls`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import grpc
 
 from client_sdk.proto import arena_pb2 as apb
-from referee.hosting.calls import ArenaCalls, wire_time
+from referee.rpc.calls import ArenaCalls, wire_time
 
 
 class AccountViews(ArenaCalls):

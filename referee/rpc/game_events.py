@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from client_sdk.proto import arena_pb2 as apb
 from engine.registry import load_game
-from referee.server.live import LiveEnd, LiveGame
+from referee.live.hub import LiveEnd, LiveGame
 from referee.storage import GameDetail
 
 

@@ -1,6 +1,6 @@
 """What the Submissions service shows a caller: their versions, their games (validation games
 included), one game's record, and a bot's captured output, each within what the caller's role
-may see (:mod:`referee.hosting.callers`).
+may see (:mod:`referee.rpc.callers`).
 
 Every function is synchronous (the service runs it in a worker thread) and raises
 :class:`PermissionError` with the caller's sentence, or the storage's ``NotFoundError``.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 from client_sdk.proto import submissions_pb2 as spb
-from referee.hosting.callers import Caller, may_read_game, own_seat, private_game
-from referee.hosting.calls import wire_time
+from referee.rpc.callers import Caller, may_read_game, own_seat, private_game
+from referee.rpc.calls import wire_time
 from referee.server import bounds
 from referee.storage import GameSummary, NotFoundError, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows

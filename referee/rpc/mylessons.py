@@ -1,13 +1,13 @@
 """What ``GetMyLessons`` shows a caller: the lessons of their own bots' stored games (a
 student), of any bot (the staff), as a lessons file (docs/records.md). Synchronous, like
-:mod:`referee.hosting.myviews`; raises :class:`PermissionError` with the caller's sentence."""
+:mod:`referee.rpc.myviews`; raises :class:`PermissionError` with the caller's sentence."""
 
 from __future__ import annotations
 
 from client_sdk.proto import submissions_pb2 as spb
 from engine.records.lessons import LessonsFile, write_lessons
 from referee.analysis.lessonbook import LessonBook
-from referee.hosting.callers import Caller
+from referee.rpc.callers import Caller
 from referee.server import bounds
 from referee.storage import Repository
 from referee.storage.bots import BotVersionInfo
