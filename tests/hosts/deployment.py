@@ -101,12 +101,10 @@ class Deployment:
         argv = ["worker", "--db", self.url, "--concurrency", "2", "--name", role]
         argv += ["--heartbeat", str(HEARTBEAT_S), "--stall-timeout", str(STALL_S)]
         argv += ["--metrics-listen", f"{addr}:9100", "--log-format", "json"]
+        before = self._started(role)
         proc = self._start(role, argv)
         wait_for(
-            lambda: (
-                any(line["event"] == "worker_started" for line in self.lines(role))
-                or proc.poll() is not None
-            ),
+            lambda: self._started(role) > before or proc.poll() is not None,
             60,
             f"{role} starts",
         )
@@ -121,6 +119,10 @@ class Deployment:
         token.write_text(repo.issue_token(name))
         repo.close()
         return token
+
+    def _started(self, role: str) -> int:
+        """How many workers started in ``role``'s log (a restarted one writes on)."""
+        return sum(line["event"] == "worker_started" for line in self.lines(role))
 
     def student(self, name: str, bot: str = RANDOM) -> subprocess.Popen[bytes]:
         """A student's bot on the student host, connected to the server by its address."""
