@@ -28,7 +28,7 @@ from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
 from referee.workers import MAX_ATTEMPTS
-from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
+from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_known
 from referee.workers.live import NotifyBroadcast
 
 log = get_logger("referee.workers.ladderjob")
@@ -122,7 +122,7 @@ async def play_ladder_job(
             return "void"
         except Exception as exc:
             log.exception("game_failed", attempt=attempts + 1)
-            if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+            if not await lease_known(state.repo, job_id, worker_id):
                 raise LeaseLost(f"job {job_id} was handed on while it failed: {exc}") from exc
             if attempts + 1 < MAX_ATTEMPTS:
                 raise GameFailed(f"{type(exc).__name__}: {exc}") from exc

@@ -128,3 +128,32 @@ def test_heartbeat_resumes_within_a_beat_of_a_database_restart(pg_url: str) -> N
     other workers give after an outage (one stall timeout) is never missed for this reason."""
     late = asyncio.run(_restart_under_heartbeats(pg_url))
     assert late < BACK_WITHIN_S, f"the first heartbeat came {late:.1f} s after the return"
+
+
+def test_a_failed_attempt_waits_for_the_database_to_learn_whether_its_job_is_still_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After an attempt failed while its worker was cut from the database, the lease check is
+    asked again until the database answers (a lost job then ends the worker by the lease rule)
+    instead of raising the connection error, which made the queue library try to retry a job
+    another worker had taken over."""
+    from sqlalchemy.exc import OperationalError
+
+    from referee.workers import job
+
+    answers: list[BaseException | bool] = [
+        OperationalError("SELECT", {}, Exception("no route to host")),
+        OperationalError("SELECT", {}, Exception("connection timeout expired")),
+        False,
+    ]
+
+    def lease_held(repo: object, job_id: int, worker_id: int | None) -> bool:
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(job, "lease_held", lease_held)
+    monkeypatch.setattr(job, "LEASE_RETRY_S", 0.0)
+    assert asyncio.run(job.lease_known(None, 7, 2)) is False  # type: ignore[arg-type]
+    assert answers == []
