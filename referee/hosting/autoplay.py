@@ -223,10 +223,10 @@ class SubmittedLadder:
         except Exception:
             log.exception("ladder_job_failed", game_id=uid, seats=[v.label for v in seats])
             return
+        log.info("ladder_job_done", game_id=uid, job_id=job_id, status=status, stored=stored)
         if stored:
             self.stored += 1
             await self.recorder.refresh_ladder(terms.game.name)
-        log.info("ladder_job_done", game_id=uid, job_id=job_id, status=status, stored=stored)
 
     async def drain(self, grace: float) -> None:
         """Let running games finish for ``grace`` seconds, then stop the rest (not stored;

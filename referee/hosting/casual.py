@@ -143,10 +143,22 @@ class CasualRecorder:
         self._ladder_due.add(game)
         if self._ladder_lock.locked():
             return
+        wait = 1.0
         async with self._ladder_lock:
             while self._ladder_due:
                 due = self._ladder_due.pop()
-                await asyncio.to_thread(update_ladder, self.repo, self.ladder, due)
+                try:
+                    await asyncio.to_thread(update_ladder, self.repo, self.ladder, due)
+                except Exception as exc:
+                    # The database went away mid-rebuild (a cut link, a restart): the game just
+                    # stored would be missing from the table until some later game's rebuild.
+                    cause = describe(exc)
+                    if cause is None:
+                        raise
+                    self._ladder_due.add(due)
+                    log.warning("ladder_refresh_waiting", game=due, reason=cause)
+                    await asyncio.sleep(wait)
+                    wait = min(2 * wait, STORE_RETRY_MAX_S)
 
     def _version(self, player: str | None, name: str, version: str) -> BotVersionInfo | None:
         if player is None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from structlog.contextvars import bound_contextvars
 
@@ -116,6 +117,11 @@ class WorkerState:
         return plan
 
 
+#: Seconds between two tries to learn whether a job is still this worker's, while the
+#: database does not answer.
+LEASE_RETRY_S = 1.0
+
+
 def lease_guard(job_id: int, worker_id: int | None) -> Callable[[Session], None]:
     """A :meth:`Repository.record_game` guard: the job is still ``doing`` on ``worker_id``
     (its row locked until the game is committed, so a retry cannot slip in between)."""
@@ -141,6 +147,22 @@ def lease_held(repo: Repository, job_id: int, worker_id: int | None) -> bool:
             {"id": job_id},
         ).one_or_none()
     return row is not None and tuple(row) == ("doing", worker_id)
+
+
+async def lease_known(repo: Repository, job_id: int, worker_id: int | None) -> bool:
+    """:func:`lease_held`, asked again every :data:`LEASE_RETRY_S` until the database answers.
+    An attempt that failed while its worker was cut from the database (its result could not
+    be stored) must not go on to tell the queue anything (a retry, a failure) about a job the
+    others may have handed on meanwhile; the lease watcher ends the process if they did."""
+    waiting = False
+    while True:
+        try:
+            return await asyncio.to_thread(lease_held, repo, job_id, worker_id)
+        except (DBAPIError, OSError) as exc:
+            if not waiting:
+                log.warning("lease_check_waiting", reason=str(exc).split("\n")[0])
+            waiting = True
+            await asyncio.sleep(LEASE_RETRY_S)
 
 
 async def play_job(
@@ -170,7 +192,7 @@ async def play_job(
             if has_result(summary):
                 return "recorded"
             reason = summary.reason
-        if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+        if not await lease_known(state.repo, job_id, worker_id):
             # Handed on while this attempt failed (e.g. its connection was cut while it was
             # stopped): the queue must not be told anything about the job now.
             raise LeaseLost(f"job {job_id} was handed on while it failed: {reason}")

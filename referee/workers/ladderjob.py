@@ -27,8 +27,8 @@ from referee.play.store import Filing, play_and_store, play_and_store_result
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
 from referee.storage import BotVersionInfo, ConflictError, GameSummary, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
-from referee.tournament.aborts import MAX_ATTEMPTS, gives_up
-from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
+from referee.tournament.aborts import gives_up
+from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_known
 from referee.workers.live import NotifyBroadcast
 
 log = get_logger("referee.workers.ladderjob")
@@ -121,21 +121,21 @@ async def play_ladder_job(
         except SandboxUnavailable as exc:
             # One line, not a traceback: a worker with the sandbox may take the retry.
             log.error("ladder_job_refused", reason=str(exc), attempt=attempts + 1)
-            if attempts + 1 < MAX_ATTEMPTS:
+            if not gives_up(attempts + 1):
                 raise GameFailed(str(exc)) from exc
             return "void"
         except Exception as exc:
             log.exception("game_failed", attempt=attempts + 1)
-            if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+            if not await lease_known(state.repo, job_id, worker_id):
                 raise LeaseLost(f"job {job_id} was handed on while it failed: {exc}") from exc
-            if attempts + 1 < MAX_ATTEMPTS:
+            if not gives_up(attempts + 1):
                 raise GameFailed(f"{type(exc).__name__}: {exc}") from exc
             # Nothing to hold for a ladder game: the ladder simply picks a next pair.
             return "void"
         if kept:
             return "recorded"
         # Aborted and not kept (grading's games): played again, as the local grader does.
-        if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+        if not await lease_known(state.repo, job_id, worker_id):
             raise LeaseLost(f"job {job_id} was handed on while its game aborted")
         if not gives_up(attempts + 1):
             log.warning("game_retry", attempt=attempts + 1, reason="the game was aborted")

@@ -8,6 +8,12 @@ games again. :func:`ride_out_outages` wraps those three calls of one app's job m
 failed heartbeat is skipped (the next one comes one interval later), a failed fetch finds no
 job, and the listener connects again after a pause. Each failure is logged once per outage and
 counted in ``tetromino_database_up{loop}``.
+
+The heartbeat goes over a connection of its own, opened again at the first beat after a
+failure: through the job pool it would wait for the pool's reconnection, which backs off
+exponentially (1, 2, 4, 8 s...), so a worker could send its first heartbeat after a restart up
+to an outage's length late, past the lease the other workers give it (:mod:`.recovery`), and
+be taken for dead.
 """
 
 from __future__ import annotations
@@ -18,11 +24,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
-from procrastinate import App
+from procrastinate import App, sql
 from procrastinate.exceptions import ProcrastinateException
 
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
+from referee.workers.queue import conninfo
 
 log = get_logger("referee.workers.steady")
 
@@ -57,10 +64,33 @@ class _Outage:
         metrics.database_reachable(self.loop, True)
 
 
-def ride_out_outages(app: App) -> None:
-    """Make ``app``'s worker survive database outages (see the module's docstring)."""
+class _Heartbeat:
+    """A worker's heartbeat on its own connection to ``url`` (closed and opened again after
+    any failure, without the pool's back-off)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conn: psycopg.AsyncConnection[Any] | None = None
+
+    async def __call__(self, worker_id: int) -> None:
+        try:
+            if self.conn is None or self.conn.closed:
+                self.conn = await psycopg.AsyncConnection.connect(
+                    conninfo(self.url), autocommit=True
+                )
+            await self.conn.execute(sql.queries["update_heartbeat"], {"worker_id": worker_id})
+        except BaseException:
+            if self.conn is not None:
+                await self.conn.close()
+                self.conn = None
+            raise
+
+
+def ride_out_outages(app: App, url: str) -> None:
+    """Make ``app``'s worker, on the database ``url``, survive database outages (see the
+    module's docstring)."""
     manager = app.job_manager
-    beat = manager.update_heartbeat
+    beat = _Heartbeat(url)
     fetch = manager.fetch_job
     listen = manager.listen_for_jobs
     beats, fetches, listens = _Outage("heartbeat"), _Outage("fetch"), _Outage("listen")

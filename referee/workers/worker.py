@@ -123,7 +123,7 @@ async def run_worker(options: WorkerOptions) -> int:
             allow_unsandboxed_uploads=options.allow_unsandboxed_uploads,
         )
         app = make_app(options.url, pool_size=options.games_at_once + 3)
-        ride_out_outages(app)
+        ride_out_outages(app, options.url)
         register_task(app, state)
         sides: list[asyncio.Task[None]] = []
         try:

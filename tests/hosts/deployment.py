@@ -3,6 +3,7 @@ database host, the server and workers started on theirs, and the checks every fa
 
 from __future__ import annotations
 
+import json
 import secrets
 import subprocess
 import sys
@@ -30,6 +31,8 @@ from referee.tournament.standings import standings
 STALL_S = 6.0
 HEARTBEAT_S = 0.5
 HOST_ROLES = ("server", "w1", "w2", "student")
+#: An upload's first check and validation games on a loaded machine (a bound, not a timing).
+SUBMIT_S = 240.0
 
 
 def wait_for(check: Callable[[], Any], within_s: float, what: str, every_s: float = 0.2) -> Any:
@@ -98,30 +101,53 @@ class Deployment:
         argv = ["worker", "--db", self.url, "--concurrency", "2", "--name", role]
         argv += ["--heartbeat", str(HEARTBEAT_S), "--stall-timeout", str(STALL_S)]
         argv += ["--metrics-listen", f"{addr}:9100", "--log-format", "json"]
+        before = self._started(role)
         proc = self._start(role, argv)
         wait_for(
-            lambda: (
-                any(line["event"] == "worker_started" for line in self.lines(role))
-                or proc.poll() is not None
-            ),
+            lambda: self._started(role) > before or proc.poll() is not None,
             60,
             f"{role} starts",
         )
         assert proc.poll() is None, self.log(role).read_text()[-3000:]
         return proc
 
-    def student(self, name: str, bot: str = RANDOM) -> subprocess.Popen[bytes]:
-        """A student's bot on the student host, connected to the server by its address."""
+    def _account(self, name: str) -> Path:
+        """A new player ``name``; the file holding its token."""
         repo = self.repo()
         repo.create_player(name)
         token = self.tmp / f"{name}.token"
         token.write_text(repo.issue_token(name))
         repo.close()
+        return token
+
+    def _started(self, role: str) -> int:
+        """How many workers started in ``role``'s log (a restarted one writes on)."""
+        return sum(line["event"] == "worker_started" for line in self.lines(role))
+
+    def student(self, name: str, bot: str = RANDOM) -> subprocess.Popen[bytes]:
+        """A student's bot on the student host, connected to the server by its address."""
+        token = self._account(name)
         server = f"{self.hosts.addr('server')}:50051"
         argv = [sys.executable, "-m", "client_sdk", "--server", server, "--token-file", str(token)]
         proc = self.hosts.run("student", [*argv, "--name", name, bot], self.log(name))
         self.procs[name] = proc
         return proc
+
+    def submit(self, player: str, bot: str, code: str) -> dict[str, Any]:
+        """``python -m client_sdk submit`` on the student host: the module ``code`` uploaded by
+        a new player ``player`` as ``bot`` to the server's Submissions service, waiting for
+        its validation; the command's JSON verdict."""
+        token = self._account(player)
+        module = self.tmp / f"{bot}.py"
+        module.write_text(code)
+        server = f"{self.hosts.addr('server')}:50051"
+        argv = [sys.executable, "-m", "client_sdk", "submit", "--server", server]
+        argv += ["--token-file", str(token), "--json", "--name", bot, str(module)]
+        log = self.log(f"submit-{bot}")
+        proc = self.hosts.run("student", argv, log)
+        proc.wait(SUBMIT_S)
+        verdict: dict[str, Any] = json.loads(log.read_text().strip().splitlines()[-1])
+        return verdict
 
     def finished_here(self, role: str = "server") -> set[str]:
         """The games ``role`` refereed to an end with a result (its log's game_over lines)."""
@@ -157,6 +183,15 @@ class Deployment:
         name = self.url.rsplit("/", 1)[1]
         with psycopg.connect(_libpq(self.pg.url), autocommit=True, connect_timeout=10) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    def ladder_jobs(self) -> list[tuple[int, str, str]]:
+        """The jobs of the ladder of submitted bots in the queue: (job id, status, game uid)."""
+        with psycopg.connect(_libpq(self.url), connect_timeout=10) as conn:
+            rows = conn.execute(
+                "SELECT id, status::text, args->>'ladder_uid' FROM procrastinate_jobs "
+                "WHERE args ? 'ladder_uid' ORDER BY id"
+            ).fetchall()
+        return [(int(i), str(status), str(uid)) for i, status, uid in rows]
 
     def no_bot_left(self) -> None:
         """No process a worker or the server started (bots, sandboxes) outlives its game."""
