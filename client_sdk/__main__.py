@@ -12,17 +12,19 @@ stderr (only ``--help`` goes to stdout); stdin is closed for the bot.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 from client_sdk._options import TokenError, add_server_options, token_of
 from client_sdk._tls import TlsSetupError, tls_of, tls_options
 
 if TYPE_CHECKING:
+    import argparse
+
     from client_sdk._agent import GameResult
     from client_sdk._challenge import ChallengePolicy
 
@@ -90,6 +92,8 @@ def _commands_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m client_sdk",
         usage="python -m client_sdk [COMMAND] ... | python -m client_sdk --server HOST BOT",
@@ -136,6 +140,49 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Every option of :func:`_parser` at its default, as its ``parse_args`` gives them.
+_DEFAULTS: dict[str, Any] = {
+    "server": None,
+    "token_file": None,
+    "token": None,
+    "check": False,
+    "name": None,
+    "bot_version": "",
+    "games": None,
+    "game": [],
+    "channel": "",
+    "challenge": "",
+    "accept_challenges": None,
+    "tls": False,
+    "ca": None,
+    "cert": None,
+    "key": None,
+    "no_reconnect": False,
+    "wait_for_server": 2.0,
+}
+
+
+def _launched(words: list[str]) -> argparse.Namespace | None:
+    """The command line a referee launches a bot with (``--server=ADDRESS``, then
+    ``--token-file=FILE`` or ``--token=TOKEN``, ``--``, BOT: referee.sandbox), read as
+    :func:`_parser` reads it, without building the parser (which, with argparse, costs a
+    launched bot more CPU before its first move than anything but its imports); ``None`` for
+    any other command line. A test keeps the two readings equal."""
+    if len(words) != 4 or words[2] != "--" or words[3].startswith("-"):
+        return None
+    found = dict(_DEFAULTS, game=[], bot=words[3])
+    for word, (option, dest) in zip(
+        words[:2], (("--server=", "server"), ("--token-file=", "token_file")), strict=True
+    ):
+        if dest == "token_file" and word.startswith("--token="):
+            option, dest = "--token=", "token"
+        if not word.startswith(option) or word[len(option) : len(option) + 1] in ("", "-"):
+            return None  # argparse reads a value starting with "-" in ways of its own
+        found[dest] = word[len(option) :]
+    # The same attributes argparse.Namespace would carry; argparse itself is not imported.
+    return cast("argparse.Namespace", SimpleNamespace(**found))
+
+
 #: Set to 1 by the referee's load check: load the bot, say whether it loads, and exit.
 LOAD_CHECK_ENV = "TETROMINO_LOAD_CHECK"
 
@@ -153,13 +200,14 @@ def _check(bot: str) -> int:
     return 0
 
 
-def _policy(parser: argparse.ArgumentParser, text: str | None) -> ChallengePolicy | None:
+def _policy(parser: argparse.ArgumentParser | None, text: str | None) -> ChallengePolicy | None:
     """``--accept-challenges`` parsed (``None`` when not given: the bot decides); a usage
     error naming the forms otherwise."""
     from client_sdk._challenge import ChallengePolicy
 
     if text is None:
         return None
+    assert parser is not None  # a launch command line never gives it
     try:
         return ChallengePolicy.parse(text)
     except ValueError as exc:
@@ -188,12 +236,16 @@ def _main(words: list[str]) -> int:
             command: Callable[[list[str]], int] = getattr(import_module(module), function)
             return command(words[1:])
     # Parsed first, so that --help (and only --help) goes to stdout.
-    parser = _parser()
-    args = parser.parse_args(words)
+    args = _launched(words)
+    parser = None
+    if args is None:
+        parser = _parser()
+        args = parser.parse_args(words)
     _isolate_stdio()
     if args.check or os.environ.get(LOAD_CHECK_ENV) == "1":
         return _check(args.bot)
     if not args.server:
+        assert parser is not None  # a launch command line always names its server
         parser.error("the following arguments are required: --server")
     try:
         token = token_of(args.token, args.token_file)

@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import shlex
+from typing import TYPE_CHECKING
 
 from client_sdk._errors import SdkError
+
+if TYPE_CHECKING:  # a launched bot's start-up parses no command line with argparse
+    import argparse
 
 #: The port ``referee serve`` listens on by default, and a plain address's port.
 DEFAULT_PORT = 50051
@@ -81,6 +83,8 @@ def login_options(args: argparse.Namespace) -> str:
     did, never the token itself: the same ``--token-file``; ``--token YOUR_TOKEN`` for a token
     given on the command line; nothing when it came from the environment (read again there).
     With TLS, the same ``--tls``, ``--ca``, ``--cert`` and ``--key``."""
+    import shlex
+
     words: list[str] = []
     if getattr(args, "token_file", None):
         words += ["--token-file", shlex.quote(args.token_file)]

@@ -10,14 +10,17 @@ into one sentence that says what to do.
 
 from __future__ import annotations
 
-import argparse
 import socket
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import grpc
 
 from client_sdk._errors import SdkError
+
+if TYPE_CHECKING:  # a launched bot's start-up parses no command line with argparse
+    import argparse
 
 #: OpenSSL's verification error codes (``X509_V_ERR_*``) that this module names in words.
 _NOT_YET_VALID, _EXPIRED = 9, 10

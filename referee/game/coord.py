@@ -125,6 +125,8 @@ class Coord(Vector2):
         return _CELLS[((self.r + step[0]) % BOARD_N) * BOARD_N + (self.c + step[1]) % BOARD_N]
 
     def __sub__(self, other: Any) -> Coord:
+        if isinstance(other, Vector2):  # the common case, without the general look-up
+            return _CELLS[((self.r - other.r) % BOARD_N) * BOARD_N + (self.c - other.c) % BOARD_N]
         step = _components(other)
         if step is None:
             return NotImplemented

@@ -9,7 +9,8 @@ from enum import Enum
 from engine.errors import EngineError
 from engine.tetress.placement import Placement
 from engine.tetress.shapes import shape_of
-from referee.game.coord import Coord, Vector2
+from referee.game.constants import BOARD_N
+from referee.game.coord import _CELLS, Coord, Vector2
 
 
 class PieceType(Enum):
@@ -115,5 +116,13 @@ def create_piece(piece_type: PieceType, origin: Coord = Coord(0, 0)) -> Piece:  
     piece = object.__new__(Piece)
     # A template's cells form its tetromino at every origin (the tests check all of them), so
     # the check ``Piece(...)`` makes is skipped: course bots call this in their search loops.
-    object.__setattr__(piece, "coords", [origin + offset for offset in _TEMPLATES[piece_type]])
+    offsets = _TEMPLATES[piece_type]
+    if type(origin) is Coord:
+        # What ``origin + offset`` gives (the shared cell, wrapped), without its method call:
+        # a course bot's first move enumerates every placement this way.
+        r, c, n = origin.r, origin.c, BOARD_N
+        coords = [_CELLS[(r + o.r) % n * n + (c + o.c) % n] for o in offsets]
+    else:
+        coords = [origin + offset for offset in offsets]
+    object.__setattr__(piece, "coords", coords)
     return piece

@@ -9,6 +9,10 @@ of its own, so a bind from here shows only this folder. Each copy is keyed by wh
 made from (paths, modification times, file sizes): a change makes a new one, an unchanged one
 is shared by every referee process, and concurrent makers each finish their own and keep the
 first that lands (rename is atomic).
+
+The platform's copy also holds what a bot would otherwise compute at every start from those
+sources: their bytecode, and the Tetress placement tables' file (:mod:`engine.tetress.tables`,
+stamped with the copied modules, which keep their sources' times and sizes).
 """
 
 from __future__ import annotations
@@ -34,6 +38,9 @@ SYSTEM_BASE = Path("/var/lib/tetromino-arena/sandbox-root")
 #: Left out of the virtualenv's copy: records of where packages were installed from (an
 #: editable install's finder and link name the checkout).
 _SKIPPED = ("__editable__", "direct_url.json")
+#: Part of the platform copy's key: raised when what a copy holds besides the sources changes,
+#: so that copies made before are not reused (2: the Tetress tables' file).
+_PLATFORM_LAYOUT = 2
 
 
 class Mirror:
@@ -78,7 +85,11 @@ def mirror(platform_root: Path, parts: tuple[str, ...], inside: str) -> Mirror:
         )
     files = [platform_root / p for p in parts]
     platform = _made(
-        home, "platform", _walk(files), lambda to: _platform_copy(files, parts, to, inside)
+        home,
+        "platform",
+        _walk(files),
+        lambda to: _platform_copy(files, parts, to, inside),
+        salt=f"layout {_PLATFORM_LAYOUT}",
     )
     return Mirror(python_copy, venv_copy, platform)
 
@@ -94,9 +105,11 @@ def _walk(paths: Iterable[Path]) -> list[Path]:
     return out
 
 
-def _made(home: Path, kind: str, sources: list[Path], make: Callable[[Path], None]) -> Path:
+def _made(
+    home: Path, kind: str, sources: list[Path], make: Callable[[Path], None], salt: str = ""
+) -> Path:
     """``home/<kind>-<key>``, made by ``make(folder)`` unless already there."""
-    digest = hashlib.sha256(sys.version.encode())
+    digest = hashlib.sha256(sys.version.encode() + salt.encode())
     for path in sources:
         st = path.stat()
         digest.update(f"{path}\0{st.st_mtime_ns}\0{st.st_size}\0{st.st_ino}\n".encode())
@@ -165,3 +178,20 @@ def _platform_copy(files: list[Path], parts: tuple[str, ...], target: Path, insi
         else:
             _link(str(source), str(target / part))
             compileall.compile_file(target / part, quiet=2, ddir=str(Path(inside, part).parent))
+    _store_tables(files, parts, target)
+
+
+def _store_tables(files: list[Path], parts: tuple[str, ...], target: Path) -> None:
+    """The Tetress placement tables' file in the copy of ``engine`` (bots read it instead of
+    building the tables), when ``engine`` is copied from the checkout this process runs (the
+    tables written are the ones it holds); without it bots build them, as before."""
+    from engine.tetress import tables
+
+    if "engine" not in parts:
+        return
+    source = files[parts.index("engine")]
+    folder = target / "engine" / "tetress"
+    if Path(tables.FOLDER).resolve() != (source / "tetress").resolve():
+        return
+    if tables.read(str(folder / "tables.bin"), str(folder)) is None:
+        tables.write(str(folder / "tables.bin"), str(folder))

@@ -1,6 +1,7 @@
 """What a launched bot has imported by its first move: what it needs, nothing more (psutil only
 where memory is measured without /proc, NumPy only for bots that import it, one game's rules,
-the course's ``referee.game`` only for course-style bots), cold and served warm."""
+the course's ``referee.game`` only for course-style bots, no argparse, the placement tables read,
+not built), cold and served warm."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ class Agent(RandomBot):
         if not getattr(self, "told", False):
             self.told = True
             print("MODULES", " ".join(sorted(sys.modules)), flush=True)
+            from engine.tetress import tables
+
+            print("TABLES", "stored" if tables.stored("PLACEMENT_MASKS") else "built", flush=True)
         return super().choose_move(state, clocks)
 """
 COURSE_PROBE = """import sys
@@ -46,6 +50,10 @@ class Agent(Random):
 """
 #: Never needed before a Tetress bot's first move.
 NEVER = {
+    "argparse",  # the referee's command line is read without it
+    "shutil",
+    "lzma",
+    "bz2",
     "psutil",
     "numpy",
     "engine.att",
@@ -85,6 +93,8 @@ def _check(result: MatchResult) -> None:
         referee = {m for m in modules if m.split(".")[0] == "referee"}
         assert all(m == "referee" or m.startswith("referee.game") for m in referee), referee
     assert "referee.game" in course
+    # The tables come from the platform's copy (engine/tetress/tables.py), never built.
+    assert "TABLES stored" in result.output(0), result.output(0)
     assert not {m for m in sdk if m.startswith(("referee.", "client_sdk._course"))}
 
 
