@@ -92,7 +92,7 @@ step "Python packages (pip install -e '.[dev]')" \
     .venv/bin/pip install --progress-bar off -e ".[dev]"
 # The checkout's bytecode, as pip writes it for the packages it installs: a command then starts
 # without compiling ~1000 modules (even where PYTHONDONTWRITEBYTECODE is set). The referee
-# brings the bots' part up to date itself before launching any (referee/sandbox/bytecode.py).
+# compiles the bots' part into the sandbox's own copy of the platform (referee/sandbox/mirror.py).
 step "the checkout's bytecode" .venv/bin/python -m compileall -q -j 0 client_sdk engine referee
 # The Tetress placement tables, stored once: every bot reads them instead of building them
 # (engine/tetress/tables.py; the referee also writes them before its first launch).
