@@ -16,6 +16,7 @@ from types import TracebackType
 from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from referee.storage import GameSummary, Repository
 from referee.telemetry import metrics
@@ -47,7 +48,7 @@ class QueueDispatcher:
         self.url = url
         self.poll_s = poll_s
         self.app = make_app(url, pool_size=2)
-        self._conn: psycopg.AsyncConnection[Any] | None = None
+        self._conn: psycopg.AsyncConnection[TupleRow] | None = None
         self._waiting: dict[int, asyncio.Future[str]] = {}
         self._poller: asyncio.Task[None] | None = None
         self._open = contextlib.AsyncExitStack()
@@ -69,7 +70,7 @@ class QueueDispatcher:
     ) -> None:
         await self._open.aclose()
 
-    async def _connection(self) -> psycopg.AsyncConnection[Any]:
+    async def _connection(self) -> psycopg.AsyncConnection[TupleRow]:
         """The dispatcher's connection, opened again when the database dropped it (restarted,
         or cut off past the dead-link bounds)."""
         if self._conn is None or self._conn.closed or self._conn.broken:

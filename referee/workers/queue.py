@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
 
 import psycopg
 from procrastinate import App, PsycopgConnector
 from procrastinate.schema import SchemaManager
+from psycopg.rows import TupleRow
 from sqlalchemy.engine import make_url
 
 from referee.storage.db import DEAD_LINK_ARGS
@@ -89,7 +89,7 @@ async def ensure_schema(url: str) -> bool:
         return True
 
 
-async def job_states(conn: psycopg.AsyncConnection[Any], ids: Sequence[int]) -> dict[int, str]:
+async def job_states(conn: psycopg.AsyncConnection[TupleRow], ids: Sequence[int]) -> dict[int, str]:
     """The status of each job in ``ids`` (jobs no longer stored are left out)."""
     cur = await conn.execute(
         "SELECT id, status::text FROM procrastinate_jobs WHERE id = ANY(%s)", (list(ids),)
@@ -97,7 +97,9 @@ async def job_states(conn: psycopg.AsyncConnection[Any], ids: Sequence[int]) -> 
     return {int(i): str(s) for i, s in await cur.fetchall()}
 
 
-async def active_job(conn: psycopg.AsyncConnection[Any], pairing_id: int, index: int) -> int | None:
+async def active_job(
+    conn: psycopg.AsyncConnection[TupleRow], pairing_id: int, index: int
+) -> int | None:
     """A job of this slot that is waiting or running (left by an earlier runner), if any."""
     cur = await conn.execute(
         "SELECT id FROM procrastinate_jobs WHERE task_name = %s AND lock = %s "

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
@@ -38,7 +38,7 @@ WHERE j.queue_name = %s AND j.status = 'todo'
 """
 
 
-async def sample(conn: psycopg.AsyncConnection[Any], queue: str = QUEUE) -> tuple[int, float]:
+async def sample(conn: psycopg.AsyncConnection[TupleRow], queue: str = QUEUE) -> tuple[int, float]:
     """Count ``queue``'s waiting jobs and the oldest one's age in seconds, and export both."""
     cur = await conn.execute(_WAITING, (queue,))
     row = await cur.fetchone()
@@ -51,7 +51,7 @@ async def sample(conn: psycopg.AsyncConnection[Any], queue: str = QUEUE) -> tupl
 async def sample_forever(url: str, every_s: float = SAMPLE_EVERY_S, queue: str = QUEUE) -> None:
     """Sample ``queue`` every ``every_s`` seconds until cancelled; a failed sample (the
     database restarting) is logged and the connection made again on the next round."""
-    conn: psycopg.AsyncConnection[Any] | None = None
+    conn: psycopg.AsyncConnection[TupleRow] | None = None
     try:
         while True:
             try:

@@ -26,6 +26,7 @@ import psycopg
 from procrastinate import App
 from procrastinate.exceptions import ProcrastinateException
 from procrastinate.jobs import Status
+from psycopg.rows import TupleRow
 
 from referee.storage import PairingInfo
 from referee.telemetry import metrics
@@ -73,7 +74,11 @@ async def recover_stalled(
 
 
 async def _recover_one(
-    conn: psycopg.AsyncConnection[Any], app: App, state: WorkerState, job: Any, timeout_s: float
+    conn: psycopg.AsyncConnection[TupleRow],
+    app: App,
+    state: WorkerState,
+    job: Any,
+    timeout_s: float,
 ) -> str:
     """``retried``, ``void``, or ``""`` when another worker got to the job first."""
     attempt = job.attempts + 1
@@ -178,7 +183,7 @@ async def recovery_loop(
         await asyncio.sleep(every_s)
 
 
-async def lost_jobs(conn: psycopg.AsyncConnection[Any], state: WorkerState) -> list[int]:
+async def lost_jobs(conn: psycopg.AsyncConnection[TupleRow], state: WorkerState) -> list[int]:
     """The jobs this worker plays that are no longer ``doing`` under the worker id it took
     them with."""
     running = dict(state.running)

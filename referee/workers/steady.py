@@ -26,6 +26,7 @@ from typing import Any
 import psycopg
 from procrastinate import App, sql
 from procrastinate.exceptions import ProcrastinateException
+from psycopg.rows import TupleRow
 
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
@@ -70,7 +71,7 @@ class _Heartbeat:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.conn: psycopg.AsyncConnection[Any] | None = None
+        self.conn: psycopg.AsyncConnection[TupleRow] | None = None
 
     async def __call__(self, worker_id: int) -> None:
         try:

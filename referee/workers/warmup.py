@@ -8,9 +8,9 @@ its ``games_at_once``, at most the jobs waiting. An empty queue empties the pool
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from referee.sandbox import warm
 from referee.sandbox.isolation import Isolation
@@ -32,7 +32,7 @@ async def keep_warm(
     async with warm.demand(0, None, isolation) as need:
         if need is None:
             return
-        conn: psycopg.AsyncConnection[Any] | None = None
+        conn: psycopg.AsyncConnection[TupleRow] | None = None
         try:
             while True:
                 try:
