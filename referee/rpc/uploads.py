@@ -283,8 +283,10 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             self.lesson_runs.submit(info.bot_version_id)
 
     async def close(self) -> None:
-        """Stop the lesson runs (server shutdown): the running bot is killed."""
+        """Stop the lesson runs (server shutdown): the running bot is killed; stop waiting
+        for the workers' validation jobs (they go on, and record their verdicts)."""
         await self.lesson_runs.close()
+        await self.submissions.close()
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""
