@@ -60,7 +60,8 @@ def _add_game_options(group: argparse._ArgumentGroup) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="validation games at once (default %(default)s)",
+        help="full validations at once; on PostgreSQL with live `referee worker` processes, "
+        "their validation jobs in flight (default %(default)s)",
     )
     group.add_argument(
         "--ladder-games-per-hour",
