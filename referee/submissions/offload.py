@@ -33,9 +33,10 @@ class Offload(Protocol):
         """Whether a worker is alive to take the step now (else it runs on the server)."""
         ...
 
-    async def run(self, step: str, info: SubmissionInfo) -> str:
+    async def run(self, step: str, info: SubmissionInfo) -> str | None:
         """Have a worker run ``step`` of ``info`` and record its result; the job's final
-        status (``succeeded``: the step's result is recorded)."""
+        status (``succeeded``: the step's result is recorded), ``None`` when the job could
+        not be enqueued (then the server runs the step itself)."""
         ...
 
     async def close(self) -> None:

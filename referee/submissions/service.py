@@ -266,6 +266,8 @@ class Submissions:
         if offload is None or not await offload.available():
             return None
         status = await offload.run(step, info)
+        if status is None:
+            return None
         now = await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
         if now.status is not SubmissionStatus.VALIDATING or status == "succeeded":
             return now

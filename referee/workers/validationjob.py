@@ -216,14 +216,20 @@ class QueuedValidation:
         self._asked_at = now
         return self._alive
 
-    async def run(self, step: str, info: SubmissionInfo) -> str:
+    async def run(self, step: str, info: SubmissionInfo) -> str | None:
         """Enqueue ``step`` of ``info`` (or find its job already waiting or running, left by
-        a server that stopped) and wait for the job's final status."""
-        queue = await self._queue()
+        a server that stopped) and wait for the job's final status; ``None`` when it could
+        not be enqueued (the database unreachable: the server runs the step)."""
         kwargs = validation_job_kwargs(info.id, step, self.store_root, self.settings)
-        job_id = await queue.enqueue_keyed(
-            kwargs, validation_lock(info.id), priority=PRIORITY[step], match={"step": step}
-        )
+        try:
+            queue = await self._queue()
+            job_id = await queue.enqueue_keyed(
+                kwargs, validation_lock(info.id), priority=PRIORITY[step], match={"step": step}
+            )
+        except (OSError, psycopg.Error) as exc:
+            log.warning("validation_not_enqueued", bot=info.label, step=step, reason=str(exc))
+            self._asked_at = -math.inf
+            return None
         log.info("validation_enqueued", job_id=job_id, bot=info.label, step=step)
         return await queue.wait(job_id)
 

@@ -251,3 +251,35 @@ async def _holder(url: str, job_id: int) -> int:
 
     found: int = await _until(held)
     return found
+
+
+def test_validation_goes_to_the_workers_only_while_one_is_alive(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """No worker has sent a heartbeat: the server validates itself; a worker's heartbeat
+    within the stall timeout sends the steps to the queue; an old one does not."""
+    repo = Repository.open(pg_url)
+    store = SubmissionStore(tmp_path / "store")
+
+    async def alive(heartbeat_age_s: float | None) -> bool:
+        await ensure_schema(pg_url)
+        if heartbeat_age_s is not None:
+            async with await psycopg.AsyncConnection.connect(
+                conninfo(pg_url), autocommit=True
+            ) as conn:
+                await conn.execute("DELETE FROM procrastinate_workers")
+                await conn.execute(
+                    "INSERT INTO procrastinate_workers (last_heartbeat) "
+                    "VALUES (now() - make_interval(secs => %s))",
+                    (heartbeat_age_s,),
+                )
+        offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=30)
+        try:
+            return await offload.available()
+        finally:
+            await offload.close()
+
+    assert asyncio.run(alive(None)) is False
+    assert asyncio.run(alive(1.0)) is True
+    assert asyncio.run(alive(3600.0)) is False
+    repo.close()
