@@ -116,6 +116,9 @@ def _print_mine(data: Any, what: str) -> None:
         for v in data.versions:
             star = " *plays*" if v.playing else ""
             print(f"  {v.bot}@{v.version}  {v.status}{star}  {v.uploaded_at}  {v.reason}")
+            queued = queue_line(v)
+            if queued:
+                print(f"      {queued}")
             if v.validation_game_id:
                 print(f"      validation game {v.validation_game_id}")
     if what in ("all", "games"):
@@ -128,6 +131,21 @@ def _print_mine(data: Any, what: str) -> None:
                 f"  {g.game_id}{where}{kind}  {g.game}  {seats}  {g.result} ({g.verdict})  "
                 f"you: {seat_name(g.game, g.my_seat)}"
             )
+
+
+def queue_line(v: Any) -> str:
+    """Where a validating version's full games stand (a SubmissionView's queue fields; ""
+    when it is not in the queue, or the server is older than those fields)."""
+    if v.queue_state == "running":
+        return "full validation games: running now"
+    if v.queue_state != "waiting":
+        return ""
+    wait = (
+        f", about {v.wait_estimate_s:.0f} s"
+        if v.HasField("wait_estimate_s")
+        else " (no estimate yet)"
+    )
+    return f"full validation games: place {v.queue_place} in the queue{wait}"
 
 
 def seat_name(game: str, seat: int) -> str:

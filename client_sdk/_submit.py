@@ -200,7 +200,14 @@ def _checked(args: argparse.Namespace, c: Any) -> dict[str, Any]:
     follow = "`python -m client_sdk mine versions` shows it"
     tail = "" if args.first_only else "; waiting for it here (Ctrl-C is fine)"
     _say(args, f"full validation games: {where}; {follow}{tail}")
-    return {"status": c.status, "reason": c.reason, "first_check": "passed", "place": c.place}
+    estimate = c.wait_estimate_s if c.HasField("wait_estimate_s") else None
+    return {
+        "status": c.status,
+        "reason": c.reason,
+        "first_check": "passed",
+        "place": c.place,
+        "wait_estimate_s": estimate,
+    }
 
 
 def _say(args: argparse.Namespace, text: str) -> None:

@@ -282,6 +282,9 @@ class SubmissionView(_message.Message):
     PLAYING_FIELD_NUMBER: _builtins.int
     OUTPUT_FIELD_NUMBER: _builtins.int
     VALIDATION_GAME_ID_FIELD_NUMBER: _builtins.int
+    QUEUE_STATE_FIELD_NUMBER: _builtins.int
+    QUEUE_PLACE_FIELD_NUMBER: _builtins.int
+    WAIT_ESTIMATE_S_FIELD_NUMBER: _builtins.int
     bot: _builtins.str
     version: _builtins.str
     digest: _builtins.str
@@ -298,6 +301,18 @@ class SubmissionView(_message.Message):
     """The bot's own captured output in its validation game (bounded)."""
     validation_game_id: _builtins.str
     """The validation game's id (its record: GetMyGame), "" when none was played."""
+    queue_state: _builtins.str
+    """Where a `validating` version stands in the server's validation queue: `waiting` (its
+    first check passed, its full games not started), `running` (its full games are being
+    played), or "" (not in the queue: judged, its first check still running, or the queue
+    is another process's).
+    """
+    queue_place: _builtins.int
+    """While `waiting`: its place in the queue (1: next), else 0."""
+    wait_estimate_s: _builtins.float
+    """While `waiting`: the estimated seconds until its full games start, from measured
+    validation times (unset until one validation was measured, or when not waiting).
+    """
     def __init__(
         self,
         *,
@@ -314,12 +329,17 @@ class SubmissionView(_message.Message):
         playing: _builtins.bool = ...,
         output: _builtins.str = ...,
         validation_game_id: _builtins.str = ...,
+        queue_state: _builtins.str = ...,
+        queue_place: _builtins.int = ...,
+        wait_estimate_s: _builtins.float | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s", "wait_estimate_s", b"wait_estimate_s"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_bytes", b"archive_bytes", "bot", b"bot", "digest", b"digest", "files", b"files", "output", b"output", "playing", b"playing", "reason", b"reason", "status", b"status", "unpacked_bytes", b"unpacked_bytes", "uploaded_at", b"uploaded_at", "validated_at", b"validated_at", "validation_game_id", b"validation_game_id", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s", "archive_bytes", b"archive_bytes", "bot", b"bot", "digest", b"digest", "files", b"files", "output", b"output", "playing", b"playing", "queue_place", b"queue_place", "queue_state", b"queue_state", "reason", b"reason", "status", b"status", "unpacked_bytes", b"unpacked_bytes", "uploaded_at", b"uploaded_at", "validated_at", b"validated_at", "validation_game_id", b"validation_game_id", "version", b"version", "wait_estimate_s", b"wait_estimate_s"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__wait_estimate_s: _TypeAlias = _typing.Literal["wait_estimate_s"]  # noqa: Y015
+    _WhichOneofArgType__wait_estimate_s: _TypeAlias = _typing.Literal["_wait_estimate_s", b"_wait_estimate_s"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__wait_estimate_s) -> _WhichOneofReturnType__wait_estimate_s | None: ...
 
 Global___SubmissionView: _TypeAlias = SubmissionView  # noqa: Y015
 

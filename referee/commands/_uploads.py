@@ -60,7 +60,8 @@ def _add_game_options(group: argparse._ArgumentGroup) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="validation games at once (default %(default)s)",
+        help="full validations at once; on PostgreSQL with live `referee worker` processes, "
+        "their validation jobs in flight (default %(default)s)",
     )
     group.add_argument(
         "--ladder-games-per-hour",
@@ -97,9 +98,16 @@ def _add_no_sandbox(parser: argparse.ArgumentParser, group: argparse._ArgumentGr
 
 
 def build_service(
-    uploads: UploadConfig, repo: Repository, gate: Gate, control: TimeControl, memory_mb: float
+    uploads: UploadConfig,
+    repo: Repository,
+    gate: Gate,
+    control: TimeControl,
+    memory_mb: float,
+    *,
+    in_process: bool = False,
 ) -> SubmissionService | None:
-    """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions)."""
+    """The Submissions gRPC service for ``referee serve`` (``None`` without --submissions).
+    On PostgreSQL (unless ``in_process``) validation runs on the workers while one is alive."""
     if not uploads.store:
         return None
     from referee.rpc.uploads import SubmissionService
@@ -114,12 +122,20 @@ def build_service(
         memory_mb=memory_mb or None,
         no_sandbox=uploads_uncontained(uploads.no_sandbox, uploads.allow_unsandboxed),
     )
+    store = SubmissionStore(uploads.store)
+    offload = None
+    # The dialect, not the queue's own test: on SQLite the queue's library is never loaded.
+    if not in_process and repo.db.dialect == "postgresql":
+        from referee.workers.validationjob import QueuedValidation
+
+        offload = QueuedValidation(repo, repo.db.url, str(store.root), validation)
     submissions = Submissions(
         repo,
-        SubmissionStore(uploads.store),
+        store,
         limits=uploads.limits,
         validation=validation,
         concurrency=uploads.validation_concurrency,
+        offload=offload,
     )
     return SubmissionService(submissions, gate=gate)
 

@@ -120,7 +120,12 @@ def build_serve_services(config: ServeConfig) -> ServeServices:
         )
         services.recorder = CasualRecorder(repo, rate_channels=config.rate_channels)
         services.uploads = build_service(
-            config.uploads, repo, services.gate, control, config.memory_mb
+            config.uploads,
+            repo,
+            services.gate,
+            control,
+            config.memory_mb,
+            in_process=config.in_process,
         )
     elif config.uploads.store:
         raise ValueError("--submissions needs --db (versions are kept in the database)")

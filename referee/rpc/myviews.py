@@ -9,6 +9,7 @@ Every function is synchronous (the service runs it in a worker thread) and raise
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from client_sdk.proto import submissions_pb2 as spb
 from referee.rpc.callers import Caller, may_read_game, own_seat, private_game
@@ -16,11 +17,19 @@ from referee.rpc.calls import wire_time
 from referee.server import bounds
 from referee.storage import GameSummary, NotFoundError, PlayerInfo, Repository, SourceKind
 from referee.storage import submissions as rows
+from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
+from referee.submissions.validation_queue import Position
 
 
-def list_mine(repo: Repository, caller: Caller, player_name: str = "") -> spb.ListMineResponse:
-    """The caller's versions and games, or (staff only) another player's."""
+def list_mine(
+    repo: Repository,
+    caller: Caller,
+    player_name: str = "",
+    where: Callable[[int], Position] | None = None,
+) -> spb.ListMineResponse:
+    """The caller's versions and games, or (staff only) another player's; ``where``: each
+    version's position in the server's validation queue."""
     player = caller.player
     bounds.bounded(player_name, "player", bounds.MAX_REF_CHARS)
     if player_name and player_name != player.name:
@@ -34,7 +43,7 @@ def list_mine(repo: Repository, caller: Caller, player_name: str = "") -> spb.Li
     playing = {rows.playing_version(repo.db, bot_id) for bot_id in own}
     reply = spb.ListMineResponse(player=player.name)
     reply.versions.extend(
-        _version_view(s, s.bot_version_id in playing)
+        _version_view(s, s.bot_version_id in playing, where)
         for s in rows.list_submissions(repo.db, owner=player.name)
     )
     reply.games.extend(_games_of(repo, player))
@@ -146,8 +155,10 @@ def my_failure_pack(
     return spb.MyFailurePack(game_id=summary.uid, seat=wanted, bot=version.label, pack_json=pack)
 
 
-def _version_view(info: SubmissionInfo, playing: bool) -> spb.SubmissionView:
-    return spb.SubmissionView(
+def _version_view(
+    info: SubmissionInfo, playing: bool, where: Callable[[int], Position] | None = None
+) -> spb.SubmissionView:
+    view = spb.SubmissionView(
         bot=info.bot_name,
         version=info.version,
         digest=info.digest,
@@ -162,3 +173,10 @@ def _version_view(info: SubmissionInfo, playing: bool) -> spb.SubmissionView:
         output=info.output,
         validation_game_id=info.validation_game_uid or "",
     )
+    if where is not None and info.status is SubmissionStatus.VALIDATING:
+        position = where(info.id)
+        view.queue_state = position.state
+        view.queue_place = position.place
+        if position.estimate_s is not None:
+            view.wait_estimate_s = position.estimate_s
+    return view

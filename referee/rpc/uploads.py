@@ -34,6 +34,7 @@ from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
 from referee.submissions.errors import NameTaken, QuotaExceeded, UploadRefused
 from referee.submissions.service import Submissions
+from referee.submissions.validation_queue import Position
 
 SERVICE_NAME = spb.DESCRIPTOR.services_by_name["Submissions"].full_name
 #: How long one upload may take to arrive (a stalled or trickling client is cut off).
@@ -215,7 +216,14 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         request: spb.ListMineRequest,
         context: grpc.aio.ServicerContext[spb.ListMineRequest, spb.ListMineResponse],
     ) -> spb.ListMineResponse:
-        return await self._view(context, myviews.list_mine, request.player)
+        # The queue's positions read here, on the loop: the view is built in a thread.
+        positions = self.submissions.queue.snapshot()
+        return await self._view(
+            context,
+            myviews.list_mine,
+            request.player,
+            lambda sid: positions.get(sid, Position("")),
+        )
 
     async def GetMyGame(
         self,
@@ -283,8 +291,10 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
             self.lesson_runs.submit(info.bot_version_id)
 
     async def close(self) -> None:
-        """Stop the lesson runs (server shutdown): the running bot is killed."""
+        """Stop the lesson runs (server shutdown): the running bot is killed; stop waiting
+        for the workers' validation jobs (they go on, and record their verdicts)."""
         await self.lesson_runs.close()
+        await self.submissions.close()
 
     async def drain(self) -> None:
         """Wait for validations still running (server shutdown)."""

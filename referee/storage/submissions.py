@@ -8,6 +8,7 @@ by the content hash). See docs/submissions.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,6 +29,10 @@ from referee.storage.models import (
     utcnow,
 )
 from referee.storage.names import check_bot_name
+
+
+class AlreadyJudged(ConflictError):
+    """A second verdict for a version already accepted or rejected: the first one stands."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,12 +142,22 @@ def finish_validation(
     output: str = "",
     game_uid: str | None = None,
     sandbox: str = "",
+    once: bool = False,
+    guard: Callable[[Session], None] | None = None,
 ) -> SubmissionInfo:
-    """Record a validation's verdict; only an accepted version is ever chosen to play."""
+    """Record a validation's verdict; only an accepted version is ever chosen to play.
+
+    ``once``: refuse (:class:`AlreadyJudged`) a version no longer ``validating``, so a late
+    duplicate result never replaces the verdict; ``guard`` runs in the same transaction and
+    raises to refuse (a worker's lease, :mod:`referee.workers.job`)."""
     with db.write() as s:
-        row = s.get(Submission, submission_id)
+        if guard is not None:
+            guard(s)
+        row = s.get(Submission, submission_id, with_for_update=once)
         if row is None:
             raise NotFoundError(f"no submission {submission_id}")
+        if once and row.status != SubmissionStatus.VALIDATING.value:
+            raise AlreadyJudged(f"submission {submission_id} is already {row.status}")
         row.status = (SubmissionStatus.ACCEPTED if accepted else SubmissionStatus.REJECTED).value
         row.reason = reason
         row.output = output
@@ -153,10 +168,18 @@ def finish_validation(
         return _load(s, row)
 
 
-def note_progress(db: Database, submission_id: int, reason: str) -> SubmissionInfo:
+def note_progress(
+    db: Database,
+    submission_id: int,
+    reason: str,
+    guard: Callable[[Session], None] | None = None,
+) -> SubmissionInfo:
     """Say where a version still ``validating`` stands (its first check passed, its full
-    games queued or running); a version already judged is left as it is."""
+    games queued or running); a version already judged is left as it is. ``guard``: as for
+    :func:`finish_validation`."""
     with db.write() as s:
+        if guard is not None:
+            guard(s)
         row = s.get(Submission, submission_id)
         if row is None:
             raise NotFoundError(f"no submission {submission_id}")
@@ -193,6 +216,15 @@ def get_submission(db: Database, bot_name: str, version: str | None = None) -> S
     if not found:
         raise NotFoundError(f"no submitted bot {bot_name}{'@' + version if version else ''}")
     return found[-1]
+
+
+def submission_by_id(db: Database, submission_id: int) -> SubmissionInfo:
+    """The submission ``submission_id`` (:class:`NotFoundError` if none)."""
+    with db.read() as s:
+        row = s.get(Submission, submission_id)
+        if row is None:
+            raise NotFoundError(f"no submission {submission_id}")
+        return _load(s, row)
 
 
 def submission_of_version(db: Database, bot_version_id: int) -> SubmissionInfo | None:

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy.orm import Session
+
 from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
@@ -34,12 +36,13 @@ from referee.sandbox.launch import BotSpec
 from referee.storage import ConflictError, Repository, SourceKind
 from referee.storage import submissions as rows
 from referee.storage.enums import GameKind, SubmissionStatus
-from referee.storage.submissions import NewVersion, SubmissionInfo
+from referee.storage.submissions import AlreadyJudged, NewVersion, SubmissionInfo
 from referee.submissions.archive import Unpacked
 from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
 from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
+from referee.submissions.offload import FIRST_STEP, FULL_STEP, Guard, Offload
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
     ValidationGame,
@@ -104,8 +107,11 @@ class Submissions:
         limits: UploadLimits = DEFAULT_LIMITS,
         validation: ValidationSettings | None = None,
         concurrency: int = 1,
+        offload: Offload | None = None,
     ) -> None:
         self.repo = repo
+        #: With live workers, both validation steps are their jobs (docs/submissions.md).
+        self.offload = offload
         self.store = store
         self.limits = limits
         self.validation = validation or ValidationSettings()
@@ -203,31 +209,74 @@ class Submissions:
     async def first_check(self, info: SubmissionInfo) -> tuple[SubmissionInfo, bool]:
         """Check the imports and the first moves as each seat; ``(info, passed)``. A failure
         is the version's final verdict (rejected); a pass leaves it ``validating``, saying so,
-        until its full games end; a missing sandbox leaves it ``validating`` unchecked."""
+        until its full games end; a missing sandbox leaves it ``validating`` unchecked. With
+        live workers (:attr:`offload`), a worker runs it."""
         started = time.monotonic()
+        done = await self._offloaded(FIRST_STEP, info)
+        if done is not None:
+            observe_validation("first_check", time.monotonic() - started)
+            passed = done.status is SubmissionStatus.VALIDATING and done.reason.startswith(
+                FIRST_PASSED
+            )
+            return done, passed
+        try:
+            result = await self.judge_first(info)
+        except (SandboxUnavailable, BuildUnavailable) as exc:
+            log.error("validation_postponed", bot=info.label, reason=str(exc))
+            return dataclasses.replace(info, reason=f"validation postponed: {exc}"), False
+        observe_validation("first_check", time.monotonic() - started)
+        return await self.settle_first(info, result), result.accepted
+
+    async def judge_first(self, info: SubmissionInfo) -> ValidationResult:
+        """The first check's result (nothing recorded); ``SandboxUnavailable`` or
+        ``BuildUnavailable`` when it cannot run here."""
         root = self.store.path_of(info.digest)
         result = await asyncio.to_thread(check_imports, root)
-        if result is None:
-            async with self._first:
-                try:
-                    # A C++ or JavaScript version is built first (once): a compile error is
-                    # the first check's verdict.
-                    entry = await asyncio.to_thread(find_entry, root)
-                    result = await self._build(info, entry) or await play_first_check(
-                        _spec(info, entry), self.validation
-                    )
-                except (SandboxUnavailable, BuildUnavailable) as exc:
-                    log.error("validation_postponed", bot=info.label, reason=str(exc))
-                    return dataclasses.replace(info, reason=f"validation postponed: {exc}"), False
-                except Exception as exc:  # the referee's own failure: said, never silent
-                    log.exception("first_check_failed", bot=info.label)
-                    result = ValidationResult(False, f"the first check could not be run ({exc})")
-        observe_validation("first_check", time.monotonic() - started)
+        if result is not None:
+            return result
+        async with self._first:
+            try:
+                # A C++ or JavaScript version is built first (once): a compile error is
+                # the first check's verdict.
+                entry = await asyncio.to_thread(find_entry, root)
+                return await self._build(info, entry) or await play_first_check(
+                    _spec(info, entry), self.validation
+                )
+            except (SandboxUnavailable, BuildUnavailable):
+                raise
+            except Exception as exc:  # the referee's own failure: said, never silent
+                log.exception("first_check_failed", bot=info.label)
+                return ValidationResult(False, f"the first check could not be run ({exc})")
+
+    async def settle_first(
+        self, info: SubmissionInfo, result: ValidationResult, guard: Guard | None = None
+    ) -> SubmissionInfo:
+        """Record the first check: a failure as the final verdict (once), a pass as a note."""
         log.info("submission_checked", bot=info.label, passed=result.accepted)
         if not result.accepted:
-            return await self._record(info, result), False
+            return await self.record(info, result, guard)
         note = f"{FIRST_PASSED} ({result.reason.removeprefix(FIRST_PASSED + ' (')}"
-        return await asyncio.to_thread(rows.note_progress, self.repo.db, info.id, note), True
+        return await asyncio.to_thread(rows.note_progress, self.repo.db, info.id, note, guard)
+
+    async def _offloaded(self, step: str, info: SubmissionInfo) -> SubmissionInfo | None:
+        """Run ``step`` on a worker and read the version back (``None``: no live worker, it
+        runs here). A job that ended without a verdict (its workers died at every attempt)
+        is the version's rejection, recorded once."""
+        offload = self.offload
+        if offload is None or not await offload.available():
+            return None
+        status = await offload.run(step, info)
+        if status is None:
+            return None
+        now = await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
+        if now.status is not SubmissionStatus.VALIDATING or status == "succeeded":
+            return now
+        log.error("validation_job_failed", bot=info.label, step=step, status=status)
+        reason = f"the validation could not be completed on the workers (its job {status})"
+        try:
+            return await self.record(info, ValidationResult(False, f"{reason}; upload again"))
+        except AlreadyJudged:
+            return await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
 
     async def _full(self, info: SubmissionInfo) -> SubmissionInfo:
         """The queue's work: the full validation games of a version whose first check passed."""
@@ -246,31 +295,44 @@ class Submissions:
         )
 
     async def validate(self, info: SubmissionInfo) -> SubmissionInfo:
-        """Check the version's imports, play its validation game, record the verdict.
+        """Check the version's imports, play its validation game, record the verdict (on a
+        worker when :attr:`offload` has a live one).
 
         Where the sandbox cannot run (and the operator did not pass ``--no-sandbox``) the
         version stays ``validating`` (validated when the server next starts), never rejected
         for the server's own state. A version its imports already refuse is answered at
         once: only a validation game waits for a slot behind other students' games."""
+        done = await self._offloaded(FULL_STEP, info)
+        if done is not None:
+            return done
+        try:
+            result = await self.judge_full(info)
+        except (SandboxUnavailable, BuildUnavailable) as exc:
+            log.error("validation_postponed", bot=info.label, reason=str(exc))
+            return dataclasses.replace(info, reason=f"validation postponed: {exc}")
+        return await self.record(info, result)
+
+    async def judge_full(self, info: SubmissionInfo) -> ValidationResult:
+        """The full validation's result (nothing recorded); ``SandboxUnavailable`` or
+        ``BuildUnavailable`` when it cannot run here."""
         root = self.store.path_of(info.digest)
         result = await asyncio.to_thread(check_imports, root)
         if result is None:
             async with self._slots:
-                try:
-                    entry = await asyncio.to_thread(find_entry, root)
-                    result = await self._build(info, entry) or await self._play(info, entry)
-                except (SandboxUnavailable, BuildUnavailable) as exc:
-                    log.error("validation_postponed", bot=info.label, reason=str(exc))
-                    return dataclasses.replace(info, reason=f"validation postponed: {exc}")
+                entry = await asyncio.to_thread(find_entry, root)
+                result = await self._build(info, entry) or await self._play(info, entry)
+        return result
+
+    async def record(
+        self, info: SubmissionInfo, result: ValidationResult, guard: Guard | None = None
+    ) -> SubmissionInfo:
+        """Keep the deciding game (if one was played) and record the verdict, once (a
+        version already judged raises ``AlreadyJudged``)."""
         log.info(
             "submission_validated", bot=info.label, accepted=result.accepted, reason=result.reason
         )
-        return await self._record(info, result)
-
-    async def _record(self, info: SubmissionInfo, result: ValidationResult) -> SubmissionInfo:
-        """Keep the deciding game (if one was played) and record the verdict."""
         if result.report is not None:
-            result = await asyncio.to_thread(self._keep_game, info, result)
+            result = await asyncio.to_thread(self._keep_game, info, result, guard)
         return await asyncio.to_thread(
             rows.finish_validation,
             self.repo.db,
@@ -280,13 +342,27 @@ class Submissions:
             output=result.output,
             game_uid=result.game_uid,
             sandbox=result.sandbox,
+            once=True,
+            guard=guard,
         )
 
-    def _keep_game(self, info: SubmissionInfo, result: ValidationResult) -> ValidationResult:
+    def _keep_game(
+        self, info: SubmissionInfo, result: ValidationResult, guard: Guard | None
+    ) -> ValidationResult:
         """Store the validation game as a private, unrated game record (the version against
         the reference bot), so its uploader can read it; a failure to store it is logged and
         the verdict kept (without a game id)."""
         assert result.report is not None and result.game is not None
+        refused: list[Exception] = []
+
+        def watched(s: Session) -> None:
+            try:
+                if guard is not None:
+                    guard(s)
+            except Exception as exc:
+                refused.append(exc)
+                raise
+
         try:
             reference = register_source(self.repo, self.validation.reference)
             upload = self.repo.get_bot_version(info.bot_version_id)
@@ -303,8 +379,11 @@ class Submissions:
                     Filing("validation", GameKind.VALIDATION),
                     outputs=played.outputs,
                     uid=played.report.game_id,
+                    guard=watched,
                 )
         except Exception:
+            if refused:
+                raise  # the guard's refusal (a worker lost its job): nothing more is recorded
             log.exception("validation_game_not_stored", bot=info.label)
             return dataclasses.replace(result, game_uid=None)
         return result
@@ -332,6 +411,11 @@ class Submissions:
         except Exception as exc:  # the referee's own failure: never a silent "validating"
             log.exception("validation_failed", bot=info.label)
             return ValidationResult(False, f"the validation game could not be run ({exc})")
+
+    async def close(self) -> None:
+        """Stop waiting for the workers' validation jobs (server shutdown)."""
+        if self.offload is not None:
+            await self.offload.close()
 
     async def resume(self) -> int:
         """Validate every version left ``validating`` (e.g. by a restart); how many."""

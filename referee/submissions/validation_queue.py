@@ -42,6 +42,17 @@ class QueueRow:
     estimate_s: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where one version stands: ``waiting`` (with its place, 1: next, and the estimated
+    seconds until it starts, ``None`` until a validation was measured), ``running``, or ""
+    (not in this queue)."""
+
+    state: str
+    place: int = 0
+    estimate_s: float | None = None
+
+
 #: What a version's reason says while its full validation games run (set by the service).
 RUNNING_NOTE = "full validation games running"
 
@@ -105,6 +116,19 @@ class ValidationQueue:
         place = fairqueue.place_of(self._waiting, self._running, submission_id)
         wait = fairqueue.estimate_s(place, self.durations, self.slots, len(self._running))
         return place, wait
+
+    def where(self, submission_id: int) -> Position:
+        """The version's :class:`Position` in this queue (what the student is shown)."""
+        if submission_id in self._running.values():
+            return Position("running")
+        place, wait = self.position(submission_id)
+        return Position("waiting", place, wait) if place else Position("")
+
+    def snapshot(self) -> dict[int, Position]:
+        """Every queued version's :class:`Position`, read now (on the event loop: a view
+        built in a worker thread reads this copy, never the live queue)."""
+        ids = [*self._running.values(), *(w.submission_id for w in self._waiting)]
+        return {sid: self.where(sid) for sid in ids}
 
     def rows(self) -> list[QueueRow]:
         """Running validations, then the waiting ones in the order they will be served."""

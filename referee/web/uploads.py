@@ -96,7 +96,8 @@ def uploads_context(web: Web, session: Session, request: Request) -> dict[str, o
     """The submissions table's values: the uploads, and links to their validation games."""
     submissions = request.app.state.submissions
     found = view(web, session, submissions)
-    queued = {s.id: submissions.queue.position(s.id) for s in found or ()} if submissions else {}
+    # Each validating version's Position in the fair queue (state, place, estimate).
+    queued = submissions.queue.snapshot() if submissions else {}
     return {
         "submissions": found,
         "checked": validation_links(web, session, found),

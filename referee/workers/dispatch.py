@@ -26,9 +26,11 @@ from referee.workers import QUEUE, TASK_NAME
 from referee.workers.queue import (
     FINAL,
     active_job,
+    active_job_of,
     conninfo,
     ensure_schema,
     job_states,
+    live_workers,
     make_app,
     opened,
     slot_lock,
@@ -110,6 +112,23 @@ class QueueDispatcher:
         job_id = await deferrer.defer_async(**kwargs)
         log.debug("ladder_game_enqueued", job_id=job_id, game_id=kwargs["ladder_uid"])
         return job_id
+
+    async def enqueue_keyed(
+        self, kwargs: dict[str, Any], lock: str, *, priority: int = 0, match: dict[str, str]
+    ) -> int:
+        """A job of ``kwargs`` under ``lock``: one of that lock already waiting or running
+        whose arguments hold ``match`` (left by a server that stopped), else a new one."""
+        found = await active_job_of(await self._connection(), lock, match)
+        if found is not None:
+            return found
+        deferrer = self.app.configure_task(TASK_NAME, queue=QUEUE, lock=lock, priority=priority)
+        job_id = await deferrer.defer_async(**kwargs)
+        log.debug("job_enqueued", job_id=job_id, lock=lock)
+        return job_id
+
+    async def live_workers(self, within_s: float) -> int:
+        """How many workers sent a heartbeat in the last ``within_s`` seconds."""
+        return await live_workers(await self._connection(), within_s)
 
     async def play(
         self, tournament_id: int, pairing_id: int, game_index: int

@@ -10,6 +10,7 @@ the same time.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
 
 import psycopg
@@ -108,3 +109,27 @@ async def active_job(
     )
     row = await cur.fetchone()
     return None if row is None else int(row[0])
+
+
+async def active_job_of(
+    conn: psycopg.AsyncConnection[Any], lock: str, match: dict[str, str]
+) -> int | None:
+    """A job under ``lock`` waiting or running whose arguments hold ``match``, if any."""
+    cur = await conn.execute(
+        "SELECT id FROM procrastinate_jobs WHERE task_name = %s AND lock = %s "
+        "AND status IN ('todo', 'doing') AND args @> %s::jsonb ORDER BY id LIMIT 1",
+        (TASK_NAME, lock, json.dumps(match)),
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row[0])
+
+
+async def live_workers(conn: psycopg.AsyncConnection[Any], within_s: float) -> int:
+    """How many workers sent a heartbeat in the last ``within_s`` seconds."""
+    cur = await conn.execute(
+        "SELECT count(*) FROM procrastinate_workers "
+        "WHERE last_heartbeat > now() - make_interval(secs => %s)",
+        (within_s,),
+    )
+    row = await cur.fetchone()
+    return 0 if row is None else int(row[0])

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,9 +32,13 @@ from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, opened, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
 from referee.workers.steady import ride_out_outages
+from referee.workers.validationjob import VALIDATION_KEY, play_validation_job
 from referee.workers.warmup import keep_warm
 
 log = get_logger("referee.workers.worker")
+
+#: One kind of job: (state, job id, worker id, failed attempts, kwargs) -> its outcome.
+Play = Callable[[WorkerState, int, "int | None", int, dict[str, Any]], Coroutine[Any, Any, str]]
 
 
 @dataclass(slots=True)
@@ -71,7 +76,7 @@ def register_task(app: App, state: WorkerState) -> None:
             state.own_ids.add(job.worker_id)
         # The game runs on a task of its own: a worker that lost its lease stops the game
         # without this task ever returning, so the queue never marks a handed-on job done.
-        play = play_ladder_job if LADDER_KEY in kwargs else play_job
+        play = _job_kind(kwargs)
         inner = asyncio.create_task(play(state, job.id, job.worker_id, job.attempts, kwargs))
         state.running[job.id] = (job.worker_id, inner)
         try:
@@ -90,8 +95,21 @@ def register_task(app: App, state: WorkerState) -> None:
         return inner.result()
 
 
+def _job_kind(kwargs: dict[str, Any]) -> Play:
+    """What plays a job: a tournament's game, a ladder (or grading) game, a validation."""
+    if VALIDATION_KEY in kwargs:
+        return play_validation_job
+    return play_ladder_job if LADDER_KEY in kwargs else play_job
+
+
 #: play_job's outcomes, as the words of tetromino_jobs_finished_total{outcome}.
-_OUTCOMES = {"recorded": "recorded", "void": "void", "already recorded": "already_recorded"}
+_OUTCOMES = {
+    "recorded": "recorded",
+    "void": "void",
+    "already recorded": "already_recorded",
+    # A validation no worker could run contained: the version stays validating.
+    "postponed": "void",
+}
 
 
 def job_outcome(game: asyncio.Task[str]) -> str:

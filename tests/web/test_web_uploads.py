@@ -134,3 +134,27 @@ def test_a_rejected_upload_links_its_validation_game_and_failure_pack(
     assert uploads_client.get(game.group(1)).status_code == 200
     served = uploads_client.get(pack.group(1))
     assert served.status_code == 200 and json.loads(served.text)["verdict"] == "runtime_error"
+
+
+def test_the_upload_table_shows_the_queue_place_and_estimate_as_data(
+    uploads_client: TestClient, ids: dict[str, Any]
+) -> None:
+    """A validating version waiting in the fair queue shows its place and wait estimate, in
+    the text and as data attributes; one whose full games run says so."""
+    import asyncio
+    import types
+
+    from referee.submissions.validation_queue import Position
+
+    sign_in(uploads_client, ids["token"])
+    app: Any = uploads_client.app
+    submissions = app.state.submissions
+    waiting = asyncio.run(submissions.receive("alice", bot_zip(), "alice-waits"))
+    running = asyncio.run(submissions.receive("alice", bot_zip() + b"", "alice-runs"))
+    positions = {waiting.id: Position("waiting", 3, 42.4), running.id: Position("running")}
+    submissions.queue = types.SimpleNamespace(snapshot=lambda: positions)
+    fragment = uploads_client.get("/me/submissions").text
+    assert 'data-queue-place="3"' in fragment and 'data-wait-estimate-s="42.4"' in fragment
+    shown = 'place <b class="place">3</b> in the queue, about <span class="wait">42</span> s'
+    assert shown in fragment
+    assert 'data-queue-state="running"' in fragment and "running now" in fragment

@@ -1,0 +1,44 @@
+"""Validation steps run elsewhere: what :class:`~referee.submissions.service.Submissions` asks
+of the ``referee worker`` processes that run them on PostgreSQL (the implementation is
+:class:`referee.workers.validationjob.QueuedValidation`, which this layer may not import).
+
+A worker records a step's result itself, under its lease on the job (``Guard``), and the
+server reads the version back: the verdict is written once, by whichever attempt holds the
+job, and a late duplicate is refused (``AlreadyJudged``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from sqlalchemy.orm import Session
+
+from referee.storage.submissions import SubmissionInfo
+
+#: The two steps of a validation, as a worker's job names them.
+FIRST_STEP = "first"
+FULL_STEP = "full"
+
+#: A check run in the transaction that records a result; it raises to refuse (a worker's
+#: lease on its job, :func:`referee.workers.job.lease_guard`).
+Guard = Callable[[Session], None]
+
+
+class Offload(Protocol):
+    """Validation steps run by ``referee worker`` processes (``referee serve`` on PostgreSQL:
+    :class:`referee.workers.validationjob.QueuedValidation`)."""
+
+    async def available(self) -> bool:
+        """Whether a worker is alive to take the step now (else it runs on the server)."""
+        ...
+
+    async def run(self, step: str, info: SubmissionInfo) -> str | None:
+        """Have a worker run ``step`` of ``info`` and record its result; the job's final
+        status (``succeeded``: the step's result is recorded), ``None`` when the job could
+        not be enqueued (then the server runs the step itself)."""
+        ...
+
+    async def close(self) -> None:
+        """Stop waiting for jobs (server shutdown; the workers go on with them)."""
+        ...

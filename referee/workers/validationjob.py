@@ -1,0 +1,238 @@
+"""Validation on the workers: an upload's first check and its full games as jobs.
+
+``referee serve --submissions`` on PostgreSQL hands both validation steps to ``referee
+worker`` processes whenever one is alive (:class:`QueuedValidation`, the server's
+:class:`~referee.submissions.offload.Offload`); with none alive (or on SQLite, or with
+``--in-process``) it plays them itself as before. The server still decides *when* a step
+runs: the first check at once, the full games when the fair queue
+(:mod:`referee.submissions.fairqueue`) serves the version, so the order rule is the server's
+whoever plays. First checks are enqueued ahead of full games, and both ahead of ladder and
+tournament games (the job's ``priority``), so a student's first verdict never waits behind
+games.
+
+A job carries the submission id, the step, the store's folder (every worker must see it, as
+for the ladder's uploaded bots) and the validation settings. The worker judges the version
+with the same code as the server (:class:`~referee.submissions.service.Submissions`) and
+records the result itself, under its lease on the job (:func:`~referee.workers.job
+.lease_guard`) and only while the version is still ``validating``: a handed-on worker's late
+result and a second job's duplicate are both refused, so the verdict is written once. A
+worker that dies mid-step is found by its heartbeat and the job retried
+(:mod:`~referee.workers.recovery`); a job that failed at every attempt is the server's to
+record (the version rejected, once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+import psycopg
+from structlog.contextvars import bound_contextvars
+
+from referee.match.clock import TimeControl
+from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
+from referee.storage import Repository
+from referee.storage import submissions as rows
+from referee.storage.enums import SubmissionStatus
+from referee.storage.submissions import AlreadyJudged, SubmissionInfo
+from referee.submissions.build import BuildUnavailable
+from referee.submissions.offload import FIRST_STEP, FULL_STEP
+from referee.submissions.service import Submissions
+from referee.submissions.store import SubmissionStore
+from referee.submissions.validate import ValidationSettings
+from referee.telemetry.logs import bound_job, get_logger
+from referee.tournament.aborts import MAX_ATTEMPTS
+from referee.workers import STALL_TIMEOUT_S
+from referee.workers.dispatch import QueueDispatcher
+from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
+
+log = get_logger("referee.workers.validationjob")
+
+#: The job argument that marks a validation job (the submission's id).
+VALIDATION_KEY = "validation_submission_id"
+#: Job priorities (higher first; games are 0): a first check is seconds, and a student waits.
+PRIORITY = {FIRST_STEP: 20, FULL_STEP: 10}
+#: How long a count of live workers is trusted before the database is asked again.
+ALIVE_CACHE_S = 1.0
+
+
+def validation_lock(submission_id: int) -> str:
+    """The job lock of one version's validation: its two steps never run at once."""
+    return f"arena-validation-{submission_id}"
+
+
+def validation_job_kwargs(
+    submission_id: int, step: str, store_root: str, settings: ValidationSettings
+) -> dict[str, Any]:
+    """The arguments of a validation job (JSON: they are stored with the job)."""
+    return {
+        VALIDATION_KEY: submission_id,
+        "step": step,
+        "store": store_root,
+        "game": settings.game,
+        "params": dict(settings.game_params),
+        "time_control": settings.time_control.as_dict(),
+        "memory_mb": settings.memory_mb,
+        "reference": settings.reference,
+        "connect_timeout_s": settings.connect_timeout_s,
+    }
+
+
+def _service(state: WorkerState, kwargs: dict[str, Any]) -> Submissions:
+    """The validation service the job judges with, on this worker's sandbox."""
+    if state.isolation is None:
+        state.isolation = choose(state.no_sandbox)
+    uncontained = state.isolation is Isolation.NONE
+    if uncontained and not state.allow_unsandboxed_uploads:
+        raise SandboxUnavailable(
+            "refusing to validate an uploaded bot without the sandbox; pass "
+            "--allow-unsandboxed-uploads to this worker to run uploads uncontained"
+        )
+    memory = kwargs.get("memory_mb")
+    settings = ValidationSettings(
+        game=str(kwargs["game"]),
+        game_params={k: int(v) for k, v in kwargs.get("params", {}).items()},
+        time_control=TimeControl.from_dict(kwargs["time_control"]),
+        memory_mb=float(memory) if memory else None,
+        reference=str(kwargs["reference"]),
+        connect_timeout_s=float(kwargs.get("connect_timeout_s", 30.0)),
+        no_sandbox=uncontained,
+    )
+    return Submissions(state.repo, SubmissionStore(str(kwargs["store"])), validation=settings)
+
+
+async def play_validation_job(
+    state: WorkerState, job_id: int, worker_id: int | None, attempts: int, kwargs: dict[str, Any]
+) -> str:
+    """Run one validation step and record its result (``attempts``: failed ones before)."""
+    sid = int(kwargs[VALIDATION_KEY])
+    step = str(kwargs["step"])
+    with bound_job(job_id), bound_contextvars(submission_id=sid, step=step):
+        info = await asyncio.to_thread(rows.submission_by_id, state.repo.db, sid)
+        if info.status is not SubmissionStatus.VALIDATING:
+            log.info("job_already_done", status=str(info.status))
+            return "already recorded"
+        guard = lease_guard(job_id, worker_id)
+        attempt = attempts + 1
+        log.info("validation_started", bot=info.label)
+        try:
+            service = await asyncio.to_thread(_service, state, kwargs)
+            judge = service.judge_first if step == FIRST_STEP else service.judge_full
+            result = await judge(info)
+        except asyncio.CancelledError:
+            raise
+        except (SandboxUnavailable, BuildUnavailable) as exc:
+            # One line, not a traceback: a worker with the sandbox may take the retry.
+            log.error("validation_job_refused", reason=str(exc), attempt=attempt)
+            if attempt < MAX_ATTEMPTS:
+                raise GameFailed(str(exc)) from exc
+            # As on the server: the version stays validating, never rejected for a host.
+            note = f"validation postponed: {exc}"
+            await asyncio.to_thread(rows.note_progress, state.repo.db, sid, note, guard)
+            return "postponed"
+        except Exception as exc:
+            log.exception("validation_job_failed", attempt=attempt)
+            if not await asyncio.to_thread(lease_held, state.repo, job_id, worker_id):
+                raise LeaseLost(f"job {job_id} was handed on while it failed: {exc}") from exc
+            if attempt < MAX_ATTEMPTS:
+                raise GameFailed(f"{type(exc).__name__}: {exc}") from exc
+            reason = f"the validation could not be run ({exc})"
+            return await _recorded(
+                asyncio.to_thread(
+                    rows.finish_validation,
+                    state.repo.db,
+                    sid,
+                    accepted=False,
+                    reason=reason,
+                    once=True,
+                    guard=guard,
+                )
+            )
+        if step == FIRST_STEP:
+            done = service.settle_first(info, result, guard)
+        else:
+            done = service.record(info, result, guard)
+        return await _recorded(done)
+
+
+async def _recorded(write: Awaitable[SubmissionInfo]) -> str:
+    """``recorded`` once ``write`` stored the step's result under the job's lease, or
+    ``already recorded`` when the version was judged already (a duplicate refused)."""
+    try:
+        info = await write
+    except AlreadyJudged:
+        log.info("job_duplicate")
+        return "already recorded"
+    log.info("validation_recorded", status=str(info.status), reason=info.reason)
+    return "recorded"
+
+
+class QueuedValidation:
+    """The server's side: each validation step a job for the workers while one is alive
+    (:class:`~referee.submissions.offload.Offload`); the dispatcher opens on first use."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        url: str,
+        store_root: str,
+        settings: ValidationSettings,
+        *,
+        stall_timeout_s: float = STALL_TIMEOUT_S,
+    ) -> None:
+        self.store_root = store_root
+        self.settings = settings
+        self.stall_timeout_s = stall_timeout_s
+        self.dispatcher = QueueDispatcher(repo, url)
+        self._stack = contextlib.AsyncExitStack()
+        self._opening = asyncio.Lock()
+        self._open = False
+        self._alive = False
+        self._asked_at = -math.inf
+
+    async def _queue(self) -> QueueDispatcher:
+        async with self._opening:
+            if not self._open:
+                await self._stack.enter_async_context(self.dispatcher)
+                self._open = True
+        return self.dispatcher
+
+    async def available(self) -> bool:
+        """Whether a worker sent a heartbeat within the stall timeout (asked at most once a
+        second); a database that cannot be asked counts as none (the server validates)."""
+        now = time.monotonic()
+        if now - self._asked_at < ALIVE_CACHE_S:
+            return self._alive
+        try:
+            queue = await self._queue()
+            self._alive = await queue.live_workers(self.stall_timeout_s) > 0
+        except (OSError, psycopg.Error) as exc:
+            log.warning("validation_queue_unreachable", reason=str(exc))
+            self._alive = False
+        self._asked_at = now
+        return self._alive
+
+    async def run(self, step: str, info: SubmissionInfo) -> str | None:
+        """Enqueue ``step`` of ``info`` (or find its job already waiting or running, left by
+        a server that stopped) and wait for the job's final status; ``None`` when it could
+        not be enqueued (the database unreachable: the server runs the step)."""
+        kwargs = validation_job_kwargs(info.id, step, self.store_root, self.settings)
+        try:
+            queue = await self._queue()
+            job_id = await queue.enqueue_keyed(
+                kwargs, validation_lock(info.id), priority=PRIORITY[step], match={"step": step}
+            )
+        except (OSError, psycopg.Error) as exc:
+            log.warning("validation_not_enqueued", bot=info.label, step=step, reason=str(exc))
+            self._asked_at = -math.inf
+            return None
+        log.info("validation_enqueued", job_id=job_id, bot=info.label, step=step)
+        return await queue.wait(job_id)
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+        self._open = False
