@@ -112,7 +112,7 @@ async def active_job(
 
 
 async def active_job_of(
-    conn: psycopg.AsyncConnection[Any], lock: str, match: dict[str, str]
+    conn: psycopg.AsyncConnection[TupleRow], lock: str, match: dict[str, str]
 ) -> int | None:
     """A job under ``lock`` waiting or running whose arguments hold ``match``, if any."""
     cur = await conn.execute(
@@ -124,7 +124,7 @@ async def active_job_of(
     return None if row is None else int(row[0])
 
 
-async def live_workers(conn: psycopg.AsyncConnection[Any], within_s: float) -> int:
+async def live_workers(conn: psycopg.AsyncConnection[TupleRow], within_s: float) -> int:
     """How many workers sent a heartbeat in the last ``within_s`` seconds."""
     cur = await conn.execute(
         "SELECT count(*) FROM procrastinate_workers "
