@@ -1,1 +1,2 @@
-"""Developer tools (code generation); nothing here is imported at run time."""
+"""Tools over the checkout itself: the protocol's generated code (``genproto``, for developers)
+and the SDK's wheel of the running version (``sdkwheel``: ``/sdk``, ``referee sdk wheel``)."""
