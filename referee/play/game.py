@@ -99,16 +99,7 @@ class GamePlayer:
                 isolation=t.isolation,
             )
             return Played(result.report, [result.output(i) for i in range(2)])
-        return await self._play_on_server(seats, uid, labels, observer, opening)
-
-    async def _play_on_server(
-        self,
-        seats: Sequence[BotVersionInfo],
-        uid: str,
-        labels: dict[str, str],
-        observer: Observer | None,
-        opening: Sequence[str] = (),
-    ) -> Played:
+        # A remote seat: every seat plays through the server, launched bots included.
         assert self.server is not None and self.seats is not None
         launched: list[LaunchedBot | None] = [None, None]
         tokens: list[str] = []
