@@ -127,14 +127,19 @@ class GamePlayer:
             outputs = [bot.output.text() if bot is not None else "" for bot in launched]
             return Played(report, outputs)
         finally:
-            issuer = self.server.tokens
-            for token in tokens:
-                if issuer is not None:
-                    issuer.revoke(token)
-            await asyncio.gather(
-                *(b.stop() for b in launched if b is not None), return_exceptions=True
-            )
-            await asyncio.gather(*(r.close() for r in relays), return_exceptions=True)
+            await self._release(launched, tokens, relays)
+
+    async def _release(
+        self, launched: list[LaunchedBot | None], tokens: list[str], relays: list[SocketRelay]
+    ) -> None:
+        """After a game on the server: its one-game tokens revoked, its bots and sockets
+        stopped."""
+        issuer = self.server.tokens if self.server is not None else None
+        for token in tokens:
+            if issuer is not None:
+                issuer.revoke(token)
+        await asyncio.gather(*(b.stop() for b in launched if b is not None), return_exceptions=True)
+        await asyncio.gather(*(r.close() for r in relays), return_exceptions=True)
 
     def _launch_address(self) -> str:
         """Where a launched bot reaches the server: sandboxed, its ``unix:`` socket."""

@@ -5,9 +5,9 @@ calls through."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 import grpc
 
@@ -55,7 +55,7 @@ class ArenaCalls:
 
 def gated_view(
     build: Callable[[_Calls, _Req], _Resp],
-) -> Callable[[_Calls, _Req, grpc.aio.ServicerContext[_Req, _Resp]], Coroutine[Any, Any, _Resp]]:
+) -> Callable[[_Calls, _Req, grpc.aio.ServicerContext[_Req, _Resp]], Awaitable[_Resp]]:
     """An Arena read RPC made of ``build(self, request)``: the caller passes the gate for the
     RPC named like the method (:meth:`ArenaCalls._allow`), then ``build`` runs in a worker
     thread (:meth:`ArenaCalls._call`)."""
