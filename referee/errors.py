@@ -17,6 +17,7 @@
     ├── storage.secret.TokenKeyError      the server's token key is unusable
     ├── match.seat.SessionClosed          writing to a bot whose stream has ended
     ├── play.local.BotDidNotConnect       a launched bot that never opened its session
+    ├── play.store.AbortedNotKept         an aborted game not stored: its uid is played again
     ├── workers.job.LeaseLost, GameFailed a worker's job handed on, or an attempt to retry
     ├── web.security.BodyTooLarge         a request body over its limit
     ├── submissions.build: BuildFailed, BuildUnavailable  an upload that did not build; a

@@ -1,5 +1,6 @@
 """The tools' options: ``--openings`` for ``referee tournament`` and for the pair tests
-(``grade``, ``sprt``), and ``tournament export --pgn``."""
+(``grade``, ``sprt``), the options the tools that launch stored bots share (``grade``,
+``sprt``, ``similarity``), and ``tournament export --pgn``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from referee.commands._arena import add_db_option, fail, open_repo
-from referee.commands._common import Subparsers, stored_ref
+from referee.commands._common import (
+    Subparsers,
+    add_limit_options,
+    add_log_options,
+    add_sandbox_option,
+    stored_ref,
+)
 
 if TYPE_CHECKING:
     from engine.game import Game
@@ -30,6 +37,16 @@ def add_pair_book_option(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="openings book (default: the shipped book of the game; 'none': standard start)",
     )
+
+
+def add_tool_run_options(parser: argparse.ArgumentParser, *, move_time: float = 0.0) -> None:
+    """What a tool that launches stored bots and reports on them takes last: the bots'
+    limits, the sandbox, the database and its logs (warnings by default); ``run`` is its
+    entry point."""
+    add_limit_options(parser, move_time=move_time)
+    add_sandbox_option(parser)
+    add_db_option(parser)
+    add_log_options(parser, "WARNING")
 
 
 def pair_book(args: argparse.Namespace, game: Game[Any]) -> Book | None:

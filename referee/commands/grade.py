@@ -11,18 +11,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, TypedDict
 
-from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._arena import fail, open_repo
 from referee.commands._common import (
     Subparsers,
     add_game_options,
-    add_limit_options,
-    add_log_options,
-    add_sandbox_option,
     configure_logs,
     stored_ref,
 )
 from referee.commands._queued import add_queue_option
-from referee.commands._tools_options import add_pair_book_option, pair_book
+from referee.commands._tools_options import add_pair_book_option, add_tool_run_options, pair_book
 
 if TYPE_CHECKING:
     from referee.analysis.grading import GradeRun, GradeSettings, StudentGrade
@@ -80,11 +77,8 @@ def register(subparsers: Subparsers) -> None:
         help="play nothing: grade from the games already stored",
     )
     add_game_options(parser)
-    add_limit_options(parser)
-    add_sandbox_option(parser)
     add_queue_option(parser)
-    add_db_option(parser)
-    add_log_options(parser, "WARNING")
+    add_tool_run_options(parser)
     parser.set_defaults(func=run)
 
 

@@ -17,15 +17,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from referee.commands._arena import add_db_option, fail, open_repo
+from referee.commands._arena import fail, open_repo
 from referee.commands._common import (
     Subparsers,
-    add_limit_options,
-    add_log_options,
-    add_sandbox_option,
     configure_logs,
     stored_ref,
 )
+from referee.commands._tools_options import add_tool_run_options
 
 if TYPE_CHECKING:
     from referee.analysis.similarity import CodeMatch
@@ -109,10 +107,7 @@ def register(subparsers: Subparsers) -> None:
     parser.add_argument("--concurrency", type=int, default=2, help="games at once (default 2)")
     parser.add_argument("--game", default="tetress", help="the game asked (default tetress)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_limit_options(parser, move_time=5.0)
-    add_sandbox_option(parser)
-    add_db_option(parser)
-    add_log_options(parser, "WARNING")
+    add_tool_run_options(parser, move_time=5.0)
     parser.set_defaults(func=run)
 
 

@@ -21,16 +21,13 @@ if TYPE_CHECKING:
     from referee.server.app import RefereeServer
     from referee.storage import BotVersionInfo, Repository
 
-from referee.commands._arena import add_db_option, fail
+from referee.commands._arena import fail
 from referee.commands._common import (
     Subparsers,
     add_game_options,
-    add_limit_options,
-    add_log_options,
-    add_sandbox_option,
     configure_logs,
 )
-from referee.commands._tools_options import add_pair_book_option, pair_book
+from referee.commands._tools_options import add_pair_book_option, add_tool_run_options, pair_book
 from referee.errors import RefereeError
 from referee.tournament import DEFAULT_REMOTE_WAIT_S
 
@@ -77,10 +74,7 @@ def register(subparsers: Subparsers) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     add_game_options(parser)
-    add_limit_options(parser)
-    add_db_option(parser)
-    add_sandbox_option(parser)
-    add_log_options(parser, "WARNING")
+    add_tool_run_options(parser)
     parser.set_defaults(func=run)
 
 

@@ -1,7 +1,7 @@
 """How grading games are played and stored: here (launched bots on a private referee) or by
 the workers (PostgreSQL's queue). Both store each game under the uid grading gives it, once,
-through :func:`referee.play.store.play_and_store_result`, and treat an aborted game alike: it
-is not stored (its uid stays free), it is played again, and after
+through :func:`referee.play.store.play_and_store` (``keep_aborted=False``), and treat an
+aborted game alike: it is not stored (its uid stays free), it is played again, and after
 :data:`~referee.tournament.aborts.MAX_ATTEMPTS` attempts (the tournaments' number) it is
 given up: left out of the grade, named in the run's failed games, and played again by the
 next grading.
@@ -42,7 +42,7 @@ class GameSettings:
 def local_player(repo: Repository, settings: GameSettings, isolation: Isolation) -> PlayGame:
     """Games between launched bots, each on a private referee here, stored under their uid."""
     from referee.play.game import GamePlayer, GameTerms
-    from referee.play.store import Filing, play_and_store_result
+    from referee.play.store import AbortedNotKept, Filing, play_and_store
 
     terms = GameTerms(
         settings.game,
@@ -57,7 +57,7 @@ def local_player(repo: Repository, settings: GameSettings, isolation: Isolation)
     async def play(uid: str, seats: Sequence[BotVersionInfo], opening: Sequence[str]) -> None:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                stored = await play_and_store_result(
+                await play_and_store(
                     player,
                     repo,
                     seats,
@@ -65,13 +65,15 @@ def local_player(repo: Repository, settings: GameSettings, isolation: Isolation)
                     uid=uid,
                     labels={"mode": EVENT},
                     opening=tuple(opening),
+                    keep_aborted=False,
                 )
             except ConflictError:
                 log.info("grade_game_already_stored", game_id=uid)
                 return
-            if stored is not None:
-                return
-            log.warning("grade_game_aborted", game_id=uid, attempt=attempt)
+            except AbortedNotKept:
+                log.warning("grade_game_aborted", game_id=uid, attempt=attempt)
+                continue
+            return
 
     return play
 

@@ -99,16 +99,7 @@ class GamePlayer:
                 isolation=t.isolation,
             )
             return Played(result.report, [result.output(i) for i in range(2)])
-        return await self._play_on_server(seats, uid, labels, observer, opening)
-
-    async def _play_on_server(
-        self,
-        seats: Sequence[BotVersionInfo],
-        uid: str,
-        labels: dict[str, str],
-        observer: Observer | None,
-        opening: Sequence[str] = (),
-    ) -> Played:
+        # A remote seat: every seat plays through the server, launched bots included.
         assert self.server is not None and self.seats is not None
         launched: list[LaunchedBot | None] = [None, None]
         tokens: list[str] = []
@@ -136,14 +127,19 @@ class GamePlayer:
             outputs = [bot.output.text() if bot is not None else "" for bot in launched]
             return Played(report, outputs)
         finally:
-            issuer = self.server.tokens
-            for token in tokens:
-                if issuer is not None:
-                    issuer.revoke(token)
-            await asyncio.gather(
-                *(b.stop() for b in launched if b is not None), return_exceptions=True
-            )
-            await asyncio.gather(*(r.close() for r in relays), return_exceptions=True)
+            await self._release(launched, tokens, relays)
+
+    async def _release(
+        self, launched: list[LaunchedBot | None], tokens: list[str], relays: list[SocketRelay]
+    ) -> None:
+        """After a game on the server: its one-game tokens revoked, its bots and sockets
+        stopped."""
+        issuer = self.server.tokens if self.server is not None else None
+        for token in tokens:
+            if issuer is not None:
+                issuer.revoke(token)
+        await asyncio.gather(*(b.stop() for b in launched if b is not None), return_exceptions=True)
+        await asyncio.gather(*(r.close() for r in relays), return_exceptions=True)
 
     def _launch_address(self) -> str:
         """Where a launched bot reaches the server: sandboxed, its ``unix:`` socket."""

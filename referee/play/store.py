@@ -17,8 +17,8 @@ What "stored" means, for every site:
   - an **aborted** game (nobody's fault: a bot never connected, the referee stopped): kept
     for its record, never rated, and holding no tournament slot, so a tournament plays it
     again (:attr:`StoredGame.has_result` is false) A game whose uid is its slot (grading's:
-    :func:`play_and_store_result`) is the exception: an aborted one is not stored, so the
-    same uid can be played again.
+    :func:`play_and_store` with ``keep_aborted=False``) is the exception: an aborted one is
+    not stored (:class:`AbortedNotKept`), so the same uid can be played again.
 
 * A game that could not be stored (storage refused it, the job lost its lease, the play
   itself failed) is not stored; its spectators are told it was aborted, with why.
@@ -41,6 +41,7 @@ from sqlalchemy.orm import Session
 
 from engine.adjudication.verdicts import Verdict
 from engine.game import Game
+from referee.errors import RefereeError
 from referee.live.hub import LiveEnd, LiveHub, LiveObserver
 from referee.match.report import GameReport, Observer
 from referee.play.game import GamePlayer, Played
@@ -195,6 +196,16 @@ def store_game(
     return repo.record_game(row, guard)
 
 
+class AbortedNotKept(RefereeError):
+    """A game played under ``keep_aborted=False`` (its uid is its slot) ended aborted, so it
+    was not stored and the same uid can be played again; ``played`` is what was played."""
+
+    def __init__(self, reason: str, played: Played) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.played = played
+
+
 async def play_and_store(
     player: GamePlayer,
     repo: Repository,
@@ -207,74 +218,15 @@ async def play_and_store(
     broadcast: Broadcast | None = None,
     guard: Guard | None = None,
     on_result: Callable[[], None] | None = None,
+    keep_aborted: bool = True,
 ) -> StoredGame:
     """Play one game between ``seats`` (first seat first) under game id ``uid`` and store it
     as ``filing`` says (see the module docstring for what is stored). An error of the play or
     of storage passes through, after the spectators were told the game was not stored.
     ``on_result`` is called as soon as the game has ended with a result (not aborted), while
-    its bots are still being stopped and before it is stored: what it frees may be reused."""
-    stored, played = await _play_then_store(
-        player,
-        repo,
-        seats,
-        filing,
-        uid=uid,
-        labels=labels,
-        opening=opening,
-        broadcast=broadcast,
-        guard=guard,
-        on_result=on_result,
-        keep_aborted=True,
-    )
-    assert stored is not None  # an aborted game is kept
-    return StoredGame(stored, played)
-
-
-async def play_and_store_result(
-    player: GamePlayer,
-    repo: Repository,
-    seats: Sequence[BotVersionInfo],
-    filing: Filing,
-    *,
-    uid: str,
-    labels: dict[str, str],
-    opening: Sequence[str] = (),
-    broadcast: Broadcast | None = None,
-    guard: Guard | None = None,
-) -> GameSummary | None:
-    """:func:`play_and_store` for a game whose uid is its slot (grading's): a game that ends
-    with a result (a forfeit is one) is stored; an aborted one is not (``None``), so the same
-    uid can be played again."""
-    stored, _ = await _play_then_store(
-        player,
-        repo,
-        seats,
-        filing,
-        uid=uid,
-        labels=labels,
-        opening=opening,
-        broadcast=broadcast,
-        guard=guard,
-        on_result=None,
-        keep_aborted=False,
-    )
-    return stored
-
-
-async def _play_then_store(
-    player: GamePlayer,
-    repo: Repository,
-    seats: Sequence[BotVersionInfo],
-    filing: Filing,
-    *,
-    uid: str,
-    labels: dict[str, str],
-    opening: Sequence[str],
-    broadcast: Broadcast | None,
-    guard: Guard | None,
-    on_result: Callable[[], None] | None,
-    keep_aborted: bool,
-) -> tuple[GameSummary | None, Played]:
+    its bots are still being stopped and before it is stored: what it frees may be reused.
+    ``keep_aborted=False`` is for a game whose uid is its slot (grading's): an aborted one is
+    not stored but raises :class:`AbortedNotKept`, so the same uid can be played again."""
     game = player.terms.game
     observer = broadcast.begin(uid, game, seats, filing) if broadcast is not None else None
     if on_result is not None:
@@ -287,8 +239,9 @@ async def _play_then_store(
         finished = datetime.now(UTC)
         end = played.report.end
         if not keep_aborted and (end is None or end.aborted):
-            why = f"{end.reason if end is not None else 'aborted'} (not stored: played again)"
-            return None, played
+            reason = end.reason if end is not None else "aborted"
+            why = f"{reason} (not stored: played again)"
+            raise AbortedNotKept(reason, played)
         why = "not stored"
         stored = await asyncio.to_thread(
             store_game,
@@ -307,4 +260,4 @@ async def _play_then_store(
     finally:
         if broadcast is not None:
             broadcast.end(uid, stored, why)
-    return stored, played
+    return StoredGame(stored, played)

@@ -21,7 +21,7 @@ from referee.hosting.presence import PresenceDesk
 from referee.live.hub import LiveHub
 from referee.rpc.arena_accounts import AccountViews
 from referee.rpc.callers import Caller, Callers, may_read_game, private_game
-from referee.rpc.calls import wire_time
+from referee.rpc.calls import gated_view, wire_time
 from referee.rpc.game_events import live_events, live_game, stored_events
 from referee.rpc.presence import presence_reply, running_presence
 from referee.server import bounds
@@ -147,143 +147,100 @@ class ArenaService(AccountViews, arena_pb2_grpc.ArenaServicer):
 
     # ----------------------------------------------------------------- RPCs
 
-    async def ListTournaments(
-        self,
-        request: apb.ListTournamentsRequest,
-        context: grpc.aio.ServicerContext[apb.ListTournamentsRequest, apb.ListTournamentsResponse],
-    ) -> apb.ListTournamentsResponse:
-        await self._allow(context, "ListTournaments")
+    @gated_view
+    def ListTournaments(self, request: apb.ListTournamentsRequest) -> apb.ListTournamentsResponse:
+        return apb.ListTournamentsResponse(
+            tournaments=[self._status(t) for t in self.repo.list_tournaments()]
+        )
 
-        def build() -> apb.ListTournamentsResponse:
-            return apb.ListTournamentsResponse(
-                tournaments=[self._status(t) for t in self.repo.list_tournaments()]
+    @gated_view
+    def GetTournament(self, request: apb.GetTournamentRequest) -> apb.TournamentStatus:
+        return self._status(self._tournament(request.tournament))
+
+    @gated_view
+    def GetTournamentPresence(self, request: apb.GetTournamentRequest) -> apb.TournamentPresence:
+        return presence_reply(self.repo, self._tournament(request.tournament), self.presence)
+
+    @gated_view
+    def GetLeaderboard(self, request: apb.GetLeaderboardRequest) -> apb.Leaderboard:
+        anchor = bounds.bounded(request.anchor, "anchor", bounds.MAX_REF_CHARS) or None
+        rating = bounds.finite(
+            request.anchor_rating or 1500.0, "anchor_rating", bounds.MAX_ANCHOR_RATING
+        )
+        t = self._tournament(request.tournament) if request.tournament else None
+        game = _game_of(request.game, t)
+        try:
+            st = standings(
+                self.repo, t.id if t else None, anchor=anchor, anchor_rating=rating, game=game
             )
-
-        return await self._call(context, build)
-
-    async def GetTournament(
-        self,
-        request: apb.GetTournamentRequest,
-        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentStatus],
-    ) -> apb.TournamentStatus:
-        await self._allow(context, "GetTournament")
-        return await self._call(context, lambda: self._status(self._tournament(request.tournament)))
-
-    async def GetTournamentPresence(
-        self,
-        request: apb.GetTournamentRequest,
-        context: grpc.aio.ServicerContext[apb.GetTournamentRequest, apb.TournamentPresence],
-    ) -> apb.TournamentPresence:
-        await self._allow(context, "GetTournamentPresence")
-
-        def build() -> apb.TournamentPresence:
-            return presence_reply(self.repo, self._tournament(request.tournament), self.presence)
-
-        return await self._call(context, build)
-
-    async def GetLeaderboard(
-        self,
-        request: apb.GetLeaderboardRequest,
-        context: grpc.aio.ServicerContext[apb.GetLeaderboardRequest, apb.Leaderboard],
-    ) -> apb.Leaderboard:
-        def build() -> apb.Leaderboard:
-            anchor = bounds.bounded(request.anchor, "anchor", bounds.MAX_REF_CHARS) or None
-            rating = bounds.finite(
-                request.anchor_rating or 1500.0, "anchor_rating", bounds.MAX_ANCHOR_RATING
+        except KeyError:  # the rating fit's word for an anchor not in the table
+            missing = bounds.shown(request.anchor)
+            raise NotFoundError(f"anchor: no bot {missing} in this table") from None
+        board = st.board
+        rows = [_elo_row(r, game) for r in board.rows]
+        cross = [
+            apb.HeadToHeadCell(
+                bot=a,
+                opponent=b,
+                wins=h.wins,
+                draws=h.draws,
+                losses=h.losses,
+                los=board.los.get(a, {}).get(b, 0.0),
             )
-            t = self._tournament(request.tournament) if request.tournament else None
-            game = _game_of(request.game, t)
-            try:
-                st = standings(
-                    self.repo, t.id if t else None, anchor=anchor, anchor_rating=rating, game=game
+            for a, opponents in board.cross.items()
+            for b, h in opponents.items()
+        ]
+        return apb.Leaderboard(
+            tournament=t.name if t else "",
+            anchor=board.anchor,
+            games=board.fit.games,
+            connected=board.fit.connected,
+            rows=rows,
+            cross=cross,
+            game=game,
+            groups=board.groups,
+        )
+
+    @gated_view
+    def GetLadder(self, request: apb.GetLadderRequest) -> apb.Ladder:
+        game = _game_of(request.game, None)
+        standing = compute_ladder(self.repo, game)
+        ladder = bounds.bounded(request.ladder, "ladder", bounds.MAX_REF_CHARS)
+        return apb.Ladder(
+            ladder=ladder or DEFAULT_LADDER,
+            game=game,
+            games=standing.games,
+            rows=[
+                apb.LadderRow(
+                    rank=r.rank,
+                    bot=r.player,
+                    mu=r.mu,
+                    sigma=r.sigma,
+                    ordinal=r.ordinal,
+                    games=r.games,
+                    provisional=r.provisional,
+                    game=game,
                 )
-            except KeyError:  # the rating fit's word for an anchor not in the table
-                missing = bounds.shown(request.anchor)
-                raise NotFoundError(f"anchor: no bot {missing} in this table") from None
-            board = st.board
-            rows = [_elo_row(r, game) for r in board.rows]
-            cross = [
-                apb.HeadToHeadCell(
-                    bot=a,
-                    opponent=b,
-                    wins=h.wins,
-                    draws=h.draws,
-                    losses=h.losses,
-                    los=board.los.get(a, {}).get(b, 0.0),
-                )
-                for a, opponents in board.cross.items()
-                for b, h in opponents.items()
-            ]
-            return apb.Leaderboard(
-                tournament=t.name if t else "",
-                anchor=board.anchor,
-                games=board.fit.games,
-                connected=board.fit.connected,
-                rows=rows,
-                cross=cross,
-                game=game,
-                groups=board.groups,
-            )
+                for r in standing.rows
+            ],
+        )
 
-        await self._allow(context, "GetLeaderboard")
-        return await self._call(context, build)
-
-    async def GetLadder(
-        self,
-        request: apb.GetLadderRequest,
-        context: grpc.aio.ServicerContext[apb.GetLadderRequest, apb.Ladder],
-    ) -> apb.Ladder:
-        await self._allow(context, "GetLadder")
-
-        def build() -> apb.Ladder:
-            game = _game_of(request.game, None)
-            standing = compute_ladder(self.repo, game)
-            ladder = bounds.bounded(request.ladder, "ladder", bounds.MAX_REF_CHARS)
-            return apb.Ladder(
-                ladder=ladder or DEFAULT_LADDER,
-                game=game,
-                games=standing.games,
-                rows=[
-                    apb.LadderRow(
-                        rank=r.rank,
-                        bot=r.player,
-                        mu=r.mu,
-                        sigma=r.sigma,
-                        ordinal=r.ordinal,
-                        games=r.games,
-                        provisional=r.provisional,
-                        game=game,
-                    )
-                    for r in standing.rows
-                ],
-            )
-
-        return await self._call(context, build)
-
-    async def ListGames(
-        self,
-        request: apb.ListGamesRequest,
-        context: grpc.aio.ServicerContext[apb.ListGamesRequest, apb.ListGamesResponse],
-    ) -> apb.ListGamesResponse:
-        await self._allow(context, "ListGames")
-
-        def build() -> apb.ListGamesResponse:
-            limit, offset = bounds.page(request.limit, request.offset)
-            t_id = self._tournament(request.tournament).id if request.tournament else None
-            version_id = None
-            if bounds.bounded(request.bot, "bot", bounds.MAX_REF_CHARS):
-                name, sep, version = request.bot.partition("@")
-                version_id = self.repo.find_bot_version(name, version if sep else None).id
-            games = self.repo.list_games(
-                tournament_id=t_id,
-                bot_version_id=version_id,
-                limit=limit,
-                offset=offset,
-                game=_game_of(request.game, None, default=None),
-            )
-            return apb.ListGamesResponse(games=[self._summary(g) for g in games])
-
-        return await self._call(context, build)
+    @gated_view
+    def ListGames(self, request: apb.ListGamesRequest) -> apb.ListGamesResponse:
+        limit, offset = bounds.page(request.limit, request.offset)
+        t_id = self._tournament(request.tournament).id if request.tournament else None
+        version_id = None
+        if bounds.bounded(request.bot, "bot", bounds.MAX_REF_CHARS):
+            name, sep, version = request.bot.partition("@")
+            version_id = self.repo.find_bot_version(name, version if sep else None).id
+        games = self.repo.list_games(
+            tournament_id=t_id,
+            bot_version_id=version_id,
+            limit=limit,
+            offset=offset,
+            game=_game_of(request.game, None, default=None),
+        )
+        return apb.ListGamesResponse(games=[self._summary(g) for g in games])
 
     def _detail(self, text: str, field: str = "game", caller: Caller | None = None) -> GameDetail:
         """A stored game; ``PermissionError`` for a validation game ``caller`` may not read."""

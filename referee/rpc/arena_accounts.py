@@ -11,7 +11,7 @@ from __future__ import annotations
 import grpc
 
 from client_sdk.proto import arena_pb2 as apb
-from referee.rpc.calls import ArenaCalls, wire_time
+from referee.rpc.calls import ArenaCalls, gated_view, wire_time
 
 
 class AccountViews(ArenaCalls):
@@ -32,13 +32,9 @@ class AccountViews(ArenaCalls):
             expires_at=wire_time(owner.expires_at),
         )
 
-    async def ListPlayers(
-        self,
-        request: apb.ListPlayersRequest,
-        context: grpc.aio.ServicerContext[apb.ListPlayersRequest, apb.ListPlayersResponse],
-    ) -> apb.ListPlayersResponse:
-        await self._allow(context, "ListPlayers")
-        players = await self._call(context, self.repo.list_players)
+    @gated_view
+    def ListPlayers(self, request: apb.ListPlayersRequest) -> apb.ListPlayersResponse:
+        players = self.repo.list_players()
         return apb.ListPlayersResponse(
             players=[
                 apb.PlayerEntry(
@@ -51,29 +47,21 @@ class AccountViews(ArenaCalls):
             ]
         )
 
-    async def ListTokens(
-        self,
-        request: apb.ListTokensRequest,
-        context: grpc.aio.ServicerContext[apb.ListTokensRequest, apb.ListTokensResponse],
-    ) -> apb.ListTokensResponse:
-        await self._allow(context, "ListTokens")
-
-        def build() -> apb.ListTokensResponse:
-            entries = []
-            for p in self.repo.list_players():
-                entries += [
-                    apb.TokenEntry(
-                        token_id=t.key_id,
-                        player=p.name,
-                        role=str(t.role),
-                        label=t.label or "",
-                        state=t.state(),
-                        created_at=wire_time(t.created_at),
-                        last_used_at=wire_time(t.last_used_at),
-                        expires_at=wire_time(t.expires_at),
-                    )
-                    for t in self.repo.list_tokens(p.id)
-                ]
-            return apb.ListTokensResponse(tokens=entries)
-
-        return await self._call(context, build)
+    @gated_view
+    def ListTokens(self, request: apb.ListTokensRequest) -> apb.ListTokensResponse:
+        entries = []
+        for p in self.repo.list_players():
+            entries += [
+                apb.TokenEntry(
+                    token_id=t.key_id,
+                    player=p.name,
+                    role=str(t.role),
+                    label=t.label or "",
+                    state=t.state(),
+                    created_at=wire_time(t.created_at),
+                    last_used_at=wire_time(t.last_used_at),
+                    expires_at=wire_time(t.expires_at),
+                )
+                for t in self.repo.list_tokens(p.id)
+            ]
+        return apb.ListTokensResponse(tokens=entries)

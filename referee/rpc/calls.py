@@ -4,7 +4,8 @@ calls through."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import ParamSpec, TypeVar
 
@@ -20,6 +21,7 @@ _T = TypeVar("_T")
 #: The request and response types of whichever call a helper serves.
 _Req = TypeVar("_Req")
 _Resp = TypeVar("_Resp")
+_Calls = TypeVar("_Calls", bound="ArenaCalls")
 
 
 def wire_time(value: datetime | None) -> str:
@@ -49,3 +51,21 @@ class ArenaCalls:
     ) -> _T:
         """``fn`` in a worker thread; an expected error ends the call with its status."""
         return await call_in_thread(context, fn, *args, **kwargs)
+
+
+def gated_view(
+    build: Callable[[_Calls, _Req], _Resp],
+) -> Callable[[_Calls, _Req, grpc.aio.ServicerContext[_Req, _Resp]], Awaitable[_Resp]]:
+    """An Arena read RPC made of ``build(self, request)``: the caller passes the gate for the
+    RPC named like the method (:meth:`ArenaCalls._allow`), then ``build`` runs in a worker
+    thread (:meth:`ArenaCalls._call`)."""
+    rpc = build.__name__
+
+    @functools.wraps(build)
+    async def handle(
+        self: _Calls, request: _Req, context: grpc.aio.ServicerContext[_Req, _Resp]
+    ) -> _Resp:
+        await self._allow(context, rpc)
+        return await self._call(context, build, self, request)
+
+    return handle

@@ -8,7 +8,7 @@ same seats (index 0 gives ``bot_a`` the first seat), the same record labels and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.game import Game
@@ -16,8 +16,9 @@ from engine.records.openings import Book, book_from_json, opening_labels
 from engine.registry import load_game
 from referee.match.clock import ClockMode, TimeControl
 from referee.play.game import GameTerms
-from referee.sandbox.isolation import Isolation
-from referee.storage import BotVersionInfo, PairingInfo, TournamentInfo
+from referee.play.store import Filing
+from referee.sandbox.isolation import Isolation, require_trusted
+from referee.storage import BotVersionInfo, PairingInfo, SourceKind, TournamentInfo
 
 
 def tournament_game(info: TournamentInfo) -> Game[Any]:
@@ -57,6 +58,25 @@ def tournament_book(info: TournamentInfo) -> Book | None:
     """The tournament's openings book (stored with it when created with --openings)."""
     book = info.settings.options.get("openings")
     return book_from_json(book, str(book.get("source") or "book")) if book else None
+
+
+def check_isolation(
+    isolation: Isolation, entrants: Iterable[BotVersionInfo], *, allow_none: bool
+) -> None:
+    """Refuse, before any game, to launch another owner's bot without the sandbox."""
+    for v in entrants:
+        if v.source_kind is not SourceKind.REMOTE:
+            require_trusted(
+                isolation,
+                trusted=v.owner_id is None,
+                what=f"{v.label} (entered by player #{v.owner_id})",
+                allow_none=allow_none,
+            )
+
+
+def slot_filing(info: TournamentInfo, pairing: PairingInfo, index: int) -> Filing:
+    """Where game ``index`` of ``pairing`` is stored: the tournament's slot."""
+    return Filing(info.name, tournament_id=info.id, pairing_id=pairing.id, game_index=index)
 
 
 def slot_seats(

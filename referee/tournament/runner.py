@@ -45,9 +45,9 @@ from referee.live.hub import LiveHub
 from referee.match.runner import new_game_id
 from referee.play.bots import launch_spec
 from referee.play.game import GamePlayer
-from referee.play.store import Filing, HubBroadcast, has_result, play_and_store
+from referee.play.store import HubBroadcast, has_result, play_and_store
 from referee.sandbox import warm
-from referee.sandbox.isolation import Isolation, choose, require_trusted
+from referee.sandbox.isolation import Isolation, choose
 from referee.server.handle import ServerHandle
 from referee.storage import (
     BotVersionInfo,
@@ -65,7 +65,9 @@ from referee.tournament import DEFAULT_REMOTE_WAIT_S, schedule
 from referee.tournament.aborts import MAX_ATTEMPTS, gives_up, record_given_up
 from referee.tournament.entries import settle_entries
 from referee.tournament.gamespec import (
+    check_isolation,
     game_terms,
+    slot_filing,
     slot_labels,
     slot_seats,
     tournament_book,
@@ -185,7 +187,7 @@ class TournamentRunner:
         repo = self.repo
         t = self.info
         self.find_owners()
-        self._check_isolation()
+        check_isolation(self.player.terms.isolation, self.entrants, allow_none=self.no_sandbox)
         state = await asyncio.to_thread(repo.resume_tournament, t.id)
         self._summary.reset = state.reset
         if state.reset:
@@ -231,17 +233,6 @@ class TournamentRunner:
         for v in remote:
             if v.owner_id is not None:
                 self.player.seats.owners[v.id] = self.repo.get_player(v.owner_id).name
-
-    def _check_isolation(self) -> None:
-        """Refuse, before any game, to launch another owner's bot without the sandbox."""
-        for v in self.entrants:
-            if v.source_kind is not SourceKind.REMOTE:
-                require_trusted(
-                    self.player.terms.isolation,
-                    trusted=v.owner_id is None,
-                    what=f"{v.label} (entered by player #{v.owner_id})",
-                    allow_none=self.no_sandbox,
-                )
 
     async def _wrap_up(self, status: TournamentStatus) -> None:
         repo = self.repo
@@ -376,9 +367,7 @@ class TournamentRunner:
             attempt += 1
             uid = new_game_id()
             labels, opening = slot_labels(self.info, self.book, pairing, index)
-            filing = Filing(
-                self.info.name, tournament_id=self.info.id, pairing_id=pairing.id, game_index=index
-            )
+            filing = slot_filing(self.info, pairing, index)
             try:
                 stored = await play_and_store(
                     self.player,

@@ -31,8 +31,8 @@ from engine.records.openings import Book
 from referee.errors import RefereeError
 from referee.match.runner import new_game_id
 from referee.play.game import GamePlayer
-from referee.play.store import Filing, has_result, play_and_store
-from referee.sandbox.isolation import Isolation, choose, require_trusted
+from referee.play.store import has_result, play_and_store
+from referee.sandbox.isolation import Isolation, choose
 from referee.storage import (
     BotVersionInfo,
     DuplicateGameError,
@@ -40,13 +40,14 @@ from referee.storage import (
     PairingInfo,
     PairingStatus,
     Repository,
-    SourceKind,
     TournamentInfo,
 )
 from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.aborts import gives_up, record_given_up
 from referee.tournament.gamespec import (
+    check_isolation,
     game_terms,
+    slot_filing,
     slot_labels,
     slot_seats,
     tournament_book,
@@ -104,14 +105,7 @@ class WorkerState:
         game = tournament_game(info)
         terms = game_terms(info, game, isolation=self.isolation)
         versions = {v.id: v for v in self.repo.tournament_entrants(tournament_id)}
-        for v in versions.values():
-            if v.source_kind is not SourceKind.REMOTE:
-                require_trusted(
-                    self.isolation,
-                    trusted=v.owner_id is None,
-                    what=f"{v.label} (entered by player #{v.owner_id})",
-                    allow_none=self.no_sandbox,
-                )
+        check_isolation(self.isolation, versions.values(), allow_none=self.no_sandbox)
         plan = TournamentPlan(info, game, GamePlayer(terms), versions, tournament_book(info))
         self.plans[tournament_id] = plan
         return plan
@@ -231,9 +225,7 @@ async def _play(
             plan.player,
             state.repo,
             seats,
-            Filing(
-                plan.info.name, tournament_id=plan.info.id, pairing_id=pairing.id, game_index=index
-            ),
+            slot_filing(plan.info, pairing, index),
             uid=uid,
             labels=labels,
             opening=opening,

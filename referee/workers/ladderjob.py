@@ -23,9 +23,9 @@ from engine.game import Game
 from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
-from referee.play.store import Filing, play_and_store, play_and_store_result
+from referee.play.store import AbortedNotKept, Filing, play_and_store
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
-from referee.storage import BotVersionInfo, ConflictError, GameSummary, NotFoundError
+from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.aborts import gives_up
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_known
@@ -52,7 +52,7 @@ def ladder_job_kwargs(
     """The arguments of a ladder job (JSON: they are stored with the job). ``opening`` (book
     moves), ``event`` and ``keep_aborted`` serve other callers of the same job, such as
     grading (``keep_aborted=False``: an aborted game is not stored but played again, up to
-    the attempts a job gets, :func:`referee.play.store.play_and_store_result`)."""
+    the attempts a job gets, :func:`referee.play.store.play_and_store`)."""
     return {
         "keep_aborted": keep_aborted,
         "opening": list(opening),
@@ -157,8 +157,7 @@ async def _play(
     broadcast = NotifyBroadcast(state.publisher) if state.publisher is not None else None
     guard = lease_guard(job_id, worker_id)
     labels = {"mode": event}
-    summary: GameSummary | None
-    if kwargs.get("keep_aborted", True):
+    try:
         stored = await play_and_store(
             player,
             state.repo,
@@ -169,22 +168,11 @@ async def _play(
             opening=opening,
             broadcast=broadcast,
             guard=guard,
+            keep_aborted=bool(kwargs.get("keep_aborted", True)),
         )
-        summary = stored.summary
-    else:
-        summary = await play_and_store_result(
-            player,
-            state.repo,
-            seats,
-            filing,
-            uid=uid,
-            labels=labels,
-            opening=opening,
-            broadcast=broadcast,
-            guard=guard,
-        )
-    if summary is None:
+    except AbortedNotKept:
         log.warning("game_aborted", kept=False)
         return False
+    summary = stored.summary
     log.info("game_recorded", verdict=str(summary.verdict), result=summary.result)
     return True

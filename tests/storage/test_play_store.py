@@ -19,10 +19,10 @@ from referee.match.clock import TimeControl
 from referee.match.report import GameReport, Observer, SeatReport, unplayed_report
 from referee.play.game import GamePlayer, GameTerms, Played
 from referee.play.store import (
+    AbortedNotKept,
     Filing,
     StoredGame,
     play_and_store,
-    play_and_store_result,
     store_game,
 )
 from referee.storage import (
@@ -155,16 +155,23 @@ def test_play_and_store_stores_an_aborted_game_and_says_so(
 def test_a_game_kept_under_its_slot_uid_stores_no_aborted_game(
     repo: Repository, versions: list[int]
 ) -> None:
-    """play_and_store_result (grading's games, whose uid is their slot) stores no aborted
-    game, so the uid stays free, and tells spectators why it was not stored."""
+    """play_and_store with keep_aborted=False (grading's games, whose uid is their slot)
+    stores no aborted game, so the uid stays free, and tells spectators why it was not
+    stored."""
     seats = _seats(repo, versions)
     spectators = _Spectators()
-    stored = asyncio.run(
-        play_and_store_result(
-            _player(), repo, seats, Filing("grade"), uid="g-1", labels={}, broadcast=spectators
-        )
+    unkept = play_and_store(
+        _player(),
+        repo,
+        seats,
+        Filing("grade"),
+        uid="g-1",
+        labels={},
+        broadcast=spectators,
+        keep_aborted=False,
     )
-    assert stored is None
+    with pytest.raises(AbortedNotKept, match="no seat connected"):
+        asyncio.run(unkept)
     assert not any(g.uid == "g-1" for g in repo.list_games())
     assert spectators.ends == [("g-1", None, "no seat connected (not stored: played again)")]
 
