@@ -12,7 +12,7 @@ import asyncio
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -45,6 +45,8 @@ from referee.telemetry.logs import get_logger
 
 #: How long a dropped stream's reader may take to route what it had already received.
 READER_SETTLE_S = 1.0
+#: How long :meth:`RefereeServer.stop` waits for the Play handlers to finish their clean-up.
+STREAMS_SETTLE_S = 5.0
 
 log = get_logger("referee.server.app")
 
@@ -135,6 +137,9 @@ class RefereeServer(SessionOpening):
             max_sessions
         )
         self._expiries: set[asyncio.Task[None]] = set()
+        #: The Play handlers running: :meth:`stop` waits for them to leave their ``finally``, so
+        #: none is left for the garbage collector to close (and log from) after the loop ends.
+        self._streams: set[asyncio.Task[Any]] = set()
         #: Each may add a line for a new session's Welcome (e.g. a running tournament telling a
         #: remote bot which names its owner has entered): ``(identity, hello) -> str | None``.
         self.welcome_notes: list[WelcomeNote] = []
@@ -237,8 +242,13 @@ class RefereeServer(SessionOpening):
             await session.goodbye("the server is shutting down")
         for task in list(self._expiries):
             task.cancel()
+        # Each ended session's handler finishes its clean-up (leaving the lobby) before gRPC
+        # cancels what is left; those cancelled are waited for too, so that none is finished
+        # (and logs) by the garbage collector after the caller's loop has gone.
+        await _settle(self._expiries | self._streams, STREAMS_SETTLE_S)
         await self._server.stop(grace)
         self._server = None
+        await _settle(self._streams, STREAMS_SETTLE_S)
         if self._socket_folder is not None:
             shutil.rmtree(self._socket_folder, ignore_errors=True)
 
@@ -252,6 +262,15 @@ class RefereeServer(SessionOpening):
         self, messages: AsyncIterator[pb.BotMessage | Malformed], context: PlayContext
     ) -> None:
         # The stream is read with context.read() (see BotSession.read_loop), not ``messages``.
+        stream = asyncio.current_task()
+        assert stream is not None, "gRPC runs each handler in a task"
+        self._streams.add(stream)
+        try:
+            await self._serve_stream(context)
+        finally:
+            self._streams.discard(stream)
+
+    async def _serve_stream(self, context: PlayContext) -> None:
         session = await self._handshake(context)
         if session is None:
             return
@@ -314,3 +333,10 @@ class RefereeServer(SessionOpening):
             if session.closed.is_set():
                 await self.lobby.remove(session)
                 log.info("session_closed", session=session.session_id, reason=session.close_reason)
+
+
+async def _settle(tasks: set[asyncio.Task[Any]], timeout: float) -> None:
+    """Wait (at most ``timeout``) for ``tasks`` to end, the caller's own task aside."""
+    others = {task for task in tasks if task is not asyncio.current_task() and not task.done()}
+    if others:
+        await asyncio.wait(others, timeout=timeout)
