@@ -49,6 +49,7 @@ def test_stop_returns_only_after_every_session_handler_has_cleaned_up() -> None:
         await call.write(pb.BotMessage(hello=hello))
         async with asyncio.timeout(10):
             welcome = await call.read()
+        assert isinstance(welcome, pb.RefereeMessage)
         assert welcome.WhichOneof("kind") == "welcome", welcome
         try:
             await server.stop(grace=0)
