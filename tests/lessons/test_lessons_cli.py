@@ -114,6 +114,26 @@ def test_a_course_bot_follows_the_history_and_answers_legally(tmp_path: Path) ->
 
 
 @pytest.mark.slow
+def test_a_hand_added_position_starts_the_bot_from_the_position(tmp_path: Path) -> None:
+    """A position added by hand (no history, no game): an SDK bot is started from it and
+    answers a legal move; a course bot, which keeps its own board from the empty one, is
+    refused with a sentence asking for the history instead of answering from a wrong board."""
+    lesson = _lessons()[0]
+    state = load_game("tetress").state_from_string(lesson.position)
+    every = tuple((state.san(m), 0.0) for m in list(state.legal_moves))
+    own = Lesson(lesson.game, lesson.position, lesson.seat, every, params=lesson.params)
+    path = _file(tmp_path, (own,))
+    sdk = _sdk("test", str(path), "random", cwd=tmp_path)
+    assert sdk.returncode == 0, sdk.stderr
+    assert "added position [own]: solved" in sdk.stdout
+    course = REPO / "client_sdk" / "examples" / "course_greedy"
+    done = _sdk("test", str(path), str(course), "--json", cwd=tmp_path)
+    position = json.loads(done.stdout.strip().splitlines()[-1])["positions"][0]
+    assert done.returncode == 1 and position["result"] == "crash"
+    assert "history" in position["detail"] and "ply 6" in position["detail"]
+
+
+@pytest.mark.slow
 def test_test_refuses_a_broken_file_with_status_2(tmp_path: Path) -> None:
     """A file that is not a lessons file: status 2 and the line that is wrong."""
     path = tmp_path / "bad.jsonl"
