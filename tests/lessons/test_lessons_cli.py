@@ -7,12 +7,14 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lessondata import NODES, random_record
 
+from client_sdk._lessons_cli import record_limits
 from engine.records import write_record
 from engine.records.lessons import Lesson, LessonsFile, Limits, read_lessons, write_lessons
 from engine.registry import load_game
@@ -144,17 +146,36 @@ def test_test_refuses_a_broken_file_with_status_2(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_lessons_are_made_from_local_records_for_the_named_bot(tmp_path: Path) -> None:
-    """``lessons RECORD --bot NAME``: lessons of NAME's seats only, readable and checked; a
-    name that played no game is refused with status 2."""
+    """``lessons RECORD --bot NAME``: lessons of NAME's seats only, readable and checked, under
+    the game's time control; a name that played no game is refused with status 2."""
     record = random_record(9, players=("mine", "theirs"))
+    record = replace(record, time_control="30s wall move<=2s (grace 0.25s)")  # as play writes
     (tmp_path / "game.pgn").write_text(write_record(record), "utf-8")
     args = ("lessons", "game.pgn", "--nodes", str(NODES), "-o", "out.jsonl")
     done = _sdk(*args, "--bot", "mine", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     book = read_lessons((tmp_path / "out.jsonl").read_text("utf-8"))
     assert book.lessons and {(x.seat, x.bot) for x in book.lessons} == {(0, "mine")}
+    assert book.limits == Limits(game_time_s=30.0, move_time_s=2.0)
     nobody = _sdk(*args, "--bot", "nobody", cwd=tmp_path)
     assert nobody.returncode == 2 and "nobody" in nobody.stderr
+
+
+@pytest.mark.parametrize(
+    ("control", "limits"),
+    [
+        ("180+1 move=2 grace=0.25 clock=cpu", Limits(180.0, 2.0)),
+        ("- clock=wall", Limits(0.0, 0.0)),
+        ("unlimited wall (grace 0.25s)", Limits(0.0, 0.0)),
+        (None, Limits()),
+    ],
+)
+def test_a_records_time_control_gives_the_lessons_limits(
+    control: str | None, limits: Limits
+) -> None:
+    """The referee's TimeControl form, no limit and no tag: game and move time as recorded,
+    the file's defaults where the record says nothing."""
+    assert record_limits(control) == limits
 
 
 @pytest.mark.slow
