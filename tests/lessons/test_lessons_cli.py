@@ -72,7 +72,8 @@ def _file(tmp_path: Path, lessons: tuple[Lesson, ...], limits: Limits | None = N
 @pytest.mark.slow
 def test_test_reports_each_position_a_summary_and_an_exit_status(tmp_path: Path) -> None:
     """A bot that plays the notation-first move (once it has heard the whole history) solves
-    the first lesson and repeats the move of the second: 1/2, exit 1; --at-least 1 passes."""
+    the first lesson and repeats the move of the second: 1/2, exit 1; --at-least 1 passes;
+    --kind runs that kind's lessons only."""
     path = _file(tmp_path, _lessons())
     bot = str(BOTS / "first.py")
     done = _sdk("test", str(path), bot, "--json", cwd=tmp_path)
@@ -88,6 +89,9 @@ def test_test_reports_each_position_a_summary_and_an_exit_status(tmp_path: Path)
     assert people.returncode == 0, people.stderr
     assert "solved 1/2" in people.stdout and "FAIL" in people.stdout and "passed" in people.stdout
     assert f"{bot} solves 1 of the 2 positions ant@v6 lost" in people.stdout
+    only = _sdk("test", str(path), bot, "--kind", "lost_room", "--json", cwd=tmp_path)
+    kind = json.loads(only.stdout.strip().splitlines()[-1])
+    assert (kind["total"], kind["results"], only.returncode) == (1, {"repeated": 1}, 1)
 
 
 @pytest.mark.slow
