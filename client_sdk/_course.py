@@ -42,6 +42,12 @@ class CourseAgent(Agent):
         self._info = info
         if state.game.name != "tetress":
             raise ValueError(f"course bots play Tetress only, not {state.game.name!r}")
+        if not _from_the_start(state):
+            # A course bot keeps its own board from the empty one and is told only actions.
+            raise ValueError(
+                f"a course bot starts from the empty board, not a position at ply {state.ply}: "
+                "give the moves that lead to it (a lesson's 'history')"
+            )
         self._color = PlayerColor(info.seat)
         self._last_action = None
         self.bot = self.agent_class(color=self._color, **_referee_kwargs(env))
@@ -73,6 +79,14 @@ class CourseAgent(Agent):
     def _sdk_end(self, result: GameResult, state: State[Any], env: AgentEnv) -> None:
         # The course referee says nothing to bots at the end; neither do we.
         self.bot = None
+
+
+def _from_the_start(state: State[Any]) -> bool:
+    """Whether a game seen first in ``state`` began at the standard start: the agent is made
+    before the first action or on hearing it, so at most one action was played."""
+    if state.ply == 0:
+        return state.to_string() == state.game.new_state().to_string()
+    return state.ply == 1
 
 
 def action_from_text(text: str, move: Any = None) -> PlaceAction:

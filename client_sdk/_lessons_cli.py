@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from client_sdk._errors import SdkError
 from client_sdk.reference.judge import DEFAULT_NODES as JUDGE_NODES
+
+if TYPE_CHECKING:
+    from engine.records.lessons import Limits
 
 #: The reference search's nodes per position: ``referee annotate``'s. The server's game pages
 #: judge at 500 to analyse every game in seconds, but a judgement that shallow (depth 1) often
@@ -30,6 +35,9 @@ from client_sdk.reference.judge import DEFAULT_NODES as JUDGE_NODES
 #: weaker one (measured: the reference levels 1 and 3 solved 2 of 10 each at 500 nodes, 9 and
 #: 20 of 25 at 3000).
 DEFAULT_NODES = JUDGE_NODES
+#: A ``TimeControl`` tag's game time (its leading seconds) and move time.
+_GAME_TIME = re.compile(r"\s*(\d+(?:\.\d+)?)")
+_MOVE_TIME = re.compile(r"move(?:<=|=)(\d+(?:\.\d+)?)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -104,16 +112,18 @@ class LessonsFailed(SdkError):
 def _from_records(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     from client_sdk._local import BUILTIN_OPPONENTS
     from client_sdk.reference.lessons import lessons_from_record
-    from engine.records.lessons import LessonsFile, dedupe, write_lessons
+    from engine.records.lessons import LessonsFile, Limits, dedupe, write_lessons
 
     names = {args.bot, BUILTIN_OPPONENTS.get(args.bot, args.bot)}
     found = []
     games = 0
+    controls = set()
     for path in args.records:
         for number, record in enumerate(read_records_file(path), 1):
             seats = [s for s, name in enumerate(record.players) if name in names]
             if seats:
                 games += 1
+                controls.add(record.time_control)
             game_id = dict(record.extra_tags).get("GameId") or f"{Path(path).name}#{number}"
             for seat in seats:
                 found += lessons_from_record(
@@ -121,8 +131,29 @@ def _from_records(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
                 )
     if not games:
         raise LessonsFailed(f"no game in the records was played by {args.bot!r}", 2)
-    text = write_lessons(LessonsFile(tuple(dedupe(found)), bot=args.bot))
+    limits = record_limits(controls.pop()) if len(controls) == 1 else Limits()
+    text = write_lessons(LessonsFile(tuple(dedupe(found)), bot=args.bot, limits=limits))
     return text, {"games": games}
+
+
+def record_limits(time_control: str | None) -> Limits:
+    """The limits a lessons file gives its positions, from the games' ``TimeControl`` tag as
+    ``play`` (``180s wall move<=2s (grace 0.25s)``) or the referee (``180+1 move=2
+    clock=cpu``) write it: its game and move time; the defaults where it says nothing."""
+    from engine.records.lessons import Limits
+
+    found = Limits()
+    if not time_control:
+        return found
+    game = _GAME_TIME.match(time_control)
+    if game:
+        found = replace(found, game_time_s=float(game.group(1)))
+    elif time_control.startswith(("unlimited", "-")):
+        found = replace(found, game_time_s=0.0)
+    move = _MOVE_TIME.search(time_control)
+    if move:
+        found = replace(found, move_time_s=float(move.group(1)))
+    return found
 
 
 def read_records_file(path: str) -> list[Any]:

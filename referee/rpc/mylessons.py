@@ -5,7 +5,7 @@ student), of any bot (the staff), as a lessons file (docs/records.md). Synchrono
 from __future__ import annotations
 
 from client_sdk.proto import submissions_pb2 as spb
-from engine.records.lessons import LessonsFile, write_lessons
+from engine.records.lessons import LessonsFile, Limits, write_lessons
 from referee.analysis.lessonbook import LessonBook
 from referee.rpc.callers import Caller
 from referee.server import bounds
@@ -14,9 +14,14 @@ from referee.storage.bots import BotVersionInfo
 
 
 def my_lessons(
-    repo: Repository, caller: Caller, book: LessonBook, request: spb.GetMyLessonsRequest
+    repo: Repository,
+    caller: Caller,
+    book: LessonBook,
+    request: spb.GetMyLessonsRequest,
+    limits: Limits | None = None,
 ) -> spb.MyLessons:
-    """The lessons of the versions the request names, among those the caller may read."""
+    """The lessons of the versions the request names, among those the caller may read, under
+    ``limits`` (the server's game limits, which its own lesson runs use)."""
     bot = bounds.bounded(request.bot, "bot", bounds.MAX_REF_CHARS)
     version = bounds.bounded(request.version, "version", bounds.MAX_REF_CHARS)
     player = bounds.bounded(request.player, "player", bounds.MAX_REF_CHARS)
@@ -27,7 +32,8 @@ def my_lessons(
         if (not bot or v.bot_name == bot) and (not version or version in (v.version, v.label))
     ]
     found = book.of_versions(chosen)
-    text = write_lessons(LessonsFile(found.lessons, bot=bot or player or caller.player.name))
+    who = bot or player or caller.player.name
+    text = write_lessons(LessonsFile(found.lessons, bot=who, limits=limits or Limits()))
     return spb.MyLessons(lessons=text, games=found.games, pending=found.pending)
 
 

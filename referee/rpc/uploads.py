@@ -251,7 +251,8 @@ class SubmissionService(submissions_pb2_grpc.SubmissionsServicer):
         request: spb.GetMyLessonsRequest,
         context: grpc.aio.ServicerContext[spb.GetMyLessonsRequest, spb.MyLessons],
     ) -> spb.MyLessons:
-        return await self._view(context, my_lessons, self.lessons, request)
+        limits = self.lesson_runs.limits
+        return await self._view(context, my_lessons, self.lessons, request, limits)
 
     async def _view(
         self,

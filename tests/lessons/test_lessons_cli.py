@@ -7,12 +7,14 @@ import json
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lessondata import NODES, random_record
 
+from client_sdk._lessons_cli import record_limits
 from engine.records import write_record
 from engine.records.lessons import Lesson, LessonsFile, Limits, read_lessons, write_lessons
 from engine.registry import load_game
@@ -70,7 +72,8 @@ def _file(tmp_path: Path, lessons: tuple[Lesson, ...], limits: Limits | None = N
 @pytest.mark.slow
 def test_test_reports_each_position_a_summary_and_an_exit_status(tmp_path: Path) -> None:
     """A bot that plays the notation-first move (once it has heard the whole history) solves
-    the first lesson and repeats the move of the second: 1/2, exit 1; --at-least 1 passes."""
+    the first lesson and repeats the move of the second: 1/2, exit 1; --at-least 1 passes;
+    --kind runs that kind's lessons only."""
     path = _file(tmp_path, _lessons())
     bot = str(BOTS / "first.py")
     done = _sdk("test", str(path), bot, "--json", cwd=tmp_path)
@@ -86,6 +89,9 @@ def test_test_reports_each_position_a_summary_and_an_exit_status(tmp_path: Path)
     assert people.returncode == 0, people.stderr
     assert "solved 1/2" in people.stdout and "FAIL" in people.stdout and "passed" in people.stdout
     assert f"{bot} solves 1 of the 2 positions ant@v6 lost" in people.stdout
+    only = _sdk("test", str(path), bot, "--kind", "lost_room", "--json", cwd=tmp_path)
+    kind = json.loads(only.stdout.strip().splitlines()[-1])
+    assert (kind["total"], kind["results"], only.returncode) == (1, {"repeated": 1}, 1)
 
 
 @pytest.mark.slow
@@ -114,6 +120,26 @@ def test_a_course_bot_follows_the_history_and_answers_legally(tmp_path: Path) ->
 
 
 @pytest.mark.slow
+def test_a_hand_added_position_starts_the_bot_from_the_position(tmp_path: Path) -> None:
+    """A position added by hand (no history, no game): an SDK bot is started from it and
+    answers a legal move; a course bot, which keeps its own board from the empty one, is
+    refused with a sentence asking for the history instead of answering from a wrong board."""
+    lesson = _lessons()[0]
+    state = load_game("tetress").state_from_string(lesson.position)
+    every = tuple((state.san(m), 0.0) for m in list(state.legal_moves))
+    own = Lesson(lesson.game, lesson.position, lesson.seat, every, params=lesson.params)
+    path = _file(tmp_path, (own,))
+    sdk = _sdk("test", str(path), "random", cwd=tmp_path)
+    assert sdk.returncode == 0, sdk.stderr
+    assert "added position [own]: solved" in sdk.stdout
+    course = REPO / "client_sdk" / "examples" / "course_greedy"
+    done = _sdk("test", str(path), str(course), "--json", cwd=tmp_path)
+    position = json.loads(done.stdout.strip().splitlines()[-1])["positions"][0]
+    assert done.returncode == 1 and position["result"] == "crash"
+    assert "history" in position["detail"] and "ply 6" in position["detail"]
+
+
+@pytest.mark.slow
 def test_test_refuses_a_broken_file_with_status_2(tmp_path: Path) -> None:
     """A file that is not a lessons file: status 2 and the line that is wrong."""
     path = tmp_path / "bad.jsonl"
@@ -124,17 +150,36 @@ def test_test_refuses_a_broken_file_with_status_2(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_lessons_are_made_from_local_records_for_the_named_bot(tmp_path: Path) -> None:
-    """``lessons RECORD --bot NAME``: lessons of NAME's seats only, readable and checked; a
-    name that played no game is refused with status 2."""
+    """``lessons RECORD --bot NAME``: lessons of NAME's seats only, readable and checked, under
+    the game's time control; a name that played no game is refused with status 2."""
     record = random_record(9, players=("mine", "theirs"))
+    record = replace(record, time_control="30s wall move<=2s (grace 0.25s)")  # as play writes
     (tmp_path / "game.pgn").write_text(write_record(record), "utf-8")
     args = ("lessons", "game.pgn", "--nodes", str(NODES), "-o", "out.jsonl")
     done = _sdk(*args, "--bot", "mine", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     book = read_lessons((tmp_path / "out.jsonl").read_text("utf-8"))
     assert book.lessons and {(x.seat, x.bot) for x in book.lessons} == {(0, "mine")}
+    assert book.limits == Limits(game_time_s=30.0, move_time_s=2.0)
     nobody = _sdk(*args, "--bot", "nobody", cwd=tmp_path)
     assert nobody.returncode == 2 and "nobody" in nobody.stderr
+
+
+@pytest.mark.parametrize(
+    ("control", "limits"),
+    [
+        ("180+1 move=2 grace=0.25 clock=cpu", Limits(180.0, 2.0)),
+        ("- clock=wall", Limits(0.0, 0.0)),
+        ("unlimited wall (grace 0.25s)", Limits(0.0, 0.0)),
+        (None, Limits()),
+    ],
+)
+def test_a_records_time_control_gives_the_lessons_limits(
+    control: str | None, limits: Limits
+) -> None:
+    """The referee's TimeControl form, no limit and no tag: game and move time as recorded,
+    the file's defaults where the record says nothing."""
+    assert record_limits(control) == limits
 
 
 @pytest.mark.slow

@@ -19,7 +19,8 @@ from lessondata import NODES, SECRETS, store_game
 
 from client_sdk.proto import submissions_pb2 as spb
 from client_sdk.proto import submissions_pb2_grpc
-from engine.records.lessons import read_lessons
+from engine.adjudication import TimeControl
+from engine.records.lessons import Limits, read_lessons
 from referee.analysis.gameeval import Analyst, store_analysis
 from referee.rpc.uploads import SubmissionService
 from referee.server.app import RefereeServer
@@ -27,6 +28,7 @@ from referee.storage import Repository, SourceKind
 from referee.storage.enums import Role
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
+from referee.submissions.validate import ValidationSettings
 
 
 @dataclass
@@ -54,7 +56,8 @@ async def _class(tmp_path: Path, analysis: str) -> AsyncIterator[Class]:
     bee = repo.add_bot_version("bee", "v1", source_kind=SourceKind.REMOTE, location="", owner="bob")
     games = [store_game(repo, (ant.id, bee.id), seed, analysed=seed != 3) for seed in (1, 2, 3)]
     analyst = Analyst(store=lambda i, d: store_analysis(repo, i, d), nodes=NODES, mode=analysis)
-    submissions = Submissions(repo, SubmissionStore(tmp_path / "store"))
+    validation = ValidationSettings(time_control=TimeControl(game_time_s=60.0), memory_mb=120.0)
+    submissions = Submissions(repo, SubmissionStore(tmp_path / "store"), validation=validation)
     service = SubmissionService(submissions, analyst=analyst)
     server = RefereeServer(games=["tetress"], services=[service])
     address = await server.start("127.0.0.1:0")
@@ -89,7 +92,8 @@ async def _lessons(k: Class, token: str, **fields: str) -> spb.MyLessons:
 @pytest.mark.slow
 def test_a_student_reads_only_their_own_bots_lessons(tmp_path: Path) -> None:
     """alice's reply holds lessons of ant only (from the two analysed games, the third pending),
-    bob's of bee only, and neither holds a word of either bot's think records."""
+    bob's of bee only, under the server's game limits, and neither holds a word of either bot's
+    think records."""
 
     async def check(klass: Class) -> None:
         for player, bot in (("alice", "ant"), ("bob", "bee")):
@@ -98,6 +102,7 @@ def test_a_student_reads_only_their_own_bots_lessons(tmp_path: Path) -> None:
             assert book.lessons and {x.bot for x in book.lessons} == {bot}
             assert (reply.games, reply.pending) == (3, 1)
             assert {x.version for x in book.lessons} == {"v1"}
+            assert book.limits == Limits(game_time_s=60.0, move_time_s=0.0, memory_mb=120.0)
             assert not any(secret in reply.lessons for secret in SECRETS)
 
     _run(tmp_path, check)
