@@ -21,7 +21,7 @@
     ├── workers.job.LeaseLost, GameFailed a worker's job handed on, or an attempt to retry
     ├── web.security.BodyTooLarge         a request body over its limit
     ├── submissions.build: BuildFailed, BuildUnavailable  an upload that did not build; a
-    │   language this server cannot build
+    │   language this server cannot build (BuildCrashed: its build machinery failed twice)
     └── commands: DatabaseUnavailable, RemoteAbsent
 
 Each keeps its module and name (and its builtin base, such as ``ValueError``, where callers

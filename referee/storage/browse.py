@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from engine.adjudication.verdicts import Verdict
-from referee.storage.enums import GameKind
+from referee.storage.enums import GameKind, SourceKind
 from referee.storage.models import Bot, BotVersion, GameRow, GameSeat, Player
 from referee.storage.repository import Repository
 
@@ -32,6 +32,9 @@ class VersionName:
     version: str
     owner: str | None
     owner_id: int | None
+    #: A command bot (a C++ or JavaScript upload, a ``cmd:`` bot): replayed on a laptop with
+    #: ``reproduce PACK -- COMMAND...`` rather than ``reproduce PACK BOT``.
+    command: bool = False
 
     @property
     def label(self) -> str:
@@ -89,16 +92,25 @@ def data_mark(repo: Repository) -> tuple[int, int, int]:
 def version_names(repo: Repository, only: Collection[int] | None = None) -> dict[int, VersionName]:
     """Every bot version (or ``only`` those ids) with its bot's and owner's names, by id."""
     query = (
-        select(BotVersion.id, Bot.id, Bot.name, BotVersion.version, Player.name, Bot.owner_id)
+        select(
+            BotVersion.id,
+            Bot.id,
+            Bot.name,
+            BotVersion.version,
+            Player.name,
+            Bot.owner_id,
+            BotVersion.source_kind,
+        )
         .join(Bot, BotVersion.bot_id == Bot.id)
         .outerjoin(Player, Bot.owner_id == Player.id)
     )
     if only is not None:
         query = query.where(BotVersion.id.in_(sorted(only)))
+    command = SourceKind.COMMAND.value
     with repo.db.read() as s:
         return {
-            vid: VersionName(vid, bid, bot, version, owner, owner_id)
-            for vid, bid, bot, version, owner, owner_id in s.execute(query)
+            vid: VersionName(vid, bid, bot, version, owner, owner_id, kind == command)
+            for vid, bid, bot, version, owner, owner_id, kind in s.execute(query)
         }
 
 

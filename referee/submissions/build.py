@@ -11,7 +11,14 @@ against the server's own build of clients/cpp (``cmake --build clients/cpp/build
 client library and the code generated from ``protos/``, mounted read-only). The upload is
 read-only at ``/src``; only the output folder is writable. The build runs under a time limit,
 an address-space limit (``RLIMIT_AS``), a file-size limit (``RLIMIT_FSIZE``, which also bounds
-the compiler's output, written to a file) and only the output's first lines are kept.
+the compiler's output, written to a file) and only the output's first lines are kept. The
+limits are set by a small interpreter that then becomes the build (:data:`_LIMITS_SHIM`),
+never by ``preexec_fn``: that forces a plain fork() of the threaded referee, and gRPC's fork
+handlers start a poller thread in the child that crashes it (SIGSEGV, SIGABRT) before exec.
+
+A step that ends for the build machinery's reasons rather than the compiler's (killed by a
+signal, the sandbox not started) is run again once; a second such end is
+:class:`BuildCrashed`, the referee's failure, never the student's compile error.
 
 A JavaScript upload is "built" by checking its entry parses (``node --check``, in the same
 sandbox) and bundling it at ``bot/`` beside a copy of the server's clients/js (its ``src``,
@@ -27,11 +34,11 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +48,34 @@ from referee.sandbox import seccomp
 from referee.sandbox.botcode import PLATFORM
 from referee.sandbox.jail import contained_args, memory_file
 from referee.storage.content import content_hash
+from referee.telemetry.logs import get_logger
+
+log = get_logger("referee.submissions.build")
 
 #: What the artefact's manifest is called, in the build folder.
 ARTEFACT = "artefact.json"
 _OUT_INSIDE = "/out"
 _SRC_INSIDE = "/src"
 _TOOLKIT_INSIDE = "/opt/toolkit"
+#: The build's whole environment.
+_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C"}
+#: How often a step the build machinery broke is run (the second break is BuildCrashed).
+_ATTEMPTS = 2
+#: The shim's status when it could not start the build (bwrap or the compiler not found).
+_NOT_STARTED = 127
+#: Run as ``python -S -E -s -c _LIMITS_SHIM AS_BYTES FSIZE_BYTES ARGV...``: sets the limits
+#: in the new process itself, then becomes ARGV (see the module's docstring for why).
+_LIMITS_SHIM = """\
+import os, resource, sys
+memory, size = int(sys.argv[1]), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+try:
+    os.execvp(sys.argv[3], sys.argv[3:])
+except OSError as exc:
+    os.write(2, f"build: cannot run {sys.argv[3]}: {exc}\\n".encode())
+    os._exit(127)
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +96,8 @@ class Toolchains:
 
     cpp_build: Path = PLATFORM / "clients" / "cpp" / "build"
     cpp_include: Path = PLATFORM / "clients" / "cpp" / "include"
+    #: The C++ compiler driver (looked up on ``/usr/bin:/bin`` unless a path).
+    cxx: str = "g++"
     js_client: Path = PLATFORM / "clients" / "js"
     protos: Path = PLATFORM / "protos"
 
@@ -78,6 +109,11 @@ class BuildFailed(RefereeError):
 
 class BuildUnavailable(RefereeError):
     """The server cannot build this language (its toolchain or client build is missing)."""
+
+
+class BuildCrashed(BuildUnavailable):
+    """The build machinery failed at both attempts (killed by a signal, the sandbox not
+    started): the server's failure, not a compile error; the version is built again later."""
 
 
 def command_of(language: str, out: Path) -> str:
@@ -116,9 +152,13 @@ def _compile_cpp(
 ) -> None:
     library = tools.cpp_build / "libtetromino_client.a"
     generated = tools.cpp_build / "generated"
-    if not library.is_file() or not generated.is_dir() or shutil.which("g++") is None:
+    if (
+        not library.is_file()
+        or not generated.is_dir()
+        or shutil.which(tools.cxx, path=_ENV["PATH"]) is None
+    ):
         raise BuildUnavailable(
-            f"this server cannot build C++ uploads: g++ and {library} are needed "
+            f"this server cannot build C++ uploads: {tools.cxx} and {library} are needed "
             "(cmake --build clients/cpp/build)"
         )
     sources = sorted(p.name for p in source.iterdir() if p.suffix in (".cpp", ".cc"))
@@ -127,7 +167,7 @@ def _compile_cpp(
     toolkit = f"{_TOOLKIT_INSIDE}/lib.a" if contained else str(library)
     include = f"{_TOOLKIT_INSIDE}/include" if contained else str(tools.cpp_include)
     gen = f"{_TOOLKIT_INSIDE}/generated" if contained else str(generated)
-    argv = ["g++", "-std=c++17", "-O2", f"-I{include}", f"-I{gen}"]
+    argv = [tools.cxx, "-std=c++17", "-O2", f"-I{include}", f"-I{gen}"]
     argv += [f"{where.src}/{name}" for name in sources]
     argv += [toolkit, *flags, "-o", f"{where.out}/bot"]
     mounts = [
@@ -187,24 +227,19 @@ def _run(
     limits: BuildLimits,
 ) -> None:
     """Run one build step (contained unless the operator chose no sandbox); a failure is a
-    :class:`BuildFailed` with the first of its output."""
-    fds: list[int] = []
-    if where.contained:
-        args = contained_args(scratch_mb=256)
-        for host, inside in mounts:
-            args += ["--ro-bind", str(host), inside]
-        args += ["--ro-bind", str(where.source), _SRC_INSIDE, "--bind", str(where.output)]
-        args += [_OUT_INSIDE, "--remount-ro", "/"]
-        fds.append(memory_file("arena-build-seccomp", seccomp.bpf_program()))
-        args += ["--seccomp", str(fds[0]), "--chdir", _OUT_INSIDE]
-        fds.append(memory_file("arena-build-args", b"".join(a.encode() + b"\0" for a in args)))
-        argv = ["bwrap", "--args", str(fds[1]), "--", *argv]
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C"}
-    try:
-        code, output = _bounded_run(argv, env, tuple(fds), limits)
-    finally:
-        for fd in fds:
-            os.close(fd)
+    :class:`BuildFailed` with the first of its output. A step the build machinery broke
+    (:func:`_broken`) runs again once; broken twice, it is :class:`BuildCrashed`."""
+    for attempt in range(1, _ATTEMPTS + 1):
+        code, output = _step(argv, where, mounts, limits)
+        broken = _broken(code, output)
+        if broken is None:
+            break
+        log.warning("build_crashed", step=what, attempt=attempt, why=broken)
+    else:
+        raise BuildCrashed(
+            f"the build crashed: {what} {broken}, at each of {_ATTEMPTS} attempts; a failure "
+            "of the server, not a compile error (the version is built again later)"
+        )
     if code is None:
         raise BuildFailed(f"{what} took longer than {limits.time_s:g} s and was stopped")
     if code != 0:
@@ -212,36 +247,80 @@ def _run(
         raise BuildFailed(f"{what} failed (exit {code}):\n{shown}")
 
 
+def _step(
+    argv: list[str], where: _Where, mounts: list[tuple[Path, str]], limits: BuildLimits
+) -> tuple[int | None, str]:
+    """One run of a build step, in the sandbox when ``where`` says so: see :func:`_bounded_run`."""
+    fds: list[int] = []
+    try:
+        if where.contained:
+            args = contained_args(scratch_mb=256)
+            for host, inside in mounts:
+                args += ["--ro-bind", str(host), inside]
+            args += ["--ro-bind", str(where.source), _SRC_INSIDE, "--bind", str(where.output)]
+            args += [_OUT_INSIDE, "--remount-ro", "/"]
+            fds.append(memory_file("arena-build-seccomp", seccomp.bpf_program()))
+            args += ["--seccomp", str(fds[0]), "--chdir", _OUT_INSIDE]
+            packed = b"".join(a.encode() + b"\0" for a in args)
+            fds.append(memory_file("arena-build-args", packed))
+            argv = ["bwrap", "--args", str(fds[1]), "--", *argv]
+        return _bounded_run(argv, dict(_ENV), tuple(fds), limits)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _broken(code: int | None, output: str) -> str | None:
+    """How the build machinery, not the compiler, ended a step (``None``: the step ran to its
+    own end, success or the compiler's errors, or over its time). A status over 128 is the
+    compiler (or node) killed by a signal, as bwrap relays it."""
+    if code is None or code == 0:
+        return None
+    if code < 0 or code > 128:
+        number = -code if code < 0 else code - 128
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        whose = "was killed" if code < 0 else "had its compiler killed"
+        return f"{whose} by {name} (exit {code})"
+    first = output.strip().splitlines()[0] if output.strip() else ""
+    if code == _NOT_STARTED and first.startswith("build: cannot run"):
+        return f"could not start ({first})"
+    if first.startswith("bwrap:"):
+        return f"could not start its sandbox ({first})"
+    return None
+
+
 def _bounded_run(
     argv: list[str], env: dict[str, str], fds: tuple[int, ...], limits: BuildLimits
 ) -> tuple[int | None, str]:
-    """``(exit code or None on timeout, output)``: a new session killed whole on timeout."""
-
-    def bound() -> None:
-        memory = limits.memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        size = limits.file_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-
-    with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            pass_fds=fds,
-            start_new_session=True,
-            preexec_fn=bound,
-        )
+    """``(exit code or None on timeout, output)``: a new session killed whole on timeout,
+    under the limits the shim sets before it becomes ``argv``."""
+    memory = limits.memory_mb * 1024 * 1024
+    size = limits.file_mb * 1024 * 1024
+    shim = [sys.executable, "-S", "-E", "-s", "-c", _LIMITS_SHIM, str(memory), str(size)]
+    with tempfile.TemporaryFile() as output:
+        try:
+            proc = subprocess.Popen(
+                [*shim, *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=env,
+                pass_fds=fds,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _NOT_STARTED, f"build: cannot run {sys.executable}: {exc}\n"
         try:
             code: int | None = proc.wait(timeout=limits.time_s)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             code = None
-        log.seek(0)
-        return code, log.read(64 * 1024).decode("utf-8", "replace")
+        output.seek(0)
+        return code, output.read(64 * 1024).decode("utf-8", "replace")
 
 
 def _first(output: str, chars: int) -> str:

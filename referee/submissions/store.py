@@ -26,7 +26,7 @@ from pathlib import Path
 
 from referee.storage.content import content_hash
 from referee.submissions.archive import Unpacked, unpack
-from referee.submissions.build import ARTEFACT, build_upload, command_of
+from referee.submissions.build import ARTEFACT, Toolchains, build_upload, command_of
 from referee.submissions.layout import Entry, check_helpers, find_entry
 from referee.submissions.limits import UploadLimits
 
@@ -53,10 +53,12 @@ class Stored:
 
 
 class SubmissionStore:
-    """Content-addressed, write-once storage of unpacked submissions under ``root``."""
+    """Content-addressed, write-once storage of unpacked submissions under ``root``; C++ and
+    JavaScript versions are built against ``tools`` (the server's own client builds)."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], tools: Toolchains | None = None) -> None:
         self.root = Path(root).resolve()
+        self.tools = tools or Toolchains()
         self.versions = self.root / "versions"
         self.incoming = self.root / "incoming"
         self.builds = self.root / "builds"
@@ -107,7 +109,9 @@ class SubmissionStore:
 
     def build(self, digest: str, entry: Entry, contained: bool) -> str:
         """Build version ``digest`` (once: a second call finds it); the launch command.
-        Raises :class:`~referee.submissions.build.BuildFailed` with the student's sentence."""
+        Raises :class:`~referee.submissions.build.BuildFailed` with the student's sentence, or
+        :class:`~referee.submissions.build.BuildUnavailable` (and its ``BuildCrashed``) when the
+        fault is the server's."""
         final = self.build_of(digest)
         if not (final / ARTEFACT).is_file():
             work = Path(tempfile.mkdtemp(prefix="build-", dir=self.incoming))
@@ -115,7 +119,9 @@ class SubmissionStore:
                 out = work / "out"
                 out.mkdir()
                 source = self.path_of(digest)
-                build_upload(source, entry.language, entry.name, out, contained=contained)
+                build_upload(
+                    source, entry.language, entry.name, out, contained=contained, tools=self.tools
+                )
                 _seal(out)
                 if final.exists():  # a build cut short (no manifest): never launched, redone
                     shutil.rmtree(final, onerror=_force_remove)

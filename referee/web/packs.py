@@ -54,14 +54,16 @@ def own_packs(web: Web, request: Request, view: GameView, detail: GameDetail) ->
         file_name = pack_file_name(game_id, name)
         reproduce = "python -m client_sdk reproduce"
         by_id = detail.summary.uid or str(game_id)
+        fetch = f"--server {server} --token-file token.txt"
+        player = view.players[seat] if seat < len(view.players) else None
+        if player is not None and player.command:
+            # A C++ or JavaScript bot: the SDK replays the pack over gRPC to its command.
+            shown = (f"{file_name} -- YOUR_BOT_COMMAND", f"{by_id} {fetch} -- YOUR_BOT_COMMAND")
+        else:
+            shown = (f"{file_name} YOUR_BOT", f"{by_id} YOUR_BOT {fetch}")
+        href = f"/games/{game_id}/pack/{seat}"
         links.append(
-            PackLink(
-                name,
-                f"/games/{game_id}/pack/{seat}",
-                file_name,
-                f"{reproduce} {file_name} YOUR_BOT",
-                f"{reproduce} {by_id} YOUR_BOT --server {server} --token-file token.txt",
-            )
+            PackLink(name, href, file_name, f"{reproduce} {shown[0]}", f"{reproduce} {shown[1]}")
         )
     return links
 

@@ -33,6 +33,32 @@ def test_example_bot_passes_the_conformance_kit(
     assert len(report["checks"]) == 7  # type: ignore[arg-type]
 
 
+#: How the bot is given its token: only TETROMINO_TOKEN in its environment, or only the flag
+#: --token-file (the kit sets both variables; each way is checked alone here).
+TOKEN_WAYS = {
+    "environment": (["env", "-u", "TETROMINO_TOKEN_FILE"], []),
+    "flag": (
+        ["env", "-u", "TETROMINO_TOKEN_FILE", "-u", "TETROMINO_TOKEN"],
+        ["--token-file", "{token_file}"],
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("way", sorted(TOKEN_WAYS))
+@pytest.mark.parametrize("language", ["cpp", "js"])
+def test_the_token_comes_from_the_environment_or_a_file(
+    request: pytest.FixtureRequest, language: str, way: str
+) -> None:
+    """Given its token only as TETROMINO_TOKEN, or only as --token-file FILE, each client's
+    bot sends that token in its Hello and passes the kit."""
+    before, after = TOKEN_WAYS[way]
+    report = conformance(*before, *_command(request, language, "random_bot"), *after)
+    checks = {c["name"]: c for c in report["checks"]}  # type: ignore[attr-defined]
+    assert checks["handshake"]["ok"] is True, checks["handshake"]
+    assert report["ok"] is True, [c for c in checks.values() if not c["ok"]]
+
+
 def _referee(*args: str) -> str:
     done = subprocess.run([*REFEREE, *args], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from webdata import alphas_game, sign_in
 
 from engine.adjudication.verdicts import Verdict
-from referee.storage import Repository
+from referee.storage import Repository, SeatResult, SourceKind
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "bot.py", line 9\nValueError: broke'
 
@@ -67,3 +67,33 @@ def test_the_box_opens_with_the_pack_and_the_sdks_reproduce_command(
     client.cookies.clear()
     public = client.get(f"/games/{game}").text
     assert "failure-packs" not in public and "referee replay" not in public
+
+
+def test_a_command_bots_pack_is_replayed_against_its_command(
+    client: TestClient, repo: Repository, ids: dict[str, Any]
+) -> None:
+    """A C++ or JavaScript version's pack (a command bot) offers ``reproduce PACK --
+    COMMAND``, the SDK's form for a bot in any language, not the Python form."""
+    cee = repo.add_bot_version(
+        "cee", "v1", source_kind=SourceKind.COMMAND, location="/store/builds/x/bot", owner="alice"
+    )
+    other = next(v for v in repo.list_bot_versions() if v.bot_name == "beta")
+    pack = {"format": "tetromino-failure-pack", "version": 2, "messages": []}
+    seat = SeatResult(cee.id, stderr="", failure_pack=json.dumps(pack))
+    stored = alphas_game(
+        repo,
+        ids,
+        {},
+        seats=[seat, SeatResult(other.id)],
+        verdict=Verdict.RUNTIME_ERROR,
+        winner_seat=1,
+        offender_seat=0,
+        reason="RED's bot crashed (killed by signal SIGSEGV)",
+    )
+    sign_in(client, ids["token"])
+    page = client.get(f"/games/{stored.id}").text
+    file_name = f"game-{stored.id}.red.failure.json"
+    assert f"python -m client_sdk reproduce {file_name} -- YOUR_BOT_COMMAND" in page
+    fetch = f"{stored.uid} --server testserver --token-file token.txt -- YOUR_BOT_COMMAND"
+    assert f"python -m client_sdk reproduce {fetch}" in page
+    assert "YOUR_BOT " not in page
