@@ -291,7 +291,7 @@ def _report(
     if args.json:
         print(json.dumps(summary), flush=True)
     else:
-        _print_result(display, summary, result)
+        _print_result(display, summary, result, specs)
     if unwritten is not None:
         print(f"referee match: {unwritten}", file=sys.stderr)
         return 2
@@ -366,7 +366,9 @@ def _opening(args: argparse.Namespace, game: Game[Any]) -> tuple[tuple[str, ...]
     return chosen.moves, opening_labels(chosen, book)
 
 
-def _print_result(console: Console, summary: GameSummaryJson, result: MatchResult) -> None:
+def _print_result(
+    console: Console, summary: GameSummaryJson, result: MatchResult, specs: Sequence[BotSpec]
+) -> None:
     from rich.markup import escape
 
     from referee.commands._safe import esc
@@ -396,11 +398,21 @@ def _print_result(console: Console, summary: GameSummaryJson, result: MatchResul
             console.print("\n".join(kept), style="dim")
     if summary.get("record"):
         console.print(f"  record: {escape(summary['record'])}")
-    for name, info in summary["seats"].items():
+    for seat, (name, info) in enumerate(summary["seats"].items()):
         if info.get("failure_pack"):
             pack = info["failure_pack"]
             console.print(f"  {name}'s failure pack: {escape(pack)}")
-            console.print(f"  reproduce: python -m client_sdk reproduce {escape(pack)} BOT")
+            console.print(
+                f"  reproduce: python -m client_sdk reproduce {escape(pack)} {_as_bot(specs[seat])}"
+            )
+
+
+def _as_bot(spec: BotSpec) -> str:
+    """How ``reproduce`` is told a seat's bot: ``BOT`` for a Python one, ``-- COMMAND`` for a
+    command bot (a C++ or JavaScript one), which it runs as given."""
+    from rich.markup import escape
+
+    return f"-- {escape(spec.value)}" if spec.kind == "command" else "BOT"
 
 
 #: Lines of a bot's output shown under the result: its last few, or its last traceback whole.

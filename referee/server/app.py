@@ -12,7 +12,7 @@ import asyncio
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -139,7 +139,7 @@ class RefereeServer(SessionOpening):
         self._expiries: set[asyncio.Task[None]] = set()
         #: The Play handlers running: :meth:`stop` waits for them to leave their ``finally``, so
         #: none is left for the garbage collector to close (and log from) after the loop ends.
-        self._streams: set[asyncio.Task[Any]] = set()
+        self._streams: set[asyncio.Task[object]] = set()
         #: Each may add a line for a new session's Welcome (e.g. a running tournament telling a
         #: remote bot which names its owner has entered): ``(identity, hello) -> str | None``.
         self.welcome_notes: list[WelcomeNote] = []
@@ -335,7 +335,7 @@ class RefereeServer(SessionOpening):
                 log.info("session_closed", session=session.session_id, reason=session.close_reason)
 
 
-async def _settle(tasks: set[asyncio.Task[Any]], timeout: float) -> None:
+async def _settle(tasks: set[asyncio.Task[object]], timeout: float) -> None:
     """Wait (at most ``timeout``) for ``tasks`` to end, the caller's own task aside."""
     others = {task for task in tasks if task is not asyncio.current_task() and not task.done()}
     if others:

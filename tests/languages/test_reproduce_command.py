@@ -66,3 +66,23 @@ def test_a_pack_replays_against_a_command_bot(js_bots: Path, tmp_path: Path) -> 
     assert (replay["answers"], replay["diverged"]) == (3, None)
     silent = _run("-m", "client_sdk", "reproduce", str(pack_path), "--", "true")
     assert silent.returncode == 2 and "did not connect" in silent.stderr, silent.stderr
+
+
+def test_match_tells_the_reproduce_command_of_a_command_bot(js_bots: Path, tmp_path: Path) -> None:
+    """`referee match` with a command bot that fails prints `reproduce PACK -- COMMAND` (a
+    Python bot's `PACK BOT` would not run it)."""
+    bot = tmp_path / "thrower.js"
+    bot.write_text(
+        THROWER.format(
+            client=json.dumps(str(JS / "src" / "client")),
+            tetress=json.dumps(str(JS / "src" / "tetress")),
+        )
+    )
+    played = _run(
+        "-m", "referee.commands.main", "match", f"cmd:node {bot}",
+        "client_sdk.examples.random_bot", "--record", str(tmp_path / "game.json"), "--no-sandbox",
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    hint = next(ln.strip() for ln in played.stdout.splitlines() if "reproduce:" in ln)
+    assert hint.startswith("reproduce: python -m client_sdk reproduce "), hint
+    assert hint.endswith(f" -- node {bot}"), hint
