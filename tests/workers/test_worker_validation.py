@@ -28,7 +28,7 @@ from referee.submissions.store import SubmissionStore
 from referee.submissions.validate import ValidationResult, ValidationSettings
 from referee.telemetry.metrics import REGISTRY
 from referee.workers.job import LeaseLost, lease_guard
-from referee.workers.queue import conninfo, ensure_schema
+from referee.workers.queue import conninfo, ensure_schema, live_workers
 from referee.workers.validationjob import PRIORITY, VALIDATION_KEY, QueuedValidation
 
 pytestmark = pytest.mark.slow
@@ -182,55 +182,60 @@ async def _count(url: str, n: int) -> list[tuple[int, dict[str, Any], str, int, 
 def test_a_worker_dying_mid_validation_hands_it_on_and_the_verdict_is_recorded_once(
     pg_url: str, tmp_path: Path
 ) -> None:
-    """The worker validating a version is killed mid-game: another worker finds its heartbeat
-    stopped, the job is retried (one more attempt), and the verdict is the second worker's,
-    recorded once; the dead worker's late result would be refused, and so is a duplicate."""
+    """The worker validating a version is killed mid-game: the other worker finds its
+    heartbeat stopped, the job is retried (one more attempt), and the verdict is the other
+    worker's, recorded once; the dead worker's late result would be refused, and so is a
+    duplicate."""
     repo = Repository.open(pg_url)
     repo.create_player("alice")
     store = SubmissionStore(tmp_path / "store")
-    first = start_worker(pg_url, tmp_path / "w1.log")
-    second = None
+    # Both alive before either dies: with no worker left, the server would take the step
+    # back instead of waiting for a replay.
+    logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
+    workers = [start_worker(pg_url, log) for log in logs]
 
     def started(log: Path) -> bool:
         return any(line["event"] == "validation_started" for line in log_lines(log))
 
-    async def main() -> tuple[SubmissionInfo, int]:
-        nonlocal second
+    async def main() -> tuple[SubmissionInfo, int, int]:
         offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=3)
         submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        task = None
         try:
-            await _until(offload.available)
+            await _until(lambda: _alive(pg_url, 2))
             # Slow moves: the game lasts seconds, so the worker dies in the middle of it.
             info = await submissions.receive("alice", _archive("slow", pause=0.4))
             task = asyncio.create_task(submissions.validate(info))
 
-            async def running() -> bool:
-                return started(tmp_path / "w1.log")
+            async def running() -> int | None:
+                return next((i + 1 for i, log in enumerate(logs) if started(log)), None)
 
-            await _until(running)
+            victim = await _until(running) - 1
             ((job_id, _, _, _, _),) = await _jobs(pg_url)
             holder = await _holder(pg_url, job_id)
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
-            second = start_worker(pg_url, tmp_path / "w2.log")
+            workers[victim].send_signal(signal.SIGKILL)
+            workers[victim].wait(10)
             async with asyncio.timeout(120):
                 judged = await task
-            return judged, holder
+            return judged, holder, victim
         finally:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
             await submissions.close()
 
     try:
-        judged, dead_worker = asyncio.run(main())
+        judged, dead_worker, victim = asyncio.run(main())
     finally:
-        stop_workers([first] + ([second] if second is not None else []))
+        stop_workers(workers)
     assert judged.status is SubmissionStatus.ACCEPTED, judged
     ((job_id, _, status, _, attempts),) = asyncio.run(_jobs(pg_url))
-    # Two attempts counted: the killed worker's (handed on) and the second worker's.
+    # Two attempts counted: the killed worker's (handed on) and the other worker's.
     assert status == "succeeded" and attempts == 2
-    second_log = log_lines(tmp_path / "w2.log")
-    assert [line["event"] for line in second_log].count("validation_recorded") == 1
-    first_log = log_lines(tmp_path / "w1.log")
-    assert not any(line["event"] == "validation_recorded" for line in first_log)
+    survivor_log = log_lines(logs[1 - victim])
+    assert [line["event"] for line in survivor_log].count("validation_recorded") == 1
+    dead_log = log_lines(logs[victim])
+    assert not any(line["event"] == "validation_recorded" for line in dead_log)
     submissions = Submissions(repo, store, validation=VALIDATION)
     late = ValidationResult(False, "a late result")
     with pytest.raises(LeaseLost):
@@ -239,6 +244,13 @@ def test_a_worker_dying_mid_validation_hands_it_on_and_the_verdict_is_recorded_o
         asyncio.run(submissions.record(judged, late))
     assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
     repo.close()
+
+
+async def _alive(url: str, n: int) -> bool:
+    """Whether ``n`` workers sent a heartbeat within the last 3 s (the tests' stall timeout)."""
+    await ensure_schema(url)
+    async with await psycopg.AsyncConnection.connect(conninfo(url)) as conn:
+        return await live_workers(conn, 3.0) >= n
 
 
 async def _holder(url: str, job_id: int) -> int:
