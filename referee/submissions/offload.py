@@ -4,7 +4,9 @@ of the ``referee worker`` processes that run them on PostgreSQL (the implementat
 
 A worker records a step's result itself, under its lease on the job (``Guard``), and the
 server reads the version back: the verdict is written once, by whichever attempt holds the
-job, and a late duplicate is refused (``AlreadyJudged``).
+job, and a late duplicate is refused (``AlreadyJudged``). When no worker is alive any more
+while a step waits for one (queued, or running on a worker that went silent), the server
+takes the job back (:data:`TAKEN_BACK`: no worker may record it now) and runs the step itself.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from referee.storage.submissions import SubmissionInfo
 #: The two steps of a validation, as a worker's job names them.
 FIRST_STEP = "first"
 FULL_STEP = "full"
+#: :meth:`Offload.run`'s answer for a step whose job was taken back from the workers.
+TAKEN_BACK = "taken back"
 
 #: A check run in the transaction that records a result; it raises to refuse (a worker's
 #: lease on its job, :func:`referee.workers.job.lease_guard`).
@@ -35,8 +39,9 @@ class Offload(Protocol):
 
     async def run(self, step: str, info: SubmissionInfo) -> str | None:
         """Have a worker run ``step`` of ``info`` and record its result; the job's final
-        status (``succeeded``: the step's result is recorded), ``None`` when the job could
-        not be enqueued (then the server runs the step itself)."""
+        status (``succeeded``: the step's result is recorded), :data:`TAKEN_BACK` when no
+        worker was left alive to run it (the job ended so that none records it), ``None``
+        when the job could not be enqueued (in both cases the server runs the step itself)."""
         ...
 
     async def close(self) -> None:

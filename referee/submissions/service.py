@@ -42,7 +42,7 @@ from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
 from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
-from referee.submissions.offload import FIRST_STEP, FULL_STEP, Guard, Offload
+from referee.submissions.offload import FIRST_STEP, FULL_STEP, TAKEN_BACK, Guard, Offload
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
     ValidationGame,
@@ -261,7 +261,8 @@ class Submissions:
     async def _offloaded(self, step: str, info: SubmissionInfo) -> SubmissionInfo | None:
         """Run ``step`` on a worker and read the version back (``None``: no live worker, it
         runs here). A job that ended without a verdict (its workers died at every attempt)
-        is the version's rejection, recorded once."""
+        is the version's rejection, recorded once. A job taken back (no worker left alive)
+        runs here unless its step's result was recorded before its worker fell silent."""
         offload = self.offload
         if offload is None or not await offload.available():
             return None
@@ -269,6 +270,10 @@ class Submissions:
         if status is None:
             return None
         now = await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
+        if status == TAKEN_BACK:
+            first_done = step == FIRST_STEP and now.reason.startswith(FIRST_PASSED)
+            done = now.status is not SubmissionStatus.VALIDATING or first_done
+            return now if done else None
         if now.status is not SubmissionStatus.VALIDATING or status == "succeeded":
             return now
         log.error("validation_job_failed", bot=info.label, step=step, status=status)

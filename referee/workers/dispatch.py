@@ -34,6 +34,7 @@ from referee.workers.queue import (
     make_app,
     opened,
     slot_lock,
+    take_back,
 )
 
 log = get_logger("referee.workers.dispatch")
@@ -129,6 +130,11 @@ class QueueDispatcher:
     async def live_workers(self, within_s: float) -> int:
         """How many workers sent a heartbeat in the last ``within_s`` seconds."""
         return await live_workers(await self._connection(), within_s)
+
+    async def take_back(self, job_id: int, within_s: float) -> str:
+        """End job ``job_id`` unrun when no worker sent a heartbeat in the last ``within_s``
+        seconds (:func:`~referee.workers.queue.take_back`); the status it had, or ``""``."""
+        return await take_back(await self._connection(), job_id, within_s)
 
     async def play(
         self, tournament_id: int, pairing_id: int, game_index: int

@@ -133,3 +133,28 @@ async def live_workers(conn: psycopg.AsyncConnection[TupleRow], within_s: float)
     )
     row = await cur.fetchone()
     return 0 if row is None else int(row[0])
+
+
+async def take_back(conn: psycopg.AsyncConnection[TupleRow], job_id: int, within_s: float) -> str:
+    """End job ``job_id`` so that no worker runs or records it, when no worker sent a
+    heartbeat in the last ``within_s`` seconds (checked under the job row's lock, which a
+    worker fetching or recording the job also takes): a waiting job is ``cancelled``, a
+    running one (its worker silent) ``aborted``, and its lease guard refuses the late result.
+    The status the job had, or ``""`` when it was left alone (a worker is alive, or the job
+    already ended)."""
+    async with conn.transaction():
+        cur = await conn.execute(
+            "SELECT status::text FROM procrastinate_jobs WHERE id = %s FOR UPDATE", (job_id,)
+        )
+        row = await cur.fetchone()
+        if row is None or row[0] not in ("todo", "doing"):
+            return ""
+        if await live_workers(conn, within_s) > 0:
+            return ""
+        if row[0] == "todo":
+            await conn.execute("SELECT procrastinate_cancel_job_v1(%s, false, false)", (job_id,))
+        else:
+            await conn.execute(
+                "SELECT procrastinate_finish_job_v1(%s, 'aborted', false)", (job_id,)
+            )
+        return str(row[0])

@@ -40,13 +40,14 @@ from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import AlreadyJudged, SubmissionInfo
 from referee.submissions.build import BuildUnavailable
-from referee.submissions.offload import FIRST_STEP, FULL_STEP
+from referee.submissions.offload import FIRST_STEP, FULL_STEP, TAKEN_BACK
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
 from referee.submissions.validate import ValidationSettings
+from referee.telemetry import metrics
 from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.aborts import MAX_ATTEMPTS
-from referee.workers import STALL_TIMEOUT_S
+from referee.workers import QUEUE, STALL_TIMEOUT_S
 from referee.workers.dispatch import QueueDispatcher
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
 
@@ -193,6 +194,9 @@ class QueuedValidation:
         self._open = False
         self._alive = False
         self._asked_at = -math.inf
+        #: When the database last failed to answer (no job is taken back for a stall timeout
+        #: after: the workers could not send their heartbeats either).
+        self._failed_at = -math.inf
 
     async def _queue(self) -> QueueDispatcher:
         async with self._opening:
@@ -213,13 +217,15 @@ class QueuedValidation:
         except (OSError, psycopg.Error) as exc:
             log.warning("validation_queue_unreachable", reason=str(exc))
             self._alive = False
+            self._failed_at = now
         self._asked_at = now
         return self._alive
 
     async def run(self, step: str, info: SubmissionInfo) -> str | None:
         """Enqueue ``step`` of ``info`` (or find its job already waiting or running, left by
         a server that stopped) and wait for the job's final status; ``None`` when it could
-        not be enqueued (the database unreachable: the server runs the step)."""
+        not be enqueued (the database unreachable), :data:`TAKEN_BACK` when no worker was
+        left alive to run it (in both cases the server runs the step)."""
         kwargs = validation_job_kwargs(info.id, step, self.store_root, self.settings)
         try:
             queue = await self._queue()
@@ -231,7 +237,42 @@ class QueuedValidation:
             self._asked_at = -math.inf
             return None
         log.info("validation_enqueued", job_id=job_id, bot=info.label, step=step)
-        return await queue.wait(job_id)
+        ended = asyncio.ensure_future(queue.wait(job_id))
+        try:
+            while not ended.done():
+                await asyncio.wait({ended}, timeout=ALIVE_CACHE_S)
+                if not ended.done() and await self._taken_back(queue, job_id, step, info):
+                    return TAKEN_BACK
+            return ended.result()
+        finally:
+            ended.cancel()
+
+    async def _taken_back(
+        self, queue: QueueDispatcher, job_id: int, step: str, info: SubmissionInfo
+    ) -> bool:
+        """Whether job ``job_id`` was just taken back from the workers: none is alive (and
+        the database answered for a stall timeout, so their silence is theirs)."""
+        if await self.available() or time.monotonic() - self._failed_at < self.stall_timeout_s:
+            return False
+        try:
+            was = await queue.take_back(job_id, self.stall_timeout_s)
+        except (OSError, psycopg.Error) as exc:
+            log.warning("validation_queue_unreachable", reason=str(exc))
+            self._failed_at = time.monotonic()
+            return False
+        if not was:
+            return False
+        # A worker that comes back finds nothing to run; its lease on a running step is gone.
+        log.warning(
+            "validation_taken_back",
+            job_id=job_id,
+            bot=info.label,
+            step=step,
+            job_status=was,
+            reason=f"no worker sent a heartbeat for {self.stall_timeout_s:g} s",
+        )
+        metrics.job_finished(QUEUE, "taken_back")
+        return True
 
     async def close(self) -> None:
         await self._stack.aclose()

@@ -1,6 +1,7 @@
 """Validation on the workers: with a live ``referee worker`` on PostgreSQL, an upload's first
 check and full games are its jobs; the fair queue still decides their order; a worker that
-dies mid-validation has its job retried and the verdict is recorded once."""
+dies mid-validation has its job retried and the verdict is recorded once; with no worker left
+alive, the server takes the step back and records the verdict itself, once."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import structlog
 from workers_helpers import log_lines, start_worker, stop_workers
 
 from referee.match.clock import TimeControl
@@ -24,8 +26,9 @@ from referee.submissions.offload import FULL_STEP
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
 from referee.submissions.validate import ValidationResult, ValidationSettings
+from referee.telemetry.metrics import REGISTRY
 from referee.workers.job import LeaseLost, lease_guard
-from referee.workers.queue import conninfo, ensure_schema
+from referee.workers.queue import conninfo, ensure_schema, live_workers
 from referee.workers.validationjob import PRIORITY, VALIDATION_KEY, QueuedValidation
 
 pytestmark = pytest.mark.slow
@@ -179,55 +182,60 @@ async def _count(url: str, n: int) -> list[tuple[int, dict[str, Any], str, int, 
 def test_a_worker_dying_mid_validation_hands_it_on_and_the_verdict_is_recorded_once(
     pg_url: str, tmp_path: Path
 ) -> None:
-    """The worker validating a version is killed mid-game: another worker finds its heartbeat
-    stopped, the job is retried (one more attempt), and the verdict is the second worker's,
-    recorded once; the dead worker's late result would be refused, and so is a duplicate."""
+    """The worker validating a version is killed mid-game: the other worker finds its
+    heartbeat stopped, the job is retried (one more attempt), and the verdict is the other
+    worker's, recorded once; the dead worker's late result would be refused, and so is a
+    duplicate."""
     repo = Repository.open(pg_url)
     repo.create_player("alice")
     store = SubmissionStore(tmp_path / "store")
-    first = start_worker(pg_url, tmp_path / "w1.log")
-    second = None
+    # Both alive before either dies: with no worker left, the server would take the step
+    # back instead of waiting for a replay.
+    logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
+    workers = [start_worker(pg_url, log) for log in logs]
 
     def started(log: Path) -> bool:
         return any(line["event"] == "validation_started" for line in log_lines(log))
 
-    async def main() -> tuple[SubmissionInfo, int]:
-        nonlocal second
+    async def main() -> tuple[SubmissionInfo, int, int]:
         offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=3)
         submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        task = None
         try:
-            await _until(offload.available)
+            await _until(lambda: _alive(pg_url, 2))
             # Slow moves: the game lasts seconds, so the worker dies in the middle of it.
             info = await submissions.receive("alice", _archive("slow", pause=0.4))
             task = asyncio.create_task(submissions.validate(info))
 
-            async def running() -> bool:
-                return started(tmp_path / "w1.log")
+            async def running() -> int | None:
+                return next((i + 1 for i, log in enumerate(logs) if started(log)), None)
 
-            await _until(running)
+            victim = await _until(running) - 1
             ((job_id, _, _, _, _),) = await _jobs(pg_url)
             holder = await _holder(pg_url, job_id)
-            first.send_signal(signal.SIGKILL)
-            first.wait(10)
-            second = start_worker(pg_url, tmp_path / "w2.log")
+            workers[victim].send_signal(signal.SIGKILL)
+            workers[victim].wait(10)
             async with asyncio.timeout(120):
                 judged = await task
-            return judged, holder
+            return judged, holder, victim
         finally:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
             await submissions.close()
 
     try:
-        judged, dead_worker = asyncio.run(main())
+        judged, dead_worker, victim = asyncio.run(main())
     finally:
-        stop_workers([first] + ([second] if second is not None else []))
+        stop_workers(workers)
     assert judged.status is SubmissionStatus.ACCEPTED, judged
     ((job_id, _, status, _, attempts),) = asyncio.run(_jobs(pg_url))
-    # Two attempts counted: the killed worker's (handed on) and the second worker's.
+    # Two attempts counted: the killed worker's (handed on) and the other worker's.
     assert status == "succeeded" and attempts == 2
-    second_log = log_lines(tmp_path / "w2.log")
-    assert [line["event"] for line in second_log].count("validation_recorded") == 1
-    first_log = log_lines(tmp_path / "w1.log")
-    assert not any(line["event"] == "validation_recorded" for line in first_log)
+    survivor_log = log_lines(logs[1 - victim])
+    assert [line["event"] for line in survivor_log].count("validation_recorded") == 1
+    dead_log = log_lines(logs[victim])
+    assert not any(line["event"] == "validation_recorded" for line in dead_log)
     submissions = Submissions(repo, store, validation=VALIDATION)
     late = ValidationResult(False, "a late result")
     with pytest.raises(LeaseLost):
@@ -236,6 +244,13 @@ def test_a_worker_dying_mid_validation_hands_it_on_and_the_verdict_is_recorded_o
         asyncio.run(submissions.record(judged, late))
     assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
     repo.close()
+
+
+async def _alive(url: str, n: int) -> bool:
+    """Whether ``n`` workers sent a heartbeat within the last 3 s (the tests' stall timeout)."""
+    await ensure_schema(url)
+    async with await psycopg.AsyncConnection.connect(conninfo(url)) as conn:
+        return await live_workers(conn, 3.0) >= n
 
 
 async def _holder(url: str, job_id: int) -> int:
@@ -282,4 +297,147 @@ def test_validation_goes_to_the_workers_only_while_one_is_alive(
     assert asyncio.run(alive(None)) is False
     assert asyncio.run(alive(1.0)) is True
     assert asyncio.run(alive(3600.0)) is False
+    repo.close()
+
+
+def _taken_back() -> float:
+    """This process's count of validation jobs taken back from the workers."""
+    value = REGISTRY.get_sample_value(
+        "tetromino_jobs_finished_total", {"queue": "games", "outcome": "taken_back"}
+    )
+    return value or 0.0
+
+
+def _worker_steps(log: Path, event: str) -> list[tuple[int, str]]:
+    """``(submission id, step)`` of each ``event`` line a worker logged."""
+    return [
+        (line["submission_id"], line["step"]) for line in log_lines(log) if line["event"] == event
+    ]
+
+
+def test_a_step_queued_when_the_last_worker_goes_silent_is_run_by_the_server_once(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The only worker is stopped (SIGSTOP) with a first check queued for it: past the stall
+    timeout the server takes the job back (cancelled, logged and counted) and validates the
+    upload itself; woken, the worker takes the next job but never that one."""
+    repo = Repository.open(pg_url)
+    for name in ("alice", "bob"):
+        repo.create_player(name)
+    store = SubmissionStore(tmp_path / "store")
+    worker = start_worker(pg_url, tmp_path / "w1.log")
+    counted = _taken_back()
+
+    async def main() -> tuple[SubmissionInfo, SubmissionInfo, list[Any]]:
+        offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=4)
+        submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        try:
+            info = await submissions.receive("alice", _archive("alice"))
+            later = await submissions.receive("bob", _archive("bob"))
+            await _until(offload.available)
+            worker.send_signal(signal.SIGSTOP)
+            with structlog.testing.capture_logs() as logs:
+                async with asyncio.timeout(120):
+                    checked, full = await submissions.check_and_queue(info)
+                    assert full is not None, checked
+                    judged = await full
+            worker.send_signal(signal.SIGCONT)
+            await _until(offload.available)
+            bob, passed = await submissions.first_check(later)  # the woken worker's job
+            assert passed, bob
+            return judged, bob, logs
+        finally:
+            await submissions.close()
+
+    try:
+        judged, bob, logs = asyncio.run(main())
+    finally:
+        stop_workers([worker])
+    assert judged.status is SubmissionStatus.ACCEPTED, judged
+    taken = [e for e in logs if e["event"] == "validation_taken_back"]
+    assert [(e["step"], e["job_status"]) for e in taken] == [("first", "todo")]
+    assert _taken_back() == counted + 1
+    # Alice's first check was cancelled unrun; her full games never became a job.
+    jobs = asyncio.run(_jobs(pg_url))
+    assert [(args[VALIDATION_KEY], args["step"], status) for _, args, status, *_ in jobs] == [
+        (judged.id, "first", "cancelled"),
+        (bob.id, "first", "succeeded"),
+    ]
+    log = tmp_path / "w1.log"
+    assert _worker_steps(log, "validation_started") == [(bob.id, "first")]
+    assert _worker_steps(log, "validation_recorded") == [(bob.id, "first")]
+    repo.close()
+
+
+def test_a_step_running_when_the_last_worker_dies_is_finished_by_the_server_once(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """The only worker is killed mid-validation and none is left to replay it: past the stall
+    timeout the server takes the job back (aborted) and plays the full games itself; a worker
+    started afterwards takes the next job but not that one, the dead worker's late result is
+    refused by its lease, and a duplicate by the verdict."""
+    repo = Repository.open(pg_url)
+    for name in ("alice", "bob"):
+        repo.create_player(name)
+    store = SubmissionStore(tmp_path / "store")
+    first = start_worker(pg_url, tmp_path / "w1.log")
+    second = None
+    counted = _taken_back()
+
+    async def running() -> bool:
+        return bool(_worker_steps(tmp_path / "w1.log", "validation_started"))
+
+    async def main() -> tuple[SubmissionInfo, SubmissionInfo, int, int, list[Any]]:
+        nonlocal second
+        offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=3)
+        submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        task = None
+        try:
+            # Slow moves: the game lasts seconds, so the worker dies in the middle of it.
+            info = await submissions.receive("alice", _archive("slow", pause=0.4))
+            later = await submissions.receive("bob", _archive("bob"))
+            await _until(offload.available)
+            with structlog.testing.capture_logs() as logs:
+                task = asyncio.create_task(submissions.validate(info))
+                await _until(running)
+                ((job_id, *_),) = await _jobs(pg_url)
+                holder = await _holder(pg_url, job_id)
+                first.send_signal(signal.SIGKILL)
+                first.wait(10)
+                async with asyncio.timeout(120):
+                    judged = await task
+            second = start_worker(pg_url, tmp_path / "w2.log")
+            await _until(offload.available)
+            bob, passed = await submissions.first_check(later)  # the new worker's job
+            assert passed, bob
+            return judged, bob, job_id, holder, logs
+        finally:
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            await submissions.close()
+
+    try:
+        judged, bob, job_id, dead_worker, logs = asyncio.run(main())
+    finally:
+        stop_workers([first] + ([second] if second is not None else []))
+    assert judged.status is SubmissionStatus.ACCEPTED, judged
+    assert judged.reason.startswith("every validation game ended without a fault"), judged
+    taken = [e for e in logs if e["event"] == "validation_taken_back"]
+    assert [(e["step"], e["job_status"], e["job_id"]) for e in taken] == [("full", "doing", job_id)]
+    assert _taken_back() == counted + 1
+    jobs = asyncio.run(_jobs(pg_url))
+    assert [(args[VALIDATION_KEY], args["step"], status) for _, args, status, *_ in jobs] == [
+        (judged.id, "full", "aborted"),
+        (bob.id, "first", "succeeded"),
+    ]
+    assert _worker_steps(tmp_path / "w1.log", "validation_recorded") == []
+    assert _worker_steps(tmp_path / "w2.log", "validation_started") == [(bob.id, "first")]
+    submissions = Submissions(repo, store, validation=VALIDATION)
+    late = ValidationResult(False, "a late result")
+    with pytest.raises(LeaseLost):
+        asyncio.run(submissions.record(judged, late, lease_guard(job_id, dead_worker)))
+    with pytest.raises(AlreadyJudged):
+        asyncio.run(submissions.record(judged, late))
+    assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
     repo.close()
