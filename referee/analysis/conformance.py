@@ -4,9 +4,11 @@ do, checked against the bot's own program on a local referee endpoint.
 Two runs. In the first the kit welcomes the bot, sends it two messages it must survive (one of
 no kind it knows, one move request for a game it is not playing), plays a Tetress game against
 it (the kit is RED and moves at random, the bot BLUE), drops the connection after the bot's
-fifth move and expects it back with its session, then ends the game and says goodbye. In the
-second it refuses the bot's token and expects it to stop. Each check names the section of
-docs/protocol.md it comes from.
+fifth move and expects it back with its session, then ends the game, expects a move for the
+first request of a next game (a session holds any number of games), ends that one too and says
+goodbye. In the second it refuses the bot's token and expects it to stop. Each check names the
+section of docs/protocol.md it comes from; a check an earlier failure kept from running is
+reported as not checked (``SKIP``), never left out.
 """
 
 from __future__ import annotations
@@ -34,16 +36,19 @@ CONNECT_S = 60.0
 RESUME_S = 15.0
 
 
-#: Each check and the section of docs/protocol.md it comes from (its heading's anchor).
+#: Each check, in the report's order, and the section of docs/protocol.md it comes from (its
+#: heading's anchor).
 SECTIONS = {
     "start": "connecting",
     "handshake": "hello-and-welcome",
     "malformed message": "messages-a-client-does-not-understand",
-    "legal moves": "moves",
     "reconnect": "reconnecting",
+    "legal moves": "moves",
     "end of game": "ending",
     "refused token": "admission",
 }
+#: The checks of the first run, the game.
+GAME_CHECKS = tuple(name for name in SECTIONS if name != "refused token")
 
 
 @dataclass
@@ -54,8 +59,11 @@ class Check:
     ok: bool
     detail: str
     section: str
+    skipped: bool = False
 
     def line(self) -> str:
+        if self.skipped:
+            return f"SKIP {self.name}: {self.detail}"
         mark = "PASS" if self.ok else "FAIL"
         where = "" if self.ok else f" [{DOC}#{self.section}]"
         return f"{mark} {self.name}: {self.detail}{where}"
@@ -70,6 +78,15 @@ class Report:
     def add(self, name: str, ok: bool, detail: str) -> bool:
         self.checks.append(Check(name, ok, detail, SECTIONS[name]))
         return ok
+
+    def skip(self, names: tuple[str, ...], why: str) -> None:
+        """Report each of ``names`` not reported yet as not checked (a failure), for ``why``."""
+        done = {c.name for c in self.checks}
+        for name in names:
+            if name not in done:
+                self.checks.append(Check(name, False, f"not checked: {why}", SECTIONS[name], True))
+        order = list(SECTIONS)
+        self.checks.sort(key=lambda c: order.index(c.name))
 
     @property
     def ok(self) -> bool:
@@ -89,7 +106,13 @@ class Game:
     game_id: str = field(default_factory=lambda: f"conformance-{secrets.token_hex(4)}")
     bot_moves: int = 0
     slowest_s: float = 0.0
+    #: Why the bot lost the game (an illegal, wrong or missing move), else empty.
     failure: str = ""
+    #: Why the kit stopped the game without a result (a failed reconnect), else empty.
+    stopped: str = ""
+    #: The ply of a request the bot did not answer in time (its late answer is no fault of
+    #: the end of the game), else -1.
+    unanswered: int = -1
 
     def start_message(self, resumed: bool) -> pb.RefereeMessage:
         info = pb.GameInfo(
@@ -131,7 +154,8 @@ class Game:
         over.final_position = self.state.to_string()
         over.last_action = self.moves[-1] if self.moves else ""
         if self.failure or outcome is None:
-            over.verdict = pb.VERDICT_ILLEGAL_MOVE if self.failure else pb.VERDICT_ABORTED
+            lost = pb.VERDICT_TIME if self.unanswered >= 0 else pb.VERDICT_ILLEGAL_MOVE
+            over.verdict = lost if self.failure else pb.VERDICT_ABORTED
             over.result, over.reason = ("1-0", self.failure) if self.failure else ("*", "stopped")
             over.offender_seat = 1
             return pb.RefereeMessage(game_over=over)
@@ -156,10 +180,12 @@ async def _game_run(argv: list[str], move_time_s: float, report: Report) -> None
     async with kit_session(argv, token) as (server, bot):
         stream = await _connect(server, bot, report)
         if stream is None:
+            report.skip(GAME_CHECKS, "the bot never opened a stream")
             return
         hello = await _first_message(stream)
         if not _check_hello(report, hello, token):
             stream.close()
+            report.skip(GAME_CHECKS, "the handshake failed")
             return
         session = secrets.token_hex(8)
         await stream.send(_welcome(session))
@@ -167,8 +193,13 @@ async def _game_run(argv: list[str], move_time_s: float, report: Report) -> None
         await stream.send(_stray_request())
         game = Game(move_time_s)
         await stream.send(game.start_message(resumed=False))
-        stream = await _play(server, stream, bot, game, session, token, report)
-        await _finish(stream, bot, game, report)
+        last = await _play(server, stream, bot, game, session, token, report)
+        if last is None:
+            code = await bot.exit_code(0.5)
+            gone = "still running" if code is None else f"it exited with status {code}"
+            report.skip(GAME_CHECKS, f"the bot did not come back after the drop ({gone})")
+            return
+        await _finish(last, bot, game, report)
 
 
 async def _connect(server: KitServer, bot: BotRun, report: Report) -> Stream | None:
@@ -224,13 +255,17 @@ def _stray_request() -> pb.RefereeMessage:
     return pb.RefereeMessage(move_request=req)
 
 
-async def _answer(stream: Stream, game: Game) -> tuple[pb.Move | None, str]:
-    """The bot's move for the current request (non-fatal errors it sends are passed over)."""
+async def _answer(
+    stream: Stream, game: Game, stale: tuple[str, int] = ("", -1)
+) -> tuple[pb.Move | None, str]:
+    """The bot's move for the current request (non-fatal errors it sends, and a late answer
+    ``stale`` = (game id, ply) to a request that timed out, are passed over)."""
     deadline = time.monotonic() + game.move_time_s + 1.0
     while True:
         try:
             message = await stream.receive(max(0.0, deadline - time.monotonic()))
         except TimeoutError:
+            game.unanswered = len(game.moves)
             return None, f"no move within {game.move_time_s + 1.0:g} s"
         if message is None:
             return None, "the bot closed its stream"
@@ -239,6 +274,8 @@ async def _answer(stream: Stream, game: Game) -> tuple[pb.Move | None, str]:
             continue
         if kind != "move":
             return None, f"a {kind or 'message of no kind'} instead of a move"
+        if (message.move.game_id, message.move.ply) == stale:
+            continue
         if message.move.game_id != game.game_id:
             return None, f"a move for game {message.move.game_id!r}, which it is not playing"
         return message.move, ""
@@ -252,18 +289,19 @@ async def _play(
     session: str,
     token: str,
     report: Report,
-) -> Stream:
+) -> Stream | None:
+    """Play the game; the stream it ended on (None when the bot did not come back)."""
     rng = random.Random(7)
-    while game.state.outcome() is None and not game.failure:
+    current: Stream | None = stream
+    while game.state.outcome() is None and not (game.failure or game.stopped):
         if game.state.to_move == 0:
             game.play(game.state.game.move_to_text(random_move(game.state, rng)))
             continue
         if game.bot_moves == DROP_AFTER:
-            resumed = await _resume(server, stream, bot, game, (session, token), report)
-            if resumed is None:
-                game.failure = "did not come back after the connection dropped"
-                return stream
-            stream = resumed
+            current = await _resume(server, stream, bot, game, (session, token), report)
+            if current is None or game.stopped:
+                break
+            stream = current
         else:
             await stream.send(game.request())
         sent = time.monotonic()
@@ -276,7 +314,8 @@ async def _play(
             break
         game.bot_moves += 1
     _check_moves(report, game, bot)
-    return stream
+    report.skip(("reconnect",), f"the game stopped before the bot's move {DROP_AFTER + 1}")
+    return current
 
 
 def _legal(game: Game, move: pb.Move) -> bool:
@@ -304,31 +343,43 @@ def _check_survived(report: Report, problem: str) -> None:
 
 def _check_moves(report: Report, game: Game, bot: BotRun) -> None:
     if game.failure:
-        report.add("legal moves", False, f"{game.failure}; {bot.tail()}")
+        tail = bot.tail()
+        report.add("legal moves", False, f"{game.failure}; {tail}" if tail else game.failure)
         return
     detail = (
         f"{game.bot_moves} legal moves, each within its {game.move_time_s:g} s "
         f"(slowest {game.slowest_s:.3f} s)"
     )
+    if game.stopped:
+        detail += f"; {game.stopped}"
     report.add("legal moves", True, detail)
 
 
 async def _resume(
     server: KitServer, old: Stream, bot: BotRun, game: Game, ids: tuple[str, str], report: Report
 ) -> Stream | None:
+    """Drop ``old`` and take the bot back: its new stream (resumed, or welcomed to a new
+    session with ``game.stopped`` set when it came back without its own), else None."""
     session, token = ids
     old.close(drop=True)
     stream = await server.next_stream(RESUME_S, bot)
     name = "reconnect"
     if stream is None:
-        report.add(name, False, f"no new stream within {RESUME_S:g} s of a drop")
+        code = await bot.exit_code(0.5)
+        how = f"it exited with status {code}" if code is not None else f"in {RESUME_S:g} s"
+        report.add(name, False, f"no new stream after a drop ({how}); {bot.tail()}")
+        game.stopped = "the game stopped at the failed reconnect"
         return None
     message = await _first_message(stream)
     hello = message.hello if message is not None and message.HasField("hello") else None
     if hello is None or hello.resume_session_id != session or hello.token != token:
         got = "no Hello" if hello is None else f"resume_session_id {hello.resume_session_id!r}"
+        if hello is not None and hello.token != token:
+            got += " and another token"
         report.add(name, False, f"came back with {got}, not its session {session!r}")
-        return None
+        await stream.send(_welcome(secrets.token_hex(8)))
+        game.stopped = "the game stopped at the failed reconnect"
+        return stream
     await stream.send(_welcome(session))
     await stream.send(game.start_message(resumed=True))
     await stream.send(game.request())
@@ -337,26 +388,46 @@ async def _resume(
 
 
 async def _finish(stream: Stream, bot: BotRun, game: Game, report: Report) -> None:
+    """End the game, play the first request of a next one, end it, say goodbye."""
     await stream.send(game.over_message())
-    await stream.send(pb.RefereeMessage(goodbye=pb.Goodbye(reason="conformance kit: done")))
-    try:
-        while (message := await stream.receive(10.0)) is not None:
-            if message.WhichOneof("kind") == "move":
-                break
-    except TimeoutError:
-        message = pb.BotMessage()
+    after = await _next_game(stream, game)
+    if not after:
+        await stream.send(pb.RefereeMessage(goodbye=pb.Goodbye(reason="conformance kit: done")))
+        try:
+            while (message := await stream.receive(10.0)) is not None:
+                if message.WhichOneof("kind") == "move":
+                    after = "sent a move after Goodbye; "
+                    break
+        except TimeoutError:
+            after = "kept its stream open after Goodbye; "
     stream.close()
     code = await bot.exit_code(10.0)
-    ok = message is None and code == 0
+    ok = not after and code == 0
     detail = (
-        "closed its stream and exited with status 0 after GameOver and Goodbye"
+        "played a next game's first move after GameOver, then closed its stream and exited "
+        "with status 0 after Goodbye"
         if ok
-        else "after GameOver and Goodbye: "
-        + ("sent a move" if message is not None and message.HasField("move") else "")
-        + ("stream still open; " if message is not None else "")
-        + ("still running" if code is None else f"exited with status {code}")
+        else f"{after}{'still running' if code is None else f'exited with status {code}'}"
     )
     report.add("end of game", ok, detail)
+
+
+async def _next_game(stream: Stream, game: Game) -> str:
+    """Start a next game after ``game``'s GameOver and end it after the bot's first move:
+    empty, or what went wrong."""
+    following = Game(game.move_time_s)
+    following.play(
+        following.state.game.move_to_text(random_move(following.state, random.Random(3)))
+    )
+    await stream.send(following.start_message(resumed=False))
+    await stream.send(following.request())
+    move, problem = await _answer(stream, following, (game.game_id, game.unanswered))
+    if move is not None and move.ply != 1:
+        problem = f"Move.ply {move.ply} for the request of ply 1"
+    if problem:
+        return f"after GameOver, at the next game's request: {problem}; "
+    await stream.send(following.over_message())
+    return ""
 
 
 async def _refused_run(argv: list[str], report: Report) -> None:
