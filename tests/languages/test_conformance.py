@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 
 import pytest
 
 from referee.analysis.conformance import SECTIONS
-from tests.languages.toolchains import ROOT, conformance
+from tests.languages.toolchains import REFEREE, ROOT, conformance
 
 PYTHON_BOT = [
     sys.executable,
@@ -68,3 +69,47 @@ def test_a_bot_answering_the_stray_request_fails_the_malformed_check() -> None:
     assert checks["malformed message"]["ok"] is False
     assert "no-such-game" in checks["malformed message"]["detail"]
     assert report["ok"] is False
+
+
+#: Each fault of tests/languages/broken_bot.py: the check it breaks, that check's section of
+#: docs/protocol.md, a piece of the failed line's detail, and the checks it keeps from running.
+FAULTS = {
+    "version": (
+        "handshake",
+        "hello-and-welcome",
+        "protocol_version is 1, not 2",
+        ("malformed message", "reconnect", "legal moves", "end of game"),
+    ),
+    "illegal": ("legal moves", "moves", "cell 0-0 is occupied", ()),
+    "late": ("legal moves", "moves", "no move within 3 s", ()),
+    "leave": ("end of game", "ending", "after GameOver", ()),
+    "fresh": ("reconnect", "reconnecting", "resume_session_id ''", ()),
+    "gone": ("reconnect", "reconnecting", "it exited with status 1", ("end of game",)),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_broken_bot_fails_exactly_its_check(fault: str) -> None:
+    """A bot with one fault fails that check naming its section; every other check is reported."""
+    check, section, piece, not_checked = FAULTS[fault]
+    bot = [sys.executable, str(ROOT / "tests" / "languages" / "broken_bot.py"), fault]
+    done = subprocess.run(
+        [*REFEREE, "conformance", "--move-time", "2", "--", *bot],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "not conformant"
+    found = re.findall(r"^(PASS|FAIL|SKIP) ([a-z ]+): ", done.stdout, re.M)
+    marks = {name: mark for mark, name in found}
+    assert list(marks) == list(SECTIONS), done.stdout
+    expected = {name: "SKIP" if name in not_checked else "PASS" for name in SECTIONS}
+    expected[check] = "FAIL"
+    assert marks == expected, done.stdout
+    failed = next(line for line in lines if line.startswith(f"FAIL {check}: "))
+    assert failed.endswith(f" [docs/protocol.md#{section}]"), failed
+    assert piece in failed, failed
