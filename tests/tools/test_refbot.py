@@ -91,6 +91,9 @@ def test_time_budget_comes_from_the_clock() -> None:
 
 
 @pytest.mark.slow
+# Level 3's six Tetress games take about 100 s at load 7 on two cores: the suite's 300 s
+# bound (meant for hangs) is too close for a machine loaded twice as much.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("level", [Level1, Level2, Level3])
 @pytest.mark.parametrize("game", ["tetress", "att"])
 def test_every_level_beats_greedy(level: type, game: str) -> None:
