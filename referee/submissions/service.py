@@ -33,7 +33,7 @@ from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
 from referee.sandbox.launch import BotSpec
-from referee.storage import ConflictError, Repository, SourceKind
+from referee.storage import ConflictError, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import GameKind, SubmissionStatus
 from referee.storage.submissions import AlreadyJudged, NewVersion, SubmissionInfo
@@ -42,6 +42,7 @@ from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
 from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
+from referee.submissions.naming import bot_name, source_kind
 from referee.submissions.offload import FIRST_STEP, FULL_STEP, TAKEN_BACK, Guard, Offload
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
@@ -57,7 +58,6 @@ from referee.submissions.validate import (
 from referee.submissions.validation_queue import RUNNING_NOTE, ValidationQueue
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import observe_validation
-from referee.text.names import shipped_name_problem
 
 log = get_logger("referee.submissions")
 
@@ -160,10 +160,10 @@ class Submissions:
         stored = await asyncio.to_thread(self.store.ingest, data, self.limits, admit)
         new = NewVersion(
             owner=player,
-            bot_name=_bot_name(name, player, stored),
+            bot_name=bot_name(name, player, stored),
             version=stored.version,
             digest=stored.digest,
-            source_kind=_source_kind(stored.entry),
+            source_kind=source_kind(stored.entry),
             location=self._location(stored),
             archive_bytes=len(data),
             unpacked_bytes=stored.unpacked.bytes,
@@ -435,30 +435,6 @@ class Submissions:
 
 
 _LANGUAGE_NAMES = {"cpp": "C++ upload:", "javascript": "JavaScript upload:"}
-
-
-def _source_kind(entry: Entry) -> SourceKind:
-    if entry.language != "python":
-        return SourceKind.COMMAND
-    return SourceKind.PACKAGE if entry.is_package else SourceKind.SDK_MODULE
-
-
-def _bot_name(name: str | None, player: str, stored: Stored) -> str:
-    """The given name, else ``<player>-<entry>`` (every course package is called ``agent``).
-
-    No dots or slashes: a name like ``client_sdk.examples.greedy_bot`` or ``bots/x`` would
-    read as the instructor's module or path on ``referee tournament create``.
-    """
-    text = (name or f"{player}-{stored.entry.name}").strip()
-    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)
-    if name and (not cleaned or cleaned != text or len(text) > 64):
-        raise NameTaken(
-            f"bot name {text[:100]!r}: use up to 64 letters, digits, '-' and '_' (no dots)"
-        )
-    if name and (problem := shipped_name_problem(name)) is not None:
-        raise NameTaken(problem)
-    cleaned = cleaned[:64]
-    return cleaned
 
 
 async def submit(
