@@ -85,6 +85,20 @@ def _token_keys_in_a_test_folder(tmp_path_factory: pytest.TempPathFactory) -> It
         os.environ["XDG_CONFIG_HOME"] = before
 
 
+@pytest.fixture
+def info_logs() -> Iterator[None]:
+    """Events from ``info`` up reach ``structlog.testing.capture_logs`` in this test, whatever
+    level an earlier test in this interpreter configured (that level is restored after)."""
+    import logging
+
+    import structlog
+
+    saved = structlog.get_config()["wrapper_class"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    yield
+    structlog.configure(wrapper_class=saved)
+
+
 # -- the `slow` marker: every test that starts a process carries it --------------------------
 #
 # `pytest -m "not slow"` is the quick loop (CONTRIBUTING.md). Starting processes (bots, the

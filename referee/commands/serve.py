@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _resume_validations(services: ServeServices) -> asyncio.Task[int] | None:
-    """Validate the uploaded versions a previous stop left ``validating`` (``--submissions``)."""
+    """Validate the uploaded versions a previous stop left ``validating`` (``--submissions``),
+    adopting the workers' jobs that stop left for them (:meth:`Submissions.resume`)."""
     if services.uploads is None:
         return None
     return asyncio.create_task(services.uploads.submissions.resume())

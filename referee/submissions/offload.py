@@ -7,11 +7,13 @@ server reads the version back: the verdict is written once, by whichever attempt
 job, and a late duplicate is refused (``AlreadyJudged``). When no worker is alive any more
 while a step waits for one (queued, or running on a worker that went silent), the server
 takes the job back (:data:`TAKEN_BACK`: no worker may record it now) and runs the step itself.
+A server that starts again adopts the jobs its previous run left for the versions it validates
+again (:meth:`Offload.reconcile`), so a step is never run by a leftover job and anew at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Protocol
 
 from sqlalchemy.orm import Session
@@ -42,6 +44,13 @@ class Offload(Protocol):
         status (``succeeded``: the step's result is recorded), :data:`TAKEN_BACK` when no
         worker was left alive to run it (the job ended so that none records it), ``None``
         when the job could not be enqueued (in both cases the server runs the step itself)."""
+        ...
+
+    async def reconcile(self, validating: Collection[int]) -> dict[int, frozenset[str]]:
+        """At start: cancel the waiting jobs an earlier run left for versions no longer in
+        ``validating``; the steps of ``validating`` versions that still have a job (waiting
+        or running), by submission id, for the server to adopt: its :meth:`run` of that
+        step waits for that job, whether or not a worker is alive now."""
         ...
 
     async def close(self) -> None:

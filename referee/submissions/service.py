@@ -33,7 +33,7 @@ from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
 from referee.sandbox.launch import BotSpec
-from referee.storage import ConflictError, Repository, SourceKind
+from referee.storage import ConflictError, Repository
 from referee.storage import submissions as rows
 from referee.storage.enums import GameKind, SubmissionStatus
 from referee.storage.submissions import AlreadyJudged, NewVersion, SubmissionInfo
@@ -42,6 +42,7 @@ from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
 from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
+from referee.submissions.naming import bot_name, source_kind
 from referee.submissions.offload import FIRST_STEP, FULL_STEP, TAKEN_BACK, Guard, Offload
 from referee.submissions.store import Stored, SubmissionStore
 from referee.submissions.validate import (
@@ -57,7 +58,6 @@ from referee.submissions.validate import (
 from referee.submissions.validation_queue import RUNNING_NOTE, ValidationQueue
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import observe_validation
-from referee.text.names import shipped_name_problem
 
 log = get_logger("referee.submissions")
 
@@ -160,10 +160,10 @@ class Submissions:
         stored = await asyncio.to_thread(self.store.ingest, data, self.limits, admit)
         new = NewVersion(
             owner=player,
-            bot_name=_bot_name(name, player, stored),
+            bot_name=bot_name(name, player, stored),
             version=stored.version,
             digest=stored.digest,
-            source_kind=_source_kind(stored.entry),
+            source_kind=source_kind(stored.entry),
             location=self._location(stored),
             archive_bytes=len(data),
             unpacked_bytes=stored.unpacked.bytes,
@@ -206,13 +206,16 @@ class Submissions:
         checked, passed = await self.first_check(info)
         return checked, self.queue.put(checked) if passed else None
 
-    async def first_check(self, info: SubmissionInfo) -> tuple[SubmissionInfo, bool]:
+    async def first_check(
+        self, info: SubmissionInfo, *, adopt: bool = False
+    ) -> tuple[SubmissionInfo, bool]:
         """Check the imports and the first moves as each seat; ``(info, passed)``. A failure
         is the version's final verdict (rejected); a pass leaves it ``validating``, saying so,
         until its full games end; a missing sandbox leaves it ``validating`` unchecked. With
-        live workers (:attr:`offload`), a worker runs it."""
+        live workers (:attr:`offload`), a worker runs it; ``adopt``: a job of this step is
+        left by an earlier run (:meth:`resume`), waited for even with no worker alive."""
         started = time.monotonic()
-        done = await self._offloaded(FIRST_STEP, info)
+        done = await self._offloaded(FIRST_STEP, info, adopt)
         if done is not None:
             observe_validation("first_check", time.monotonic() - started)
             passed = done.status is SubmissionStatus.VALIDATING and done.reason.startswith(
@@ -225,7 +228,10 @@ class Submissions:
             log.error("validation_postponed", bot=info.label, reason=str(exc))
             return dataclasses.replace(info, reason=f"validation postponed: {exc}"), False
         observe_validation("first_check", time.monotonic() - started)
-        return await self.settle_first(info, result), result.accepted
+        try:
+            return await self.settle_first(info, result), result.accepted
+        except AlreadyJudged:
+            return await self._duplicate(info, FIRST_STEP), False
 
     async def judge_first(self, info: SubmissionInfo) -> ValidationResult:
         """The first check's result (nothing recorded); ``SandboxUnavailable`` or
@@ -258,13 +264,16 @@ class Submissions:
         note = f"{FIRST_PASSED} ({result.reason.removeprefix(FIRST_PASSED + ' (')}"
         return await asyncio.to_thread(rows.note_progress, self.repo.db, info.id, note, guard)
 
-    async def _offloaded(self, step: str, info: SubmissionInfo) -> SubmissionInfo | None:
+    async def _offloaded(
+        self, step: str, info: SubmissionInfo, adopt: bool = False
+    ) -> SubmissionInfo | None:
         """Run ``step`` on a worker and read the version back (``None``: no live worker, it
-        runs here). A job that ended without a verdict (its workers died at every attempt)
-        is the version's rejection, recorded once. A job taken back (no worker left alive)
-        runs here unless its step's result was recorded before its worker fell silent."""
+        runs here; ``adopt``: its job left by an earlier run is waited for, or taken back).
+        A job that ended without a verdict (its workers died at every attempt) is the
+        version's rejection, recorded once. A job taken back (no worker left alive) runs
+        here unless its step's result was recorded before its worker fell silent."""
         offload = self.offload
-        if offload is None or not await offload.available():
+        if offload is None or not (adopt or await offload.available()):
             return None
         status = await offload.run(step, info)
         if status is None:
@@ -281,7 +290,14 @@ class Submissions:
         try:
             return await self.record(info, ValidationResult(False, f"{reason}; upload again"))
         except AlreadyJudged:
-            return await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
+            return await self._duplicate(info, step)
+
+    async def _duplicate(self, info: SubmissionInfo, step: str) -> SubmissionInfo:
+        """The version as judged by another attempt at ``step`` (a worker's job that ran
+        while the server did): this attempt's verdict refused, the first one kept."""
+        now = await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
+        log.info("validation_duplicate_refused", bot=info.label, step=step, status=str(now.status))
+        return now
 
     async def _full(self, info: SubmissionInfo) -> SubmissionInfo:
         """The queue's work: the full validation games of a version whose first check passed."""
@@ -291,23 +307,28 @@ class Submissions:
 
     async def _supersede(self, info: SubmissionInfo, newer: SubmissionInfo) -> SubmissionInfo:
         """A waiting version replaced by its team's newer upload: never validated."""
-        return await asyncio.to_thread(
-            rows.finish_validation,
-            self.repo.db,
-            info.id,
-            accepted=False,
-            reason=f"not validated: your newer upload {newer.label} replaced it in the queue",
-        )
+        reason = f"not validated: your newer upload {newer.label} replaced it in the queue"
+        try:
+            return await asyncio.to_thread(
+                rows.finish_validation,
+                self.repo.db,
+                info.id,
+                accepted=False,
+                reason=reason,
+                once=True,
+            )
+        except AlreadyJudged:
+            return await self._duplicate(info, FULL_STEP)
 
-    async def validate(self, info: SubmissionInfo) -> SubmissionInfo:
+    async def validate(self, info: SubmissionInfo, *, adopt: bool = False) -> SubmissionInfo:
         """Check the version's imports, play its validation game, record the verdict (on a
-        worker when :attr:`offload` has a live one).
+        worker when :attr:`offload` has a live one; ``adopt``: as for :meth:`first_check`).
 
         Where the sandbox cannot run (and the operator did not pass ``--no-sandbox``) the
         version stays ``validating`` (validated when the server next starts), never rejected
         for the server's own state. A version its imports already refuse is answered at
         once: only a validation game waits for a slot behind other students' games."""
-        done = await self._offloaded(FULL_STEP, info)
+        done = await self._offloaded(FULL_STEP, info, adopt)
         if done is not None:
             return done
         try:
@@ -315,7 +336,10 @@ class Submissions:
         except (SandboxUnavailable, BuildUnavailable) as exc:
             log.error("validation_postponed", bot=info.label, reason=str(exc))
             return dataclasses.replace(info, reason=f"validation postponed: {exc}")
-        return await self.record(info, result)
+        try:
+            return await self.record(info, result)
+        except AlreadyJudged:
+            return await self._duplicate(info, FULL_STEP)
 
     async def judge_full(self, info: SubmissionInfo) -> ValidationResult:
         """The full validation's result (nothing recorded); ``SandboxUnavailable`` or
@@ -423,42 +447,28 @@ class Submissions:
             await self.offload.close()
 
     async def resume(self) -> int:
-        """Validate every version left ``validating`` (e.g. by a restart); how many."""
+        """Validate every version left ``validating`` (e.g. by a restart); how many. The
+        workers' jobs the previous run left are reconciled first (:meth:`Offload.reconcile`):
+        a version's step that still has one is that job's (adopted), never run again beside
+        it; the waiting jobs of versions judged since are cancelled."""
         waiting = [
             s
             for s in await asyncio.to_thread(rows.list_submissions, self.repo.db)
             if s.status is SubmissionStatus.VALIDATING
         ]
+        left = {} if self.offload is None else await self.offload.reconcile([s.id for s in waiting])
         for info in waiting:
-            await self.validate(info)
+            steps = left.get(info.id, frozenset())
+            # Read again: a worker may have judged it while earlier versions were validated.
+            info = await asyncio.to_thread(rows.submission_by_id, self.repo.db, info.id)
+            if info.status is SubmissionStatus.VALIDATING and FIRST_STEP in steps:
+                info, _ = await self.first_check(info, adopt=True)
+            if info.status is SubmissionStatus.VALIDATING:
+                await self.validate(info, adopt=FULL_STEP in steps)
         return len(waiting)
 
 
 _LANGUAGE_NAMES = {"cpp": "C++ upload:", "javascript": "JavaScript upload:"}
-
-
-def _source_kind(entry: Entry) -> SourceKind:
-    if entry.language != "python":
-        return SourceKind.COMMAND
-    return SourceKind.PACKAGE if entry.is_package else SourceKind.SDK_MODULE
-
-
-def _bot_name(name: str | None, player: str, stored: Stored) -> str:
-    """The given name, else ``<player>-<entry>`` (every course package is called ``agent``).
-
-    No dots or slashes: a name like ``client_sdk.examples.greedy_bot`` or ``bots/x`` would
-    read as the instructor's module or path on ``referee tournament create``.
-    """
-    text = (name or f"{player}-{stored.entry.name}").strip()
-    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)
-    if name and (not cleaned or cleaned != text or len(text) > 64):
-        raise NameTaken(
-            f"bot name {text[:100]!r}: use up to 64 letters, digits, '-' and '_' (no dots)"
-        )
-    if name and (problem := shipped_name_problem(name)) is not None:
-        raise NameTaken(problem)
-    cleaned = cleaned[:64]
-    return cleaned
 
 
 async def submit(

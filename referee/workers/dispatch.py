@@ -27,6 +27,8 @@ from referee.workers.queue import (
     FINAL,
     active_job,
     active_job_of,
+    active_jobs_with,
+    cancel_waiting,
     conninfo,
     ensure_schema,
     job_states,
@@ -126,6 +128,14 @@ class QueueDispatcher:
         job_id = await deferrer.defer_async(**kwargs)
         log.debug("job_enqueued", job_id=job_id, lock=lock)
         return job_id
+
+    async def active_jobs_with(self, key: str) -> list[tuple[int, dict[str, object], str]]:
+        """Jobs waiting or running whose arguments name ``key`` (id, arguments, status)."""
+        return await active_jobs_with(await self._connection(), key)
+
+    async def cancel_waiting(self, job_id: int) -> bool:
+        """Cancel job ``job_id`` if it still waits; whether it did."""
+        return await cancel_waiting(await self._connection(), job_id)
 
     async def live_workers(self, within_s: float) -> int:
         """How many workers sent a heartbeat in the last ``within_s`` seconds."""

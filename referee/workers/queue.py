@@ -124,6 +124,28 @@ async def active_job_of(
     return None if row is None else int(row[0])
 
 
+async def active_jobs_with(
+    conn: psycopg.AsyncConnection[TupleRow], key: str
+) -> list[tuple[int, dict[str, object], str]]:
+    """Every job waiting or running whose arguments name ``key``: its id, arguments and
+    status (``todo`` or ``doing``), oldest first."""
+    cur = await conn.execute(
+        "SELECT id, args, status::text FROM procrastinate_jobs WHERE task_name = %s "
+        "AND status IN ('todo', 'doing') AND args ? %s ORDER BY id",
+        (TASK_NAME, key),
+    )
+    return [(int(i), dict(a), str(s)) for i, a, s in await cur.fetchall()]
+
+
+async def cancel_waiting(conn: psycopg.AsyncConnection[TupleRow], job_id: int) -> bool:
+    """Cancel job ``job_id`` if it still waits; whether it did (a job a worker took in the
+    meantime is left to it: ending it would end its worker, :func:`~referee.workers.recovery
+    .watch_leases`)."""
+    cur = await conn.execute("SELECT procrastinate_cancel_job_v1(%s, false, false)", (job_id,))
+    row = await cur.fetchone()
+    return row is not None and row[0] is not None
+
+
 async def live_workers(conn: psycopg.AsyncConnection[TupleRow], within_s: float) -> int:
     """How many workers sent a heartbeat in the last ``within_s`` seconds."""
     cur = await conn.execute(

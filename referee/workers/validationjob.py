@@ -18,7 +18,9 @@ records the result itself, under its lease on the job (:func:`~referee.workers.j
 result and a second job's duplicate are both refused, so the verdict is written once. A
 worker that dies mid-step is found by its heartbeat and the job retried
 (:mod:`~referee.workers.recovery`); a job that failed at every attempt is the server's to
-record (the version rejected, once).
+record (the version rejected, once). A server that starts again reconciles the jobs its
+previous run left (:meth:`QueuedValidation.reconcile`): it adopts those of the versions it
+validates again and cancels the waiting ones of versions judged since.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from typing import Any
 
 import psycopg
@@ -246,6 +248,36 @@ class QueuedValidation:
             return ended.result()
         finally:
             ended.cancel()
+
+    async def reconcile(self, validating: Collection[int]) -> dict[int, frozenset[str]]:
+        """At the server's start, the validation jobs an earlier run left waiting or running:
+        a waiting one of a version no longer in ``validating`` (judged, or replaced by a
+        newer upload) is cancelled; those of ``validating`` versions are answered (the steps
+        with a job, by submission id) for the server to adopt (:meth:`run` finds the job and
+        waits for it, or takes it back when no worker is alive). Nothing when the database
+        cannot be asked (a job found later is still adopted by :meth:`run`)."""
+        # Adopted rather than cancelled and queued anew, the simpler correct choice:
+        # cancelling a *running* job would end its live worker's lease, and that worker
+        # (watch_leases) would abandon all its games and exit; adopting keeps the CPU already
+        # spent and needs no new rule (run() already finds a step's job, and the take-back
+        # already ends one whose workers are all gone, before the server runs the step).
+        keep = set(validating)
+        left: dict[int, set[str]] = {}
+        try:
+            queue = await self._queue()
+            for job_id, args, status in await queue.active_jobs_with(VALIDATION_KEY):
+                sid, step = int(str(args[VALIDATION_KEY])), str(args.get("step", ""))
+                job = {"job_id": job_id, "submission_id": sid, "step": step}
+                if sid in keep:
+                    left.setdefault(sid, set()).add(step)
+                    log.info("validation_job_adopted", job_status=status, **job)
+                elif status == "todo" and await queue.cancel_waiting(job_id):
+                    log.info("validation_job_cancelled", reason="no longer validating", **job)
+                # A running one is left to end: its result is refused as a duplicate.
+        except (OSError, psycopg.Error) as exc:
+            log.warning("validation_queue_unreachable", reason=str(exc))
+            self._asked_at = -math.inf
+        return {sid: frozenset(steps) for sid, steps in left.items()}
 
     async def _taken_back(
         self, queue: QueueDispatcher, job_id: int, step: str, info: SubmissionInfo

@@ -13,7 +13,8 @@ from referee.analysis.anchors import anchor_of, anchored_versions
 from referee.commands.main import main
 from referee.play.bots import register_remote, register_source, resolve_bot
 from referee.storage import ConflictError, Repository, SourceKind
-from referee.submissions.service import NameTaken, _bot_name
+from referee.submissions.naming import bot_name
+from referee.submissions.service import NameTaken
 
 GREEDY = "client_sdk.examples.greedy_bot"
 RANDOM = "client_sdk.examples.random_bot"
@@ -58,7 +59,7 @@ def test_shipped_module_names_are_refused_for_remote_bots_and_uploads(repo: Repo
     with pytest.raises(ConflictError, match="shipped bot's module path"):
         register_remote(repo, GREEDY, owner="alice")
     with pytest.raises(NameTaken, match="no dots"):
-        _bot_name(GREEDY, "alice", None)  # type: ignore[arg-type]
+        bot_name(GREEDY, "alice", None)  # type: ignore[arg-type]
 
 
 def test_leaderboard_anchors_never_pins_a_spoofed_remote_bot(
@@ -90,7 +91,7 @@ def test_shipped_bot_names_stay_the_shipped_bots(repo: Repository, tmp_path: Pat
     shipped bot is numbered (``greedy_bot-2``) even when registered first, and the shipped
     example keeps ``greedy_bot``."""
     with pytest.raises(NameTaken, match="shipped with the SDK"):
-        _bot_name("greedy_bot", "alice", None)  # type: ignore[arg-type]
+        bot_name("greedy_bot", "alice", None)  # type: ignore[arg-type]
     with pytest.raises(ConflictError, match="shipped with the SDK"):
         register_remote(repo, "Level2", owner="alice")
     student = tmp_path / "greedy_bot"

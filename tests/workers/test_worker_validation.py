@@ -441,3 +441,88 @@ def test_a_step_running_when_the_last_worker_dies_is_finished_by_the_server_once
         asyncio.run(submissions.record(judged, late))
     assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
     repo.close()
+
+
+def test_a_restarted_server_takes_over_the_step_its_previous_run_left_queued(
+    pg_url: str, tmp_path: Path, info_logs: None
+) -> None:
+    """A server stops with first checks queued and no worker yet; started again with none
+    alive, it adopts the leftover job of the version still validating and takes it back
+    (cancelled, never run) to validate the version itself, once; the waiting job of a version
+    judged meanwhile is cancelled; a worker started afterwards runs the next job but neither
+    leftover, and nothing is logged as a crash or a duplicate."""
+    repo = Repository.open(pg_url)
+    for name in ("alice", "carol", "dave"):
+        repo.create_player(name)
+    store = SubmissionStore(tmp_path / "store")
+    worker = None
+
+    async def stopped() -> list[SubmissionInfo]:
+        """The first run: both first checks become jobs, then the server stops."""
+        await ensure_schema(pg_url)
+        offload = _AlwaysAlive(repo, pg_url, str(store.root), VALIDATION)
+        submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        infos = [await submissions.receive(team, _archive(team)) for team in ("alice", "carol")]
+        checks = [asyncio.create_task(submissions.first_check(info)) for info in infos]
+        try:
+            await _until(lambda: _count(pg_url, 2))
+        finally:
+            for check in checks:
+                check.cancel()
+            await asyncio.gather(*checks, return_exceptions=True)
+            await submissions.close()
+        return infos
+
+    async def restarted() -> tuple[int, SubmissionInfo, list[Any]]:
+        nonlocal worker
+        offload = QueuedValidation(repo, pg_url, str(store.root), VALIDATION, stall_timeout_s=3)
+        submissions = Submissions(repo, store, validation=VALIDATION, offload=offload)
+        try:
+            with structlog.testing.capture_logs() as logs:
+                async with asyncio.timeout(120):
+                    resumed = await submissions.resume()
+                worker = start_worker(pg_url, tmp_path / "w1.log")
+                await _until(offload.available)
+                later = await submissions.receive("dave", _archive("dave"))
+                dave, passed = await submissions.first_check(later)  # the worker's job
+            assert passed, dave
+            return resumed, dave, logs
+        finally:
+            await submissions.close()
+
+    alice, carol = asyncio.run(stopped())
+    # Carol's version is judged while no server runs (here by hand): her job is left over.
+    rows.finish_validation(repo.db, carol.id, accepted=False, reason="judged meanwhile")
+    counted = _taken_back()
+    try:
+        resumed, dave, logs = asyncio.run(restarted())
+    finally:
+        stop_workers([worker] if worker is not None else [])
+    judged = rows.submission_by_id(repo.db, alice.id)
+    assert resumed == 1
+    assert judged.status is SubmissionStatus.ACCEPTED, judged
+    assert judged.reason.startswith("every validation game ended without a fault"), judged
+    assert rows.submission_by_id(repo.db, carol.id).reason == "judged meanwhile"
+    events = [e["event"] for e in logs]
+    assert not {"validation_crashed", "validation_duplicate_refused"} & set(events), events
+    # One verdict for alice, the server's: the leftover job was taken back, never run.
+    validated = [e for e in logs if e["event"] == "submission_validated"]
+    assert [e["bot"] for e in validated] == [judged.label], (validated, events)
+    adopted = [
+        (e["submission_id"], e["step"]) for e in logs if e["event"] == "validation_job_adopted"
+    ]
+    assert adopted == [(alice.id, "first")]
+    cancelled = [e["submission_id"] for e in logs if e["event"] == "validation_job_cancelled"]
+    assert cancelled == [carol.id]
+    taken = [(e["step"], e["job_status"]) for e in logs if e["event"] == "validation_taken_back"]
+    assert taken == [("first", "todo")] and _taken_back() == counted + 1
+    jobs = asyncio.run(_jobs(pg_url))
+    assert [(args[VALIDATION_KEY], args["step"], status) for _, args, status, *_ in jobs] == [
+        (alice.id, "first", "cancelled"),
+        (carol.id, "first", "cancelled"),
+        (dave.id, "first", "succeeded"),
+    ]
+    # The worker, started with both leftovers older than dave's job, touched neither.
+    touched = {line.get("submission_id") for line in log_lines(tmp_path / "w1.log")}
+    assert touched - {None} == {dave.id}
+    repo.close()
