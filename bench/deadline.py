@@ -209,7 +209,6 @@ def load_process(mode: str, url: str, count: int, think: float) -> subprocess.Po
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        preexec_fn=at_priority_zero,
     )
 
 
@@ -252,28 +251,21 @@ def roster(teams: int, uploads: int, seconds: float, seed: int) -> list[tuple[fl
 async def measure(
     args: argparse.Namespace, workdir: Path, database: str | None = None
 ) -> dict[str, Any]:
-    from web_live import spectator_process
 
     server = await start_server(
         workdir, args.ladder_games_per_hour, args.validation_slots, database
     )
     renice(args.server_nice)  # the web process, started above, keeps the bench's priority
     repo = server.repo
-    tokens = {}
-    for i in range(args.teams):
-        name = repo.create_player(f"team{i:03d}").name
-        tokens[name] = repo.issue_token(name)
+    tokens = {
+        (n := repo.create_player(f"team{i:03d}").name): repo.issue_token(n)
+        for i in range(args.teams)
+    }
     baseline = await _baseline(server, tokens["team000"])
     ladder_task = asyncio.create_task(server.ladder.run())
     seconds = args.minutes * 60
     plies = max(4, int(seconds / MOVE_GAP_S))
-    live_hub = server.spectated or server.hub
-    await _open_live_game(live_hub, server.web_url)
-    readers = load_process("readers", server.web_url, args.readers, args.think)
-    spectators = spectator_process(
-        f"{server.web_url}/live/{SPECTATED}/events", args.spectators, plies, at_priority_zero
-    )
-    live = asyncio.create_task(_after_ready(spectators, live_hub, plies))
+    readers, spectators, live = await _start_load(server, args, plies)
     plan = roster(args.teams, args.uploads, seconds, args.seed)
     began = time.monotonic()
 
@@ -296,10 +288,10 @@ async def measure(
     figures = _figures(server, plan, json.loads(readers_out.strip().splitlines()[-1]))
     received = json.loads(spectators_out.strip().splitlines()[-1])
     lags = [
-        (got[ply] - sent[ply]) * 1000
+        (got[i] - sent[i]) * 1000
         for got in received
-        for ply in range(1, plies + 1)
-        if got[ply] and sent[ply]
+        for i in range(1, plies + 1)
+        if got[i] and sent[i]
     ]
     figures.update(
         sse_lag_p50_ms=round(percentile(lags, 50), 1),
@@ -313,6 +305,23 @@ async def measure(
         await closer.stop(0.5) if hasattr(closer, "address") else await closer.stop()
     repo.close()
     return figures
+
+
+async def _start_load(
+    server: Server, args: argparse.Namespace, plies: int
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str], asyncio.Task[list[float]]]:
+    """The readers' and the spectators' processes (at niceness 0), and the spectated game's
+    task (its moves' publish times)."""
+    from web_live import spectator_process
+
+    live_hub = server.spectated or server.hub
+    await _open_live_game(live_hub, server.web_url)
+    readers = load_process("readers", server.web_url, args.readers, args.think)
+    spectators = spectator_process(
+        f"{server.web_url}/live/{SPECTATED}/events", args.spectators, plies
+    )
+    at_priority_zero(readers.pid, spectators.pid)
+    return readers, spectators, asyncio.create_task(_after_ready(spectators, live_hub, plies))
 
 
 async def _open_live_game(hub: Any, web_url: str) -> None:
@@ -336,11 +345,13 @@ def renice(niceness: int) -> None:
             os.setpriority(os.PRIO_PROCESS, int(task), niceness)
 
 
-def at_priority_zero() -> None:
-    """A load process (the class's browsers, not the server) back at niceness 0 when the
-    bench may (as root); else it keeps the server's."""
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, 0, 0)
+def at_priority_zero(*pids: int) -> None:
+    """The load processes (the class's browsers, not the server) back at niceness 0 when the
+    bench may (as root); else they keep the server's. (Not in ``preexec_fn``: a fork with
+    gRPC's threads running may crash.)"""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, 0)
 
 
 async def _after_ready(spectators: subprocess.Popen[str], hub: Any, plies: int) -> list[float]:

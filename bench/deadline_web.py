@@ -46,8 +46,11 @@ def scratch_database(admin_url: str) -> Iterator[str]:
     try:
         yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
     finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if os.environ.get("DEADLINE_KEEP_DATABASE"):  # to look at it afterwards
+            print(f"kept database {name}", file=sys.stderr)
+        else:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 class WebProcess:
@@ -57,7 +60,10 @@ class WebProcess:
     def __init__(self, url: str, extra: Sequence[str] = ()) -> None:
         self.folder = tempfile.TemporaryDirectory(prefix="deadline-web-")
         address_file = Path(self.folder.name) / "web.address"
-        command = [sys.executable, "-m", "referee", "web", "--db", url]
+        # DEADLINE_WEB_PROFILE=FILE: the web process under cProfile, its statistics in FILE.
+        profile = os.environ.get("DEADLINE_WEB_PROFILE")
+        command = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+        command += ["-m", "referee", "web", "--db", url]
         command += ["--listen", "127.0.0.1:0", "--address-file", str(address_file)]
         command += ["--log-level", "WARNING", *extra]
         self.proc = subprocess.Popen(command, cwd=ROOT)

@@ -65,9 +65,7 @@ async def _spectate(url: str, count: int, plies: int) -> list[list[float]]:
     return await asyncio.gather(*tasks)
 
 
-def spectator_process(
-    url: str, count: int, plies: int, preexec_fn: Callable[[], None] | None = None
-) -> subprocess.Popen[str]:
+def spectator_process(url: str, count: int, plies: int) -> subprocess.Popen[str]:
     here = Path(__file__).resolve().parent
     # The repository before bench/, where bench/referee.py would shadow the referee package.
     path = [str(here.parent), str(here)]
@@ -76,11 +74,7 @@ def spectator_process(
         f"print(json.dumps(asyncio.run(web_live._spectate({url!r}, {count}, {plies}))))"
     )
     return subprocess.Popen(
-        [sys.executable, "-c", code],
-        stdout=subprocess.PIPE,
-        text=True,
-        bufsize=1,
-        preexec_fn=preexec_fn,
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, bufsize=1
     )
 
 
