@@ -35,7 +35,6 @@ import io
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -55,6 +54,14 @@ sys.path.append(str(ROOT / "bench"))
 import grpc  # noqa: E402
 
 from bench.common import finish  # noqa: E402
+from bench.deadline_parts import ladder_figures, percentile, readers_main  # noqa: E402
+from bench.deadline_web import (  # noqa: E402
+    ADMIN_URL,
+    NotifyHub,
+    WebProcess,
+    open_live_game,
+    scratch_database,
+)
 from client_sdk._submit import CHUNK  # noqa: E402
 from client_sdk.proto import submissions_pb2 as spb  # noqa: E402
 from client_sdk.proto import submissions_pb2_grpc  # noqa: E402
@@ -65,13 +72,6 @@ SOURCES = ("course_greedy", "course_random", "greedy_bot.py", "random_bot.py")
 #: Seconds between two moves of the spectated live game.
 MOVE_GAP_S = 0.5
 SPECTATED = "deadline-spectated"
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def version_zip(source: str, n: int) -> bytes:
@@ -135,9 +135,15 @@ class Server:
     hub: Any
     ladder: Any
     closers: list[Any] = field(default_factory=list)
+    #: Where the spectated game is published: ``hub``, or ``NOTIFY`` for a web process.
+    spectated: Any = None
 
 
-async def start_server(workdir: Path, games_per_hour: float, slots: int) -> Server:
+async def start_server(
+    workdir: Path, games_per_hour: float, slots: int, database: str | None = None
+) -> Server:
+    """The server; with ``database`` (PostgreSQL) its pages come from a ``referee web``
+    process of their own (``bench/deadline_web.py``), else from its own loop."""
     from engine.registry import load_game
     from referee.asgi.server import WebServer
     from referee.hosting.autoplay import AutoplaySettings, SubmittedLadder
@@ -154,7 +160,7 @@ async def start_server(workdir: Path, games_per_hour: float, slots: int) -> Serv
     from referee.web.app import create_app
     from referee.web.context import WebSettings
 
-    repo = Repository.open(str(workdir / "deadline.db"))
+    repo = Repository.open(database or str(workdir / "deadline.db"))
     limits = UploadLimits(max_submissions_per_window=10**6, max_stored_bytes_per_player=10**12)
     submissions = Submissions(
         repo,
@@ -167,16 +173,33 @@ async def start_server(workdir: Path, games_per_hour: float, slots: int) -> Serv
     hub = LiveHub()
     server = RefereeServer(games=["tetress"], services=[service])
     address = await server.start("127.0.0.1:0")
-    settings = WebSettings(secret=b"deadline-bench-secret-0123456789", analysis="off")
-    web = WebServer(create_app(repo, hub, settings, submissions=submissions), "127.0.0.1", 0)
-    await web.start()
     ladder = SubmittedLadder(
         repo,
         AutoplaySettings(load_game("tetress"), TimeControl(), 512, games_per_hour, 1),
         CasualRecorder(repo),
         hub,
     )
+    if database is not None:
+        alone = Server(repo, submissions, address, "", hub, ladder, [server])
+        return await _with_web_process(alone)
+    settings = WebSettings(secret=b"deadline-bench-secret-0123456789", analysis="off")
+    web = WebServer(create_app(repo, hub, settings, submissions=submissions), "127.0.0.1", 0)
+    await web.start()
     return Server(repo, submissions, address, web.url, hub, ladder, [server, web])
+
+
+async def _with_web_process(server: Server) -> Server:
+    """``server`` with its pages from a ``referee web`` process and its spectated game
+    published over ``NOTIFY`` (the ladder's own games stay on the server's hub)."""
+    from referee.workers.live import LivePublisher
+
+    publisher = LivePublisher(server.repo.db.url)
+    await publisher.start()
+    web = await asyncio.to_thread(WebProcess, server.repo.db.url)
+    server.web_url = web.url
+    server.spectated = NotifyHub(publisher)
+    server.closers += [server.spectated, web]
+    return server
 
 
 def load_process(mode: str, url: str, count: int, think: float) -> subprocess.Popen[str]:
@@ -187,57 +210,6 @@ def load_process(mode: str, url: str, count: int, think: float) -> subprocess.Po
         stdout=subprocess.PIPE,
         text=True,
     )
-
-
-async def readers_main(url: str, count: int, think: float) -> dict[str, Any]:
-    """``count`` readers, each reading a leaderboard, bot or game page, then pausing."""
-    import httpx
-
-    latencies: list[float] = []
-    errors: list[str] = []
-    ids: dict[str, list[int]] = {"bots": [], "games": []}
-    stop = asyncio.Event()
-    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
-
-        async def discover() -> None:
-            while not stop.is_set():
-                try:
-                    games = (await client.get("/api/games?limit=200")).json()
-                    rows = games.get("games", games) if isinstance(games, dict) else games
-                    ids["games"] = [g["id"] for g in rows][:200]
-                    board = (await client.get("/api/leaderboard/tetress")).json()
-                    rows = board.get("rows", []) if isinstance(board, dict) else board
-                    ids["bots"] = [r["bot_id"] for r in rows if "bot_id" in r][:300]
-                except Exception as exc:
-                    errors.append(f"discover: {exc!r}")
-                await asyncio.sleep(5)
-
-        async def reader(rng: random.Random) -> None:
-            await asyncio.sleep(rng.uniform(0, think))
-            while not stop.is_set():
-                kind = rng.choice(("leaderboard", "bot", "game"))
-                path = "/leaderboard/tetress"
-                if kind == "bot" and ids["bots"]:
-                    path = f"/bots/{rng.choice(ids['bots'])}"
-                elif kind == "game" and ids["games"]:
-                    path = f"/games/{rng.choice(ids['games'])}"
-                began = time.perf_counter()
-                try:
-                    response = await client.get(path, headers={"accept-encoding": "gzip"})
-                    if response.status_code != 200:
-                        errors.append(f"{path}: {response.status_code}")
-                    latencies.append((time.perf_counter() - began) * 1000)
-                except Exception as exc:
-                    errors.append(f"{path}: {exc!r}")
-                await asyncio.sleep(think * rng.uniform(0.5, 1.5))
-
-        tasks = [asyncio.create_task(discover())]
-        tasks += [asyncio.create_task(reader(random.Random(i))) for i in range(count)]
-        await asyncio.to_thread(sys.stdin.read)  # until the bench closes our stdin
-        stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
-    return {"latencies_ms": latencies, "errors": errors[:50], "error_count": len(errors)}
 
 
 async def publish_live(hub: Any, plies: int) -> list[float]:
@@ -276,25 +248,24 @@ def roster(teams: int, uploads: int, seconds: float, seed: int) -> list[tuple[fl
     return [(at, Upload(team, n)) for n, (at, team) in enumerate(zip(times, order, strict=True))]
 
 
-async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
-    from web_live import spectator_process
+async def measure(
+    args: argparse.Namespace, workdir: Path, database: str | None = None
+) -> dict[str, Any]:
 
-    server = await start_server(workdir, args.ladder_games_per_hour, args.validation_slots)
+    server = await start_server(
+        workdir, args.ladder_games_per_hour, args.validation_slots, database
+    )
+    renice(args.server_nice)  # the web process, started above, keeps the bench's priority
     repo = server.repo
-    tokens = {}
-    for i in range(args.teams):
-        name = repo.create_player(f"team{i:03d}").name
-        tokens[name] = repo.issue_token(name)
+    tokens = {
+        (n := repo.create_player(f"team{i:03d}").name): repo.issue_token(n)
+        for i in range(args.teams)
+    }
     baseline = await _baseline(server, tokens["team000"])
     ladder_task = asyncio.create_task(server.ladder.run())
     seconds = args.minutes * 60
     plies = max(4, int(seconds / MOVE_GAP_S))
-    _open_live_game(server.hub)
-    readers = load_process("readers", server.web_url, args.readers, args.think)
-    spectators = spectator_process(
-        f"{server.web_url}/live/{SPECTATED}/events", args.spectators, plies
-    )
-    live = asyncio.create_task(_after_ready(spectators, server.hub, plies))
+    readers, spectators, live = await _start_load(server, args, plies)
     plan = roster(args.teams, args.uploads, seconds, args.seed)
     began = time.monotonic()
 
@@ -317,10 +288,10 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     figures = _figures(server, plan, json.loads(readers_out.strip().splitlines()[-1]))
     received = json.loads(spectators_out.strip().splitlines()[-1])
     lags = [
-        (got[ply] - sent[ply]) * 1000
+        (got[i] - sent[i]) * 1000
         for got in received
-        for ply in range(1, plies + 1)
-        if got[ply] and sent[ply]
+        for i in range(1, plies + 1)
+        if got[i] and sent[i]
     ]
     figures.update(
         sse_lag_p50_ms=round(percentile(lags, 50), 1),
@@ -328,7 +299,7 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         sse_events=len(lags),
         hour_s=round(hour_s, 1),
         **baseline,
-        **_ladder_figures(repo),
+        **ladder_figures(repo),
     )
     for closer in server.closers:
         await closer.stop(0.5) if hasattr(closer, "address") else await closer.stop()
@@ -336,13 +307,51 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     return figures
 
 
-def _open_live_game(hub: Any) -> None:
-    """The spectated game, started before its spectators connect."""
+async def _start_load(
+    server: Server, args: argparse.Namespace, plies: int
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str], asyncio.Task[list[float]]]:
+    """The readers' and the spectators' processes (at niceness 0), and the spectated game's
+    task (its moves' publish times)."""
+    from web_live import spectator_process
+
+    live_hub = server.spectated or server.hub
+    await _open_live_game(live_hub, server.web_url)
+    readers = load_process("readers", server.web_url, args.readers, args.think)
+    spectators = spectator_process(
+        f"{server.web_url}/live/{SPECTATED}/events", args.spectators, plies
+    )
+    at_priority_zero(readers.pid, spectators.pid)
+    return readers, spectators, asyncio.create_task(_after_ready(spectators, live_hub, plies))
+
+
+async def _open_live_game(hub: Any, web_url: str) -> None:
+    """The spectated game, started (and shown by the web front) before its spectators
+    connect."""
     from engine.registry import load_game
 
     game = load_game("tetress")
-    state = game.new_state().to_string()
-    hub.start(SPECTATED, "tetress", ["a/x", "b/y"], game.seat_names, state)
+    opening = ("tetress", ["a/x", "b/y"], game.seat_names, game.new_state().to_string())
+    if isinstance(hub, NotifyHub):
+        await open_live_game(hub, web_url, SPECTATED, opening)
+    else:
+        hub.start(SPECTATED, *opening)
+
+
+def renice(niceness: int) -> None:
+    """Every thread of this process (the server, and the bots it starts later) at
+    ``niceness`` (Linux keeps it per thread)."""
+    if niceness:
+        for task in os.listdir("/proc/self/task"):
+            os.setpriority(os.PRIO_PROCESS, int(task), niceness)
+
+
+def at_priority_zero(*pids: int) -> None:
+    """The load processes (the class's browsers, not the server) back at niceness 0 when the
+    bench may (as root); else they keep the server's. (Not in ``preexec_fn``: a fork with
+    gRPC's threads running may crash.)"""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, 0)
 
 
 async def _after_ready(spectators: subprocess.Popen[str], hub: Any, plies: int) -> list[float]:
@@ -392,50 +401,6 @@ def _figures(
     }
 
 
-def _ladder_figures(repo: Any) -> dict[str, Any]:
-    """Ladder games per bot with an accepted version, and acceptance to first ladder game."""
-    from referee.storage import submissions as rows
-    from referee.storage.enums import SubmissionStatus
-
-    playing: dict[str, Any] = {}  # each bot's latest accepted version: the one scheduled
-    for s in rows.list_submissions(repo.db):
-        if s.status is SubmissionStatus.ACCEPTED:
-            playing[s.bot_name] = s
-    accepted = list(playing.values())
-    games = [g for g in repo.list_games() if g.tournament_id is None]
-    per_bot: dict[str, int] = {s.bot_name: 0 for s in accepted}
-    first_start: dict[int, float] = {}
-    version_bot = {s.bot_version_id: s.bot_name for s in accepted}
-    for g in games:
-        for seat in g.seats:
-            bot = version_bot.get(seat.bot_version_id)
-            if bot is not None:
-                per_bot[bot] += 1
-                when = g.started_at.timestamp() if g.started_at else 0.0
-                first_start[seat.bot_version_id] = min(
-                    first_start.get(seat.bot_version_id, when), when
-                )
-    delays = [
-        first_start[s.bot_version_id] - s.validated_at.timestamp()
-        for s in accepted
-        if s.validated_at is not None and s.bot_version_id in first_start
-    ]
-    counts = sorted(per_bot.values()) or [0]
-    return {
-        "ladder_games": len(games),
-        "ladder_games_per_bot": {
-            "min": counts[0],
-            "median": statistics.median(counts),
-            "max": counts[-1],
-        },
-        "ladder_first_game_p50_s": round(percentile(delays, 50), 1),
-        "ladder_first_game_max_s": round(max(delays), 1) if delays else None,
-        "playing_versions_without_ladder_game": sum(
-            1 for s in accepted if s.bot_version_id not in first_start
-        ),
-    }
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--teams", type=int, default=300)
@@ -452,10 +417,40 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ladder-games-per-hour", type=float, default=720.0)
     parser.add_argument("--validation-slots", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--web-process",
+        action="store_true",
+        help="the server on PostgreSQL, its pages and live feed from a referee web process",
+    )
+    parser.add_argument(
+        "--database",
+        default=ADMIN_URL,
+        help="with --web-process: the PostgreSQL server (an admin URL) a scratch database "
+        "is made on (default %(default)s)",
+    )
+    parser.add_argument(
+        "--server-nice",
+        type=int,
+        default=0,
+        help="the server's niceness (its bots inherit it; the web process keeps 0)",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--_readers", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
     return parser
+
+
+def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """The hour in the setup asked for, with which one it was."""
+    setup = {"setup": "web_process" if args.web_process else "in_process"}
+    setup["server_nice"] = args.server_nice
+    if not args.web_process:
+        return setup | asyncio.run(measure(args, workdir))
+    # A PostgreSQL database's token key lives under $XDG_CONFIG_HOME: this run's, not ours.
+    os.environ["XDG_CONFIG_HOME"] = str(workdir / "config")
+    os.environ.setdefault("ARENA_WEB_SECRET", "deadline-bench-secret-0123456789")
+    with scratch_database(args.database) as url:
+        return setup | asyncio.run(measure(args, workdir, url))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -468,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     referee_logging.configure("json", os.environ.get("DEADLINE_LOG", "ERROR"))
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-deadline-") as workdir:
-        figures = asyncio.run(measure(args, Path(workdir)))
+        figures = _run(args, Path(workdir))
     figures["load_average_at_start"] = round(load, 1)
     figures["load_average_at_end"] = round(os.getloadavg()[0], 1)
     print(

@@ -34,8 +34,8 @@ from referee.sandbox.venv import python_inside
 #: module of one of these names (which would shadow it in a cold launch) is launched cold.
 WARM_PREIMPORTS = frozenset({"client_sdk", "engine", "referee", "grpc", "google", "numpy"})
 RUN_INSIDE = str(Path(jail.SOCKET_INSIDE).parent)
-#: The niceness a warm sandbox imports at (a root referee only, which restores 0 for the game):
-#: on a busy machine its start-up takes the CPU the running games leave, not theirs.
+#: The niceness a warm sandbox imports at (a root referee only, which restores its own for the
+#: game): on a busy machine its start-up takes the CPU the running games leave, not theirs.
 WARM_NICE = 10
 
 
@@ -205,9 +205,11 @@ def hand_over(
 
 
 def _restore_priority(root: int) -> None:
-    """Every thread of the sandbox back to niceness 0 (the bot plays at the usual priority)."""
+    """Every thread of the sandbox back to the referee's own niceness (the bot plays at the
+    priority a cold launch would have: 0 usually, 10 under ``nice -n 10 referee serve``)."""
+    niceness = os.getpriority(os.PRIO_PROCESS, 0)
     for pid in sample_tree(root, []).pids:
         with contextlib.suppress(OSError):
             for task in os.listdir(f"/proc/{pid}/task"):
                 with contextlib.suppress(OSError):
-                    os.setpriority(os.PRIO_PROCESS, int(task), 0)
+                    os.setpriority(os.PRIO_PROCESS, int(task), niceness)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import secrets
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException
@@ -24,6 +25,9 @@ from referee.web.replay import ViewCache, format_clock
 from referee.web.security import Session, Signer, new_csrf_token
 from referee.web.tables import PROVISIONAL_GAMES, Tables
 from referee.web.thinking import PublishThinking
+
+if TYPE_CHECKING:
+    from referee.web.pagedata import BotData
 
 V = TypeVar("V")
 HERE = Path(__file__).parent
@@ -51,6 +55,9 @@ class WebSettings:
     max_upload_bytes: int = 2 * 1024 * 1024
     #: How often (seconds) the tables check whether a game was stored.
     refresh_s: float = 1.0
+    #: Seconds a bot page's data (the same for every visitor) is reused: under a class's
+    #: refreshes, one computation serves all of a bot's readers for that long.
+    page_data_s: float = 2.0
     #: Who besides a bot's owner and instructors sees its think records (``--publish-thinking``).
     publish_thinking: PublishThinking = PublishThinking.AFTER_CLOSE
     #: Where games' reference evaluations are computed: ``process`` (a child process at low
@@ -100,6 +107,8 @@ class Web:
         self.lessons = LessonBook(repo, self.analyst) if repo is not None else None
         #: Rendered leaderboard tables by (snapshot, game, order).
         self.fragments: Lru[Any] = Lru(32)
+        #: Bot pages' data by bot id, for ``page_data_s`` seconds.
+        self.bot_pages: Fresh[BotData] = Fresh(self.settings.page_data_s)
         self.env = _environment()
 
     def _store_analysis(self, game_id: int, data: Mapping[str, object]) -> None:
@@ -182,6 +191,27 @@ class Lru(Generic[V]):
             self._items[key] = value
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
+
+
+class Fresh(Generic[V]):
+    """Values kept for ``seconds`` after they were made, the most recent ``size`` of them
+    (thread-safe; an exception is not kept). ``clock`` is for tests."""
+
+    def __init__(
+        self, seconds: float, size: int = 512, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self._items: Lru[tuple[float, V]] = Lru(size)
+
+    def get(self, key: Hashable, make: Callable[[], V]) -> V:
+        """The value kept for ``key`` while fresh, else ``make()``'s (then kept)."""
+        found = self._items.get(key)
+        if found is not None and self.clock() < found[0]:
+            return found[1]
+        value = make()
+        self._items.put(key, (self.clock() + self.seconds, value))
+        return value
 
 
 #: The referee's default port: a command naming it needs no port in --server.

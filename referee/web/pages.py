@@ -220,7 +220,9 @@ def _kind(repo: Repository, version: VersionName) -> str:
 
 def bot(request: Request) -> Response:
     web = web_of(request)
-    return web.render(request, "bot.html", bot_data(web, request.path_params["bot_id"]))
+    bot_id = request.path_params["bot_id"]
+    data = web.bot_pages.get(bot_id, lambda: bot_data(web, bot_id))
+    return web.render(request, "bot.html", data)
 
 
 def versus_data(web: Web, bot_id: int, other_id: int) -> VersusData:

@@ -4,6 +4,8 @@ reaches the next, and the pool holds nothing once the work that wanted it is don
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
 from pathlib import Path
 
@@ -75,6 +77,25 @@ def test_nothing_a_bot_leaves_reaches_the_next_game(tmp_path: Path) -> None:
             folders.add(bot.jail.folder)
             assert not bot.jail.folder.exists()  # removed with its game
     assert len(folders) == 6  # a fresh sandbox for every bot of every game
+
+
+def test_a_warm_bot_plays_at_the_referees_niceness(tmp_path: Path) -> None:
+    """Under a referee run at niceness 10 (an operator's ``nice -n 10 referee serve``), a warm
+    sandbox's bot plays at 10 as a cold launch would, not back at 0."""
+    require_sandbox()
+    tasks = os.listdir("/proc/self/task")
+    for task in tasks:
+        os.setpriority(os.PRIO_PROCESS, int(task), 10)
+    try:
+        results, hits, _ = asyncio.run(_games(_leavers(tmp_path), 1))
+    finally:
+        for task in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError):  # root (the warm sandbox's case) may lower it
+                os.setpriority(os.PRIO_PROCESS, int(task), 0)
+    assert hits == 2
+    for seat in (0, 1):
+        out = results[0].output(seat)
+        assert "NICE 10" in out, out
 
 
 def test_the_pool_is_empty_once_the_work_is_done(tmp_path: Path) -> None:

@@ -14,7 +14,10 @@ from starlette.testclient import TestClient
 from test_web_browser import ARTIFACTS, chromium
 from webdata import site_copy, store_game, web_front
 
+from referee.live.hub import LiveHub
 from referee.storage import Repository, SourceKind
+from referee.web.app import create_app
+from referee.web.context import Fresh, WebSettings
 from referee.web.plots import KEY
 
 
@@ -56,6 +59,52 @@ def test_a_one_game_bot_gets_a_dot_and_its_rating_not_an_empty_plot(
     assert plot.count('<circle class="dot"') == 1
     assert plot.count('<line class="ml"') == 1
     assert "v1: " in plot and "after its only game" in plot and "no rated games" not in plot
+
+
+def test_a_bot_pages_data_is_reused_for_a_moment(
+    repo: Repository, hub: LiveHub, ids: dict[str, Any]
+) -> None:
+    """Within ``page_data_s`` every reader of a bot page gets the data computed for the first
+    (a game stored meanwhile is not on it yet); past it, the page is computed anew."""
+    now = [100.0]
+    settings = WebSettings(
+        secret=b"test-secret-0123456789abcdef", refresh_s=0.0, analysis="off", page_data_s=2.0
+    )
+    app = create_app(repo, hub, settings)
+    app.state.web.bot_pages.clock = lambda: now[0]
+    mine, other = (repo.get_bot_version(i) for i in ids["versions"][:2])
+    path = f"/bots/{mine.bot_id}"
+    with TestClient(app) as client:
+        assert client.get(path).status_code == 200
+        game_id = store_game(repo, mine, other, seed=7)
+        now[0] += 1.9
+        assert f'href="/games/{game_id}"' not in client.get(path).text
+        now[0] += 0.2
+        assert f'href="/games/{game_id}"' in client.get(path).text
+
+
+def test_fresh_keeps_a_value_for_its_seconds_and_never_an_error() -> None:
+    """A value is made once per key while fresh, made again once stale; a failed make keeps
+    nothing."""
+    now = [0.0]
+    made: list[str] = []
+    fresh: Fresh[str] = Fresh(2.0, clock=lambda: now[0])
+
+    def make(key: str) -> str:
+        made.append(key)
+        return f"{key}{len(made)}"
+
+    def fail() -> str:
+        raise LookupError("no such bot")
+
+    assert fresh.get("a", lambda: make("a")) == "a1"
+    assert fresh.get("a", lambda: make("a")) == "a1"
+    assert fresh.get("b", lambda: make("b")) == "b2"
+    now[0] = 2.0
+    assert fresh.get("a", lambda: make("a")) == "a3"
+    with pytest.raises(LookupError):
+        fresh.get("c", fail)
+    assert fresh.get("c", lambda: make("c")) == "c4"
 
 
 @pytest.fixture(scope="module")
