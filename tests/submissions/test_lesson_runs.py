@@ -91,9 +91,12 @@ def test_the_job_is_cancelled_cleanly_on_shutdown(tmp_path: Path) -> None:
     async def main() -> None:
         runs = LessonRuns(repo, LessonBook(repo), Limits(60.0, 0.0, 250.0))
         before = {t.ident for t in threading.enumerate()}
+        # Processes an earlier test in this worker left running (e.g. the daemon analysis
+        # thread's evaluator) are not this run's to end.
+        others = {p.pid for p in psutil.Process().children(recursive=True)}
         runs.submit(upload.bot_version_id)
         await asyncio.to_thread(runs.started.wait)
-        children = psutil.Process().children(recursive=True)
+        children = [p for p in psutil.Process().children(recursive=True) if p.pid not in others]
         assert children
         await runs.close()
         _, alive = psutil.wait_procs(children, timeout=10)
