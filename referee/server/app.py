@@ -137,8 +137,8 @@ class RefereeServer(SessionOpening):
             max_sessions
         )
         self._expiries: set[asyncio.Task[None]] = set()
-        #: The Play handlers running: :meth:`stop` waits for them to leave their ``finally``, so
-        #: none is left for the garbage collector to close (and log from) after the loop ends.
+        #: The Play handlers serving a session: :meth:`stop` waits for them to leave their
+        #: ``finally``, so none is left for the garbage collector to close (and log from).
         self._streams: set[asyncio.Task[object]] = set()
         #: Each may add a line for a new session's Welcome (e.g. a running tournament telling a
         #: remote bot which names its owner has entered): ``(identity, hello) -> str | None``.
@@ -262,18 +262,20 @@ class RefereeServer(SessionOpening):
         self, messages: AsyncIterator[pb.BotMessage | Malformed], context: PlayContext
     ) -> None:
         # The stream is read with context.read() (see BotSession.read_loop), not ``messages``.
+        session = await self._handshake(context)
+        if session is None:
+            return
+        # Only streams with a session are waited for by stop(): one still in its handshake has
+        # nothing to clean up, and a client that never says Hello must not delay a shutdown.
         stream = asyncio.current_task()
         assert stream is not None, "gRPC runs each handler in a task"
         self._streams.add(stream)
         try:
-            await self._serve_stream(context)
+            await self._serve_session(session, context)
         finally:
             self._streams.discard(stream)
 
-    async def _serve_stream(self, context: PlayContext) -> None:
-        session = await self._handshake(context)
-        if session is None:
-            return
+    async def _serve_session(self, session: BotSession, context: PlayContext) -> None:
         link = session.link
         ended = session.link_ended
         if session.resumes == 0:
