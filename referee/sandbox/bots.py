@@ -139,7 +139,11 @@ class LaunchedBot:
 
     @property
     def peak_rss_bytes(self) -> int:
-        """Peak resident memory of the bot's process tree (see docs/limits.md)."""
+        """Peak resident memory of the bot's process tree (see docs/limits.md); for a bot the
+        kernel killed at its cgroup's limit, the cgroup's peak charge, which saw what grew
+        between two polls (the figure the exit sentence gives, so the two never disagree)."""
+        if self.proc.memory_verdict == "cgroup_oom":
+            return self.proc.peak_bytes
         return self.proc.peak_rss_bytes
 
     @property
