@@ -92,11 +92,13 @@ def test_server_cut_from_the_database(deployment: Deployment) -> None:
     during = set(d.finished_here())
     d.hosts.unpartition("server", "db")
     healed = max(job_id for job_id, _, _ in d.ladder_jobs())
-    wait_for(lambda: httpx.get(web, timeout=5).status_code == 200, 60, "healthz ok again")
+    # Bounds for a two-core machine running the whole suite beside this test: 60 s was missed
+    # twice there (both passed alone in 60 s); what is asserted is recovery, not its speed.
+    wait_for(lambda: httpx.get(web, timeout=5).status_code == 200, 180, "healthz ok again")
     wait_for(lambda: repo.get_tournament(tid).status.value == "finished", 180, "the end")
     for name in ("alice", "bob"):
         d.procs[name].kill()
-    wait_for(lambda: _all_finished_stored(d, repo), 60, "every finished game is stored")
+    wait_for(lambda: _all_finished_stored(d, repo), 180, "every finished game is stored")
     assert during, "no game finished around the cut"
     assert d.procs["server"].poll() is None
     check_tournament(repo, tid, len(BOTS))
