@@ -236,14 +236,22 @@ def test_a_worker_dying_mid_validation_hands_it_on_and_the_verdict_is_recorded_o
     assert [line["event"] for line in survivor_log].count("validation_recorded") == 1
     dead_log = log_lines(logs[victim])
     assert not any(line["event"] == "validation_recorded" for line in dead_log)
+    _late_results_are_refused(repo, store, judged, job_id, dead_worker)
+    repo.close()
+
+
+def _late_results_are_refused(
+    repo: Repository, store: SubmissionStore, judged: SubmissionInfo, job_id: int, dead: int
+) -> None:
+    """The dead worker's late result is refused by its lost lease, a second verdict by the one
+    already recorded, and the version stays accepted."""
     submissions = Submissions(repo, store, validation=VALIDATION)
     late = ValidationResult(False, "a late result")
     with pytest.raises(LeaseLost):
-        asyncio.run(submissions.record(judged, late, lease_guard(job_id, dead_worker)))
+        asyncio.run(submissions.record(judged, late, lease_guard(job_id, dead)))
     with pytest.raises(AlreadyJudged):
         asyncio.run(submissions.record(judged, late))
     assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
-    repo.close()
 
 
 async def _alive(url: str, n: int) -> bool:
@@ -433,13 +441,7 @@ def test_a_step_running_when_the_last_worker_dies_is_finished_by_the_server_once
     ]
     assert _worker_steps(tmp_path / "w1.log", "validation_recorded") == []
     assert _worker_steps(tmp_path / "w2.log", "validation_started") == [(bob.id, "first")]
-    submissions = Submissions(repo, store, validation=VALIDATION)
-    late = ValidationResult(False, "a late result")
-    with pytest.raises(LeaseLost):
-        asyncio.run(submissions.record(judged, late, lease_guard(job_id, dead_worker)))
-    with pytest.raises(AlreadyJudged):
-        asyncio.run(submissions.record(judged, late))
-    assert rows.submission_by_id(repo.db, judged.id).status is SubmissionStatus.ACCEPTED
+    _late_results_are_refused(repo, store, judged, job_id, dead_worker)
     repo.close()
 
 
