@@ -115,20 +115,26 @@ def _chunks(data: bytes, name: str = "") -> Iterator[spb.SubmitRequest]:
 
 async def submit_raw(
     up: UploadServer, token: str, data: bytes, name: str = ""
-) -> tuple[list[spb.SubmitEvent], grpc.aio.AioRpcError | None]:
-    """Upload raw archive bytes over gRPC (no client-side packing): events and the error."""
-    events: list[spb.SubmitEvent] = []
-    async with grpc.aio.insecure_channel(up.address) as channel:
-        stub = submissions_pb2_grpc.SubmissionsStub(channel)
-        call = stub.Submit(
-            iter(list(_chunks(data, name))), metadata=[("authorization", f"Bearer {token}")]
-        )
-        try:
-            async for event in call:
-                events.append(event)
-        except grpc.aio.AioRpcError as exc:
-            return events, exc
-    return events, None
+) -> tuple[list[spb.SubmitEvent], grpc.RpcError | None]:
+    """Upload raw archive bytes over gRPC (no client-side packing): events and the error.
+
+    Sent with gRPC's blocking client on a thread, as the SDK's ``submit`` sends: the asyncio
+    client may report a server's early refusal as its own INTERNAL "execute_batch" error when
+    a chunk is still being written (grpc/grpc#36066), which no student's client would see."""
+    requests = list(_chunks(data, name))
+
+    def send() -> tuple[list[spb.SubmitEvent], grpc.RpcError | None]:
+        events: list[spb.SubmitEvent] = []
+        with grpc.insecure_channel(up.address) as channel:
+            stub = submissions_pb2_grpc.SubmissionsStub(channel)
+            call = stub.Submit(iter(requests), metadata=[("authorization", f"Bearer {token}")])
+            try:
+                events.extend(call)
+            except grpc.RpcError as exc:
+                return events, exc
+        return events, None
+
+    return await asyncio.to_thread(send)
 
 
 async def mine(up: UploadServer, token: str) -> spb.ListMineResponse:

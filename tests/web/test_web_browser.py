@@ -201,6 +201,14 @@ def _seconds(clock: str) -> float:
     return 60 * int(minutes) + float(rest)
 
 
+def _mover_clock(page: Any) -> str | None:
+    """The id of the clock marked as the mover's, or None: read in one step, since the board
+    swap can move or drop the mark between a count and a read (a read of a mark that is gone
+    would wait Playwright's whole 30 s for it)."""
+    ids = page.locator(".clock.to-move").evaluate_all("els => els.map(e => e.id)")
+    return str(ids[0]) if len(ids) == 1 else None
+
+
 def _counts_down(page: Any, within_s: float = 30.0) -> bool:
     """Whether the clock of the seat to move next shows a different time while it is still
     that seat's turn, and less of it: waited for (until ``within_s``), not sampled after a
@@ -208,8 +216,7 @@ def _counts_down(page: Any, within_s: float = 30.0) -> bool:
     deadline = time.monotonic() + within_s
     clock_id, before = None, ""
     while time.monotonic() < deadline:
-        mover = page.locator(".clock.to-move")
-        now_id = mover.get_attribute("id") if mover.count() == 1 else None
+        now_id = _mover_clock(page)
         if now_id is not None and now_id == clock_id:
             after = page.inner_text(f"#{clock_id} .time")
             still = "to-move" in (page.get_attribute(f"#{clock_id}", "class") or "")

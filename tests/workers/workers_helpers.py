@@ -112,6 +112,7 @@ class ProcessWatch:
         self.roots = list(roots)
         self.seen: dict[int, float] = {}
         self.every_s = every_s
+        self._lock = threading.Lock()  # the sampler adds to seen while alive() reads it
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -124,7 +125,9 @@ class ProcessWatch:
             for root in list(self.roots):
                 try:
                     for child in psutil.Process(root.pid).children(recursive=True):
-                        self.seen.setdefault(child.pid, child.create_time())
+                        started = child.create_time()
+                        with self._lock:
+                            self.seen.setdefault(child.pid, started)
                 except psutil.Error:
                     continue
 
@@ -135,7 +138,9 @@ class ProcessWatch:
     def alive(self) -> list[int]:
         """Descendants seen that still run now (same pid and start time)."""
         left = []
-        for pid, started in self.seen.items():
+        with self._lock:
+            seen = list(self.seen.items())
+        for pid, started in seen:
             try:
                 proc = psutil.Process(pid)
                 if proc.create_time() == started and proc.status() != psutil.STATUS_ZOMBIE:
