@@ -14,6 +14,7 @@ import secrets
 import subprocess
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -130,8 +131,14 @@ def _noting(spawn: Callable[..., Any], what: str) -> Callable[..., Any]:
         # "analysis" thread that analyses stored games in a child process): its children are
         # charged to the test that started it, not to whichever test this worker runs next.
         owner = _owner()
-        if owner is not None and threading.current_thread().name != "analysis":
-            _spawned.setdefault(owner, what)
+        if (
+            owner is not None
+            and threading.current_thread().name != "analysis"
+            and owner not in _spawned
+        ):
+            # Where it came from, for the failure's message: a rare spawn is found from it.
+            where = "".join(traceback.format_stack(limit=12)[:-1])
+            _spawned[owner] = f"{what} in thread {threading.current_thread().name!r}:\n{where}"
         return spawn(*args, **kwargs)
 
     return noted
@@ -175,6 +182,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     ):
         report.outcome = "failed"
         report.longrepr = (
-            f"{item.nodeid} started a process ({how}) but is not marked slow: add "
-            "@pytest.mark.slow (process-spawning tests stay out of `pytest -m 'not slow'`)"
+            f"{item.nodeid} started a process but is not marked slow: add "
+            "@pytest.mark.slow (process-spawning tests stay out of `pytest -m 'not slow'`); "
+            f"it was started by {how}"
         )
