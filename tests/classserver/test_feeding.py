@@ -33,7 +33,7 @@ FEEDS = 3
 def _one_move_then_silence(state: Any, clocks: Any, moved: list[int]) -> Any:
     """A bot that plays its first move at once and then outstays its clock."""
     if moved:
-        time.sleep(3.0)  # the game clock is 1 s: lost on time before this returns
+        time.sleep(3.0)  # not a wait: the game clock is 1 s: lost on time before this returns
     moved.append(1)
     return random.choice(list(state.legal_moves))
 

@@ -56,7 +56,7 @@ async def _cut_when_playing(proxy: Proxy, action: str, delay: float) -> None:
     through), wait ``delay`` s then reset or freeze the proxy."""
     while proxy.forwarded < 4_000:
         await asyncio.sleep(0.05)
-    await asyncio.sleep(delay)
+    await asyncio.sleep(delay)  # not a wait: how far into the game the fault comes
     proxy.reset() if action == "reset" else proxy.freeze()
 
 

@@ -60,7 +60,7 @@ class PausingSeat:
                 # The whole loop stops for longer than the mover's clock while this write is
                 # in flight; the write completes once the referee runs again.
                 asyncio.get_running_loop().call_soon(time.sleep, PAUSE_S)
-                await asyncio.sleep(0.3)
+                await asyncio.sleep(0.3)  # not a wait: the write stays in flight
             assert self._inbox is not None
             request = message.move_request
             move = pb.Move(game_id=request.game_id, ply=request.ply, action=self._answer)

@@ -88,7 +88,7 @@ def test_server_cut_from_the_database(deployment: Deployment) -> None:
     )
     health = httpx.get(web, timeout=5)
     assert health.status_code == 503 and "database" in health.text
-    time.sleep(max(0.0, CUT_S - (time.monotonic() - cut_at)))  # the fault's own length
+    time.sleep(max(0.0, CUT_S - (time.monotonic() - cut_at)))  # not a wait: the fault's own length
     during = set(d.finished_here())
     d.hosts.unpartition("server", "db")
     healed = max(job_id for job_id, _, _ in d.ladder_jobs())

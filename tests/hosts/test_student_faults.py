@@ -29,7 +29,7 @@ def _casual(repo: Repository) -> list[tuple[str, Verdict]]:
 
 def _cut_for(d: Deployment, seconds: float) -> None:
     d.hosts.cut("student")
-    time.sleep(seconds)  # the fault's own length
+    time.sleep(seconds)  # not a wait: the fault's own length
     d.hosts.heal("student")
 
 

@@ -41,9 +41,12 @@ def _outcomes(one_session: bool) -> list[str]:
             first = await _open(address, "t0")
             second = await _open(address, "t0")
             other = await _open(address, "t1")
+            open_before = len(list(server.lobby.sessions()))
             first[1].cancel()
             await first[0].close()
-            await asyncio.sleep(0.2)
+            async with asyncio.timeout(30):  # the server has seen the first session end
+                while len(list(server.lobby.sessions())) == open_before:
+                    await asyncio.sleep(0.01)
             third = await _open(address, "t0")
             for channel, _, reply in (first, second, other, third):
                 kind = reply.WhichOneof("kind")

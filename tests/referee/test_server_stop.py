@@ -24,7 +24,7 @@ class SlowToForget(Lobby):
         self.removed: list[str] = []
 
     async def remove(self, session: BotSession) -> None:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # not a wait: a slow clean-up, the case under test
         await super().remove(session)
         self.removed.append(session.name)
 

@@ -45,7 +45,7 @@ async def overshoot(step_mb: int, pause_s: float, runs: int, **kw: Any) -> dict[
 async def poll_cost(n: int = 5000) -> float:
     argv = [sys.executable, "-c", "import time; time.sleep(30)"]
     async with await BotProcess.start(argv, cgroup="off", poll_interval_s=60) as proc:
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3)  # not a wait: the bot settles before the count
         t0 = time.perf_counter()
         for _ in range(n):
             sample_tree(proc.pid)
@@ -60,9 +60,9 @@ async def referee_cpu_per_bot(n_bots: int = 50, window_s: float = 2.0) -> float:
     async with SupervisorGroup(cgroup="off") as group:
         for _ in range(n_bots):
             await group.start(argv)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # not a wait: the bots settle before the count
         c0, t0 = time.process_time(), time.perf_counter()
-        await asyncio.sleep(window_s)
+        await asyncio.sleep(window_s)  # not a wait: the measured window
         c1, t1 = time.process_time(), time.perf_counter()
     return (c1 - c0) / (t1 - t0) / n_bots * 100
 

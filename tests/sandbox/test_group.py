@@ -47,7 +47,7 @@ async def test_cancelled_stop_still_kills() -> None:
     proc = await start_bot("ignores_sigterm.py", cgroup="off")
     await wait_for_output(proc, "ready")
     task = asyncio.get_running_loop().create_task(proc.stop(grace_s=30))
-    await asyncio.sleep(0.1)
+    await asyncio.sleep(0.1)  # not a wait: cancelled wherever stop is, the bot must die
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

@@ -44,8 +44,8 @@ async def test_poll_keeps_sampling_while_the_event_loop_is_blocked() -> None:
     to die of a MemoryError at RLIMIT_DATA with a stale, far-too-low peak)."""
     proc = await start_bot("allocates.py", "20", "0.01", memory_limit_mb=200, cgroup="off")
     async with proc:
-        await asyncio.sleep(0.1)  # the interpreter is starting
-        time.sleep(1.0)  # the referee's loop is busy elsewhere; RLIMIT_DATA is 456 MB
+        await asyncio.sleep(0.1)  # not a wait: the interpreter is starting
+        time.sleep(1.0)  # not a wait: the referee's loop is busy elsewhere; RLIMIT_DATA is 456 MB
         await proc.wait()
     assert proc.memory_verdict == "rss"
     assert 200 < proc.peak_rss_bytes / MB <= 200 + POLL_OVERSHOOT_BOUND_MB

@@ -22,7 +22,7 @@ class Napper(Agent):
     """Sleeps 0.3 s (wall time, almost no CPU) before a random legal move."""
 
     def choose_move(self, state: State[Any], clocks: Clocks) -> Any:
-        time.sleep(0.3)
+        time.sleep(0.3)  # not a wait: the bot's nap is what is measured
         return random.choice(list(state.legal_moves))
 
 

@@ -128,7 +128,7 @@ class Raises(Agent):
 
 class Sleeps(RandomBot):
     def choose_move(self, state: State[Any], clocks: Clocks) -> Any:
-        time.sleep(0.2)
+        time.sleep(0.2)  # not a wait: a slow bot is the case under test
         return super().choose_move(state, clocks)
 
 

@@ -198,7 +198,7 @@ def test_bot_started_before_the_server_waits_for_it() -> None:
         early = await start_bot(
             address, token, "client_sdk.examples.random_bot", "--wait-for-server=120"
         )
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1.0)  # not a wait: the referee comes up later, whatever the bot does
         async with local_referee(address=address, tokens={token: "early"}) as ref:
             late = await start_bot(ref.address, ref.token("late"), "client_sdk.examples.random_bot")
             sessions = [await session(ref, "early", early), await session(ref, "late", late)]

@@ -227,7 +227,7 @@ def test_a_stalled_upload_is_cut_off(tmp_path: Path) -> None:
         async def requests() -> AsyncIterator[spb.SubmitRequest]:
             yield spb.SubmitRequest(start=spb.SubmitStart())
             started.set()
-            await asyncio.sleep(30)
+            await asyncio.sleep(30)  # not a wait: the stalled upload itself
 
         async with grpc.aio.insecure_channel(address) as channel:
             stub = submissions_pb2_grpc.SubmissionsStub(channel)

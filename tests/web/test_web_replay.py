@@ -71,3 +71,45 @@ def test_the_move_list_and_the_chart_follow_the_shown_ply(site_url: Any, tab: An
         centre = column["x"] + column["width"] / 2
         assert abs(marker["x"] + marker["width"] / 2 - centre) < 1.5
     tab.screenshot(path=str(ARTIFACTS / "replay-follows.png"), full_page=True)
+
+
+def _asking(page: Any) -> bool:
+    """Whether a step's request is in flight (htmx marks its element while it waits)."""
+    return bool(page.evaluate("document.querySelector('.htmx-request') !== null"))
+
+
+def test_the_player_keeps_its_pace_counting_from_each_request(site_url: Any, tab: Any) -> None:
+    """At 4x a step is asked for 250 ms (of the page's own clock, driven by the test) after the
+    previous one was asked for: an answer that took 200 ms leaves 50 ms to the next step, so a
+    quick server keeps the chosen pace and a slow one only delays it."""
+    base, ids = site_url
+    page = tab.context.new_page()
+    held: list[Any] = []
+    try:
+        page.clock.install()
+        page.goto(f"{base}/games/{ids['games'][0]}?ply=0", wait_until="networkidle")
+        page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+        page.route(
+            "**/ply/*", lambda route: held.append(route)
+        )  # each step's answer waits for the test
+        page.select_option("#speed", "4")
+        page.click("#play")
+        page.clock.run_for(249)
+        assert not _asking(page) and not held
+        with page.expect_request("**/ply/1"):
+            page.clock.run_for(1)
+        assert _asking(page)
+        page.clock.run_for(200)  # the server takes 200 ms to answer
+        while not held:  # a poll: the route's handler runs on Playwright's side
+            page.wait_for_timeout(20)
+        held.pop().continue_()
+        page.wait_for_selector("#replay[data-ply='1']")
+        page.clock.run_for(49)
+        assert not _asking(page) and not held, "the next step came early"
+        with page.expect_request("**/ply/2"):
+            page.clock.run_for(1)
+        assert page.get_attribute("#replay", "data-ply") == "1"
+    finally:
+        for route in held:
+            route.abort()
+        page.close()

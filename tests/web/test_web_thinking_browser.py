@@ -167,7 +167,7 @@ def test_clicking_a_chart_point_moves_the_board_and_the_player_plays(
     page.wait_for_selector("#play:has-text('play')")
     page.wait_for_load_state("networkidle")
     stopped = int(page.get_attribute("#replay", "data-ply"))
-    page.wait_for_timeout(1500)  # several steps at 4x: none may come
+    page.wait_for_timeout(1500)  # not a wait: several steps at 4x, none may come
     assert int(page.get_attribute("#replay", "data-ply")) == stopped
 
 

@@ -108,7 +108,7 @@ async def _restart_under_heartbeats(url: str) -> float:
         beats = asyncio.gather(beat(), fetch())
         try:
             await proxy.down()
-            await asyncio.sleep(OUTAGE_S)  # the restart's own length
+            await asyncio.sleep(OUTAGE_S)  # not a wait: the restart's own length
             await proxy.up()
             back = await _db_now(url)
             async with asyncio.timeout(OUTAGE_S * 3):
