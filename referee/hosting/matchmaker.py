@@ -315,6 +315,10 @@ class Matchmaker:
                 self.hub.finish(
                     runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
                 )
+                # A casual game is never played again: its end stands whether or not its row
+                # is written yet (the recorder stores it after, retrying while the database is
+                # away), so other processes' spectators get it now too.
+                self.hub.release(runner.game_id)
         self.finished += 1
         ended_at = time.monotonic()
         for session in runner.sessions:
