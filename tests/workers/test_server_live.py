@@ -8,14 +8,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
+import subprocess
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
-from workers_helpers import GREEDY, RANDOM, make_tournament
+from workers_helpers import GREEDY, RANDOM, REFEREE, make_tournament
 
 from referee.asgi.server import WebServer
 from referee.commands._queued import queue_for
@@ -57,22 +60,25 @@ async def _events(response: httpx.Response) -> AsyncIterator[tuple[str, dict[str
             yield event, json.loads(line[6:])
 
 
-async def _spectate(web: WebServer, hub: LiveHub) -> tuple[str, list[tuple[str, Any]]]:
-    """The first game the web front's hub shows live (not a mark of :func:`_heard`): its id
-    and its SSE events, start to end."""
-    while not (games := [g for g in hub.running() if not g.uid.startswith(MARK)]):
-        await asyncio.sleep(0.02)
-    uid = games[0].uid
-    async with (
-        httpx.AsyncClient(base_url=web.url, timeout=60) as client,
-        client.stream("GET", f"/live/{uid}/events") as response,
-    ):
-        return uid, [(kind, data) async for kind, data in _events(response)]
+async def _live_uids(client: httpx.AsyncClient) -> list[str]:
+    """The games a web front shows live (``/api/live``), but the marks of :func:`_heard`."""
+    games = (await client.get("/api/live")).json()
+    return [g["uid"] for g in games if not g["uid"].startswith(MARK)]
 
 
-async def _heard(url: str, hub: LiveHub, mark: str) -> None:
-    """Send a start of a game named ``mark`` from another session until ``hub``'s listener
-    has it: it listens, and (NOTIFYs arrive in commit order) has every event sent before."""
+async def _spectate(web_url: str) -> tuple[str, list[tuple[str, Any]]]:
+    """The first game the web front shows live: its id and its SSE events, start to end."""
+    async with httpx.AsyncClient(base_url=web_url, timeout=60) as client:
+        while not (uids := await _live_uids(client)):
+            await asyncio.sleep(0.05)
+        async with client.stream("GET", f"/live/{uids[0]}/events") as response:
+            return uids[0], [(kind, data) async for kind, data in _events(response)]
+
+
+async def _heard(url: str, has: Callable[[str], Awaitable[bool]], mark: str) -> None:
+    """Send a start of a game named ``mark`` from another session until ``has`` it: the
+    listener it asks listens, and (NOTIFYs arrive in commit order) has every event sent
+    before."""
     mark = MARK + mark
     payload = json.dumps(
         {
@@ -85,9 +91,16 @@ async def _heard(url: str, hub: LiveHub, mark: str) -> None:
         }
     )
     async with await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True) as conn:
-        while hub.get(mark) is None:
+        while not await has(mark):
             await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
             await asyncio.sleep(0.1)
+
+
+def _in(hub: LiveHub) -> Callable[[str], Awaitable[bool]]:
+    async def has(uid: str) -> bool:
+        return hub.get(uid) is not None
+
+    return has
 
 
 async def _run(repo: Repository, url: str) -> tuple[LiveHub, _EndCheckingHub, Any]:
@@ -101,11 +114,11 @@ async def _run(repo: Repository, url: str) -> tuple[LiveHub, _EndCheckingHub, An
         await asyncio.wait_for(web_listener.listening.wait(), 30)
         # The server's hub relays and listens as `referee serve` on PostgreSQL does.
         async with queue_for(False, repo, server_hub, lambda _: None):
-            await _heard(url, server_hub, "listening")
-            spectator = asyncio.create_task(_spectate(web, web_hub))
+            await _heard(url, _in(server_hub), "listening")
+            spectator = asyncio.create_task(_spectate(web.url))
             await TournamentRunner(repo, "live", hub=server_hub, ladder=None).run()
             spectated = await asyncio.wait_for(spectator, 30)
-            await _heard(url, server_hub, "flushed")
+            await _heard(url, _in(server_hub), "flushed")
         return server_hub, web_hub, spectated
     finally:
         await web.stop()
@@ -143,13 +156,59 @@ def test_a_separate_web_front_follows_the_games_the_server_plays(
             assert len({m.ply for m in live.moves}) == len(stored) == detail.summary.plies > 0
             assert live.end.result == detail.summary.result
         assert web_hub.stored_at_end[game.uid] is True
+    _assert_followed(repo, uid, events)
+    repo.close()
+
+
+def _assert_followed(repo: Repository, uid: str, events: list[tuple[str, Any]]) -> None:
+    """``events`` (a game's SSE stream) are its start, every stored move once, its end."""
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "start" and kinds[-1] == "end" and set(kinds[1:-1]) <= {"move"}
     seen = [m["move"] for m in events[0][1]["moves"]] + [
         d["move"] for k, d in events if k == "move"
     ]
-    assert seen == [m["move"] for m in repo.get_game(uid).moves]
-    assert events[-1][1]["result"] == repo.get_game(uid).summary.result
+    detail = repo.get_game(uid)
+    assert seen == [m["move"] for m in detail.moves] and len(seen) == detail.summary.plies > 0
+    assert events[-1][1]["result"] == detail.summary.result
+
+
+async def _run_beside(repo: Repository, url: str, web_url: str) -> tuple[str, list[Any]]:
+    """The server's games played here (its hub relaying as `referee serve`'s does), spectated
+    on the web front at ``web_url``."""
+    async with httpx.AsyncClient(base_url=web_url, timeout=60) as client:
+
+        async def shown(uid: str) -> bool:
+            return uid in [g["uid"] for g in (await client.get("/api/live")).json()]
+
+        server_hub = LiveHub()
+        async with queue_for(False, repo, server_hub, lambda _: None):
+            await _heard(url, shown, "web-listening")
+            spectator = asyncio.create_task(_spectate(web_url))
+            await TournamentRunner(repo, "live", hub=server_hub, ladder=None).run()
+            return await asyncio.wait_for(spectator, 30)
+
+
+@pytest.mark.slow
+def test_a_referee_web_process_shows_the_games_the_server_plays_live(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """``referee web --db`` in a process of its own streams a game the server plays itself:
+    its start, every move and its end."""
+    repo = Repository.open(pg_url)
+    make_tournament(repo, "live", [RANDOM, GREEDY], turn_limit=16)
+    address = tmp_path / "url"
+    command = [*REFEREE, "web", "--db", pg_url, "--listen", "127.0.0.1:0"]
+    web = subprocess.Popen([*command, "--address-file", str(address)], cwd=tmp_path)
+    try:
+        while not (address.exists() and address.read_text().strip()):
+            assert web.poll() is None, f"referee web exited with {web.returncode}"
+            time.sleep(0.05)
+        web_url = address.read_text().split()[0]
+        uid, events = asyncio.run(asyncio.wait_for(_run_beside(repo, pg_url, web_url), 150))
+    finally:
+        web.send_signal(signal.SIGTERM)
+        assert web.wait(20) == 0
+    _assert_followed(repo, uid, events)
     repo.close()
 
 
