@@ -29,22 +29,47 @@ async def queue_for(
     in_process: bool, repo: Repository, hub: LiveHub, say: Callable[[str], object]
 ) -> AsyncIterator[QueueDispatcher | None]:
     """The dispatcher of ``repo``'s queue (``None``: SQLite or ``--in-process``), with the
-    workers' live moves fed to ``hub``; ``say`` prints a line for the operator."""
+    workers' live moves fed to ``hub``; ``say`` prints a line for the operator. On PostgreSQL
+    the games played here go out to other processes (``referee web``) through ``hub``'s relay
+    while this runs."""
     from referee.workers.queue import is_postgres
 
-    if in_process or not is_postgres(repo.db.url):
+    if not is_postgres(repo.db.url):
         yield None
         return
-    from referee.workers.dispatch import QueueDispatcher
-    from referee.workers.live import LiveListener
+    async with _relayed(repo.db.url, hub) as origin:
+        if in_process:
+            yield None
+            return
+        from referee.workers.dispatch import QueueDispatcher
+        from referee.workers.live import LiveListener
 
-    listener = LiveListener(repo.db.url, hub)
-    task = asyncio.create_task(listener.run(), name="live-listener")
+        listener = LiveListener(repo.db.url, hub, own_origin=origin)
+        task = asyncio.create_task(listener.run(), name="live-listener")
+        try:
+            async with QueueDispatcher(repo, repo.db.url) as queue:
+                say(
+                    "games go to the job queue: start `referee worker --db URL` processes to "
+                    "play them"
+                )
+                yield queue
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+@contextlib.asynccontextmanager
+async def _relayed(url: str, hub: LiveHub) -> AsyncIterator[str]:
+    """``hub``'s own games ``NOTIFY``d on ``url`` (:mod:`referee.workers.live`) while this
+    runs; yields the origin its events carry."""
+    from referee.workers.live import LivePublisher, NotifyRelay, new_origin
+
+    publisher = LivePublisher(url, origin=new_origin())
+    await publisher.start()
+    hub.relay = NotifyRelay(publisher)
     try:
-        async with QueueDispatcher(repo, repo.db.url) as queue:
-            say("games go to the job queue: start `referee worker --db URL` processes to play them")
-            yield queue
+        yield publisher.origin
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        hub.relay = None
+        await publisher.close()

@@ -55,7 +55,11 @@ class CasualRecorder:
         self._ladder_due: set[str] = set()
         self._ladder_lock = asyncio.Lock()
 
-    def on_game(self, runner: MatchRunner[BotSession], report: GameReport) -> None:
+    def on_game(
+        self, runner: MatchRunner[BotSession], report: GameReport
+    ) -> asyncio.Task[None] | None:
+        """Store the game on a task of its own (returned; ``None``: a private game, not
+        stored)."""
         private = any(s.channel for s in runner.sessions) or report.labels.get("mode") == (
             "challenge"
         )
@@ -63,13 +67,14 @@ class CasualRecorder:
             # A channel's or a challenge's games are the two students' own: not rated unless
             # the server says so (serve --rate-channels).
             log.info("private_game_not_rated", game_id=report.game_id)
-            return
+            return None
         who = [(s.identity.player_id, s.identity.name, s.version) for s in runner.sessions]
         task = asyncio.get_running_loop().create_task(self._store(who, report, runner.game))
         self._tasks.add(task)
         self._storing.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(self._storing.discard)
+        return task
 
     async def drain(self) -> None:
         """Wait until every finished game is stored."""

@@ -59,7 +59,8 @@ class Matchmaker:
         memory_limit_bytes: int = 0,
         records_dir: str | None = None,
         on_report: Callable[[GameReport], None] | None = None,
-        on_game: Callable[[MatchRunner[BotSession], GameReport], None] | None = None,
+        on_game: Callable[[MatchRunner[BotSession], GameReport], asyncio.Task[None] | None]
+        | None = None,
         on_void: Callable[[Sequence[str]], None] | None = None,
         hub: LiveHub | None = None,
         mode: str = "casual",
@@ -74,7 +75,9 @@ class Matchmaker:
         self.memory_limit_bytes = memory_limit_bytes
         self.records_dir = Path(records_dir) if records_dir else None
         self.on_report = on_report
-        #: Also told which sessions played (e.g. to store the game for their registered bots).
+        #: Also told which sessions played (e.g. to store the game for their registered bots);
+        #: returns the task storing the game, if any: the game's end goes to other processes'
+        #: spectators (the hub's relay) once it is done.
         self.on_game = on_game
         #: Told the ids of earlier games a player's run of casual forfeits fed (to void them).
         self.on_void = on_void
@@ -300,8 +303,10 @@ class Matchmaker:
         watcher = None
         if seats is not None and any(w is not None for w in seats.windows):
             watcher = asyncio.create_task(watch_first_moves(runner, seats.windows))
+        ended = False
         try:
             report = await runner.run()
+            ended = True
         except asyncio.CancelledError:
             # Stopped at shutdown: the runner recorded it as aborted; keep that record too.
             if runner.report.end is not None:
@@ -315,6 +320,8 @@ class Matchmaker:
                 self.hub.finish(
                     runner.game_id, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, "stopped", None)
                 )
+                if not ended:  # cut off: nothing stores it, its end goes out now
+                    self.hub.release(runner.game_id)
         self.finished += 1
         ended_at = time.monotonic()
         for session in runner.sessions:
@@ -327,10 +334,22 @@ class Matchmaker:
         self._save(report, runner.game)
         if self.on_report is not None:
             self.on_report(report)
-        if self.on_game is not None:
-            self.on_game(runner, report)
+        storing = self.on_game(runner, report) if self.on_game is not None else None
+        if self.hub is not None:
+            self._release_once(runner.game_id, storing)
         await self.lobby.notify()
         return report
+
+    def _release_once(self, uid: str, storing: asyncio.Task[None] | None) -> None:
+        """The game's end to the hub's relay once ``storing`` is done (now without one): a
+        casual game is never played again, so its end stands whether its row was written or
+        not (a private game's is not), but once written, it is there to be opened."""
+        hub = self.hub
+        assert hub is not None
+        if storing is None:
+            hub.release(uid)
+        else:
+            storing.add_done_callback(lambda _: hub.release(uid))
 
     def _save(self, report: GameReport, game: Game[Any]) -> None:
         if self.records_dir is None:

@@ -3,6 +3,13 @@
 The runner gives each game a :class:`LiveObserver` (the match runner's observer hook); the
 Arena service's ``WatchGame`` follows a :class:`LiveGame`: the moves so far, then each new
 move, then the end. Everything runs on the event loop of the runner, so no locks are needed.
+
+A hub may also have a :class:`LiveRelay`: the games this process plays itself then go out to
+other processes' spectators too (on PostgreSQL, ``NOTIFY``: :mod:`referee.workers.live`), while
+games another process plays (``remote=True``, fed by a listener) are never sent back out. The
+relay gets a game's start and moves as they come, but its end only once the site playing it
+says the end may go out (:meth:`LiveHub.release`: for a stored game, once its row is written),
+whereas this hub's own spectators see the end as soon as the runner has it.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from engine.game import State
@@ -89,12 +96,27 @@ class LiveGame:
                     self._waiters.remove(waiter)
 
 
+class LiveRelay(Protocol):
+    """Where a hub sends the games its own process plays, for other processes' spectators.
+    Each call must return at once (queue, never wait): the runner's moves go through it."""
+
+    def started(self, live: LiveGame) -> None: ...
+
+    def moved(self, uid: str, move: LiveMove) -> None: ...
+
+    def ended(self, uid: str, end: LiveEnd) -> None: ...
+
+
 class LiveHub:
     """The games in progress (and the last few finished), by game id."""
 
     def __init__(self) -> None:
         self._games: dict[str, LiveGame] = {}
         self._finished: OrderedDict[str, LiveGame] = OrderedDict()
+        #: Where this process's own games go too (``None``: to this hub's spectators only).
+        self.relay: LiveRelay | None = None
+        #: Own games given to the relay whose end has not gone out yet (:meth:`release`).
+        self._relayed: dict[str, tuple[LiveRelay, LiveGame]] = {}
 
     def start(
         self,
@@ -105,7 +127,10 @@ class LiveHub:
         initial_position: str,
         tournament_id: int | None = None,
         mode: str = "",
+        *,
+        remote: bool = False,
     ) -> LiveGame:
+        """A game begins; ``remote``: another process plays it (it is not relayed)."""
         live = LiveGame(
             uid,
             game,
@@ -116,6 +141,9 @@ class LiveHub:
             mode=mode or ("tournament" if tournament_id is not None else "casual"),
         )
         self._games[uid] = live
+        if self.relay is not None and not remote:
+            self._relayed[uid] = (self.relay, live)
+            self.relay.started(live)
         return live
 
     def get(self, uid: str) -> LiveGame | None:
@@ -129,6 +157,9 @@ class LiveHub:
         if live is not None:
             live.moves.append(move)
             live._notify()
+            relayed = self._relayed.get(uid)
+            if relayed is not None and relayed[1] is live:
+                relayed[0].moved(uid, move)
 
     def finish(self, uid: str, end: LiveEnd) -> None:
         live = self._games.pop(uid, None)
@@ -139,6 +170,16 @@ class LiveHub:
         while len(self._finished) > KEEP_FINISHED:
             self._finished.popitem(last=False)
         live._notify()
+
+    def release(self, uid: str, instead: LiveEnd | None = None) -> None:
+        """An own game's end may go out to the relay: the end it finished with, or
+        ``instead`` (the game was not stored: an aborted end saying why). Nothing for a game
+        not relayed, or already released."""
+        relay, live = self._relayed.pop(uid, (None, None))
+        if relay is None or live is None:
+            return
+        end = instead or live.end
+        relay.ended(uid, end or LiveEnd("*", Verdict.ABORTED, None, "not played", None))
 
 
 class LiveObserver:

@@ -24,8 +24,8 @@ What "stored" means, for every site:
   itself failed) is not stored; its spectators are told it was aborted, with why.
 
 Spectators see a stored game's own end (an aborted game's end says why it was aborted); the
-server's live hub shows the end as soon as the runner has it, a worker's ``NOTIFY`` only once
-the row is written (:class:`Broadcast`).
+server's live hub shows the end as soon as the runner has it, a ``NOTIFY`` to other processes
+(a worker's, or the server's hub relay) only once the row is written (:class:`Broadcast`).
 """
 
 from __future__ import annotations
@@ -135,7 +135,8 @@ def live_opening(
 
 
 class HubBroadcast:
-    """The server's own live hub: the end is shown as soon as the runner has it."""
+    """The server's own live hub: the end is shown as soon as the runner has it (and goes to
+    the hub's relay, if any, once the game is stored)."""
 
     def __init__(self, hub: LiveHub, mode: str = "") -> None:
         self.hub = hub
@@ -149,7 +150,10 @@ class HubBroadcast:
 
     def end(self, uid: str, stored: GameSummary | None, why: str) -> None:
         # A game that never started (a bot did not connect) had no end from its runner.
-        self.hub.finish(uid, LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, why, None))
+        aborted = LiveEnd("*", Verdict.ABORTED, Verdict.ABORTED, why, None)
+        self.hub.finish(uid, aborted)
+        # Other processes' spectators (the hub's relay) get the end only now, its row written.
+        self.hub.release(uid, None if stored is not None else aborted)
 
 
 def report_time(text: str) -> datetime:

@@ -1,12 +1,16 @@
-"""Live moves across machines: a worker ``NOTIFY``s each move, the server's hub ``LISTEN``s.
+"""Live moves across processes: whoever plays a game ``NOTIFY``s each move, hubs ``LISTEN``.
 
 A worker plays a game far from the server that spectators are connected to (gRPC
-``WatchGame``, the web front's SSE stream). Each event of the game (start, every move, end)
-goes out on the PostgreSQL channel :data:`CHANNEL` as one small JSON payload (a Tetress
-position is ~135 characters, far below ``NOTIFY``'s 8000-byte limit); the server's
-:class:`LiveListener` feeds them to its :class:`~referee.live.hub.LiveHub`, which both
-spectator front ends already follow. ``NOTIFY`` keeps the order of one session's messages, and
-one worker process sends all its events on one connection, so moves arrive in order.
+``WatchGame``, the web front's SSE stream), and a web front may run in a process of its own
+(``referee web``) far from the server's own games. Each event of a game (start, every move,
+end) goes out on the PostgreSQL channel :data:`CHANNEL` as one small JSON payload (a Tetress
+position is ~135 characters, far below ``NOTIFY``'s 8000-byte limit); each
+:class:`LiveListener` (the server's, ``referee web``'s) feeds them to its
+:class:`~referee.live.hub.LiveHub`, which both spectator front ends already follow. A worker
+sends through :class:`NotifyBroadcast`; the server relays its own hub's games
+(:class:`NotifyRelay`), each payload tagged with the server's origin so that its own listener
+skips them (its hub has them already). ``NOTIFY`` keeps the order of one session's messages,
+and one process sends all its events on one connection, so moves arrive in order.
 
 Nothing here is needed for the result: a lost notification costs a spectator a move on the
 screen (the stored record is complete), never the game.
@@ -17,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from engine.adjudication.verdicts import Verdict, parse_ending
-from referee.live.hub import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveGame, LiveHub, LiveMove
 from referee.telemetry.logs import get_logger
 from referee.workers.queue import conninfo
 
@@ -44,11 +49,21 @@ RECONNECT_S = 1.0
 SILENT_S = 60.0
 
 
-class LivePublisher:
-    """Sends live events of a worker's games, in order, on one connection of its own."""
+def new_origin() -> str:
+    """A process's tag on the events it sends, unique among the processes of a database."""
+    return secrets.token_hex(8)
 
-    def __init__(self, url: str) -> None:
+
+class LivePublisher:
+    """Sends live events of a process's games, in order, on one connection of its own.
+
+    ``origin`` tags every event (a listener of the same process skips those: see
+    :class:`LiveListener`); a worker, which listens to nothing, sends none.
+    """
+
+    def __init__(self, url: str, origin: str = "") -> None:
         self.conninfo = conninfo(url)
+        self.origin = origin
         self._queue: asyncio.Queue[str] = asyncio.Queue(BACKLOG)
         self._task: asyncio.Task[None] | None = None
 
@@ -67,6 +82,8 @@ class LivePublisher:
                 await self._task
 
     def send(self, kind: str, uid: str, **data: Any) -> None:
+        if self.origin:
+            data["origin"] = self.origin
         try:
             self._queue.put_nowait(json.dumps({"kind": kind, "uid": uid, **data}))
         except asyncio.QueueFull:
@@ -93,6 +110,7 @@ class LivePublisher:
         seat_names: Sequence[str],
         position: str,
         tournament_id: int | None,
+        mode: str = "",
     ) -> None:
         self.send(
             "start",
@@ -102,6 +120,19 @@ class LivePublisher:
             seat_names=list(seat_names),
             position=position,
             tournament_id=tournament_id,
+            **({"mode": mode} if mode else {}),
+        )
+
+    def move(self, uid: str, move: LiveMove) -> None:
+        self.send(
+            "move",
+            uid,
+            ply=move.ply,
+            seat=move.seat,
+            action=move.action,
+            time_s=move.time_s,
+            position=move.position,
+            clocks=list(move.clocks),
         )
 
     def end_game(self, uid: str, end: LiveEnd) -> None:
@@ -129,15 +160,16 @@ class NotifyObserver:
         self.end: LiveEnd | None = None
 
     def on_move(self, state: State[Any], move: MoveLog, clocks: Sequence[SeatClock]) -> None:
-        self.publisher.send(
-            "move",
+        self.publisher.move(
             self.uid,
-            ply=move.ply,
-            seat=move.seat,
-            action=move.action,
-            time_s=move.time_s,
-            position=state.to_string(),
-            clocks=[getattr(c, "remaining", None) for c in clocks or ()],
+            LiveMove(
+                move.ply,
+                move.seat,
+                move.action,
+                move.time_s,
+                state.to_string(),
+                tuple(getattr(c, "remaining", None) for c in clocks or ()),
+            ),
         )
 
     def on_end(self, state: State[Any], report: GameReport) -> None:
@@ -177,18 +209,47 @@ class NotifyBroadcast:
             observer.publish_end(stored is not None, why)
 
 
-class LiveListener:
-    """Feeds ``hub`` with the games workers play (run :meth:`run` as a task; it reconnects).
+class NotifyRelay:
+    """The server's hub relay (:class:`referee.live.hub.LiveRelay`): the games this process
+    plays itself go out on :data:`CHANNEL` too, for a web front in another process."""
 
-    A game silent for ``silent_s`` (its worker died: no end will come) is ended in the hub as
-    aborted, so its spectators are not left waiting; the game itself is played again and
-    appears anew under its new game id.
+    def __init__(self, publisher: LivePublisher) -> None:
+        self.publisher = publisher
+
+    def started(self, live: LiveGame) -> None:
+        self.publisher.start_game(
+            live.uid,
+            live.game,
+            live.players,
+            live.seat_names,
+            live.initial_position,
+            live.tournament_id,
+            live.mode,
+        )
+
+    def moved(self, uid: str, move: LiveMove) -> None:
+        self.publisher.move(uid, move)
+
+    def ended(self, uid: str, end: LiveEnd) -> None:
+        self.publisher.end_game(uid, end)
+
+
+class LiveListener:
+    """Feeds ``hub`` with the games other processes play (run :meth:`run` as a task; it
+    reconnects): events tagged ``own_origin`` are this process's own, already in ``hub``.
+
+    A game silent for ``silent_s`` (the process playing it died: no end will come) is ended in
+    the hub as aborted, so its spectators are not left waiting; a worker's game is played again
+    and appears anew under its new game id.
     """
 
-    def __init__(self, url: str, hub: LiveHub, silent_s: float = SILENT_S) -> None:
+    def __init__(
+        self, url: str, hub: LiveHub, silent_s: float = SILENT_S, own_origin: str = ""
+    ) -> None:
         self.conninfo = conninfo(url)
         self.hub = hub
         self.silent_s = silent_s
+        self.own_origin = own_origin
         #: Set once ``LISTEN`` is in place (events sent before are not seen).
         self.listening = asyncio.Event()
         #: Game id -> when its last event came (games of workers still running).
@@ -209,7 +270,7 @@ class LiveListener:
             for uid, last in list(self.heard.items()):
                 if now - last > self.silent_s:
                     del self.heard[uid]
-                    why = f"the worker playing it went silent for {self.silent_s:g} s"
+                    why = f"the process playing it went silent for {self.silent_s:g} s"
                     self.hub.finish(uid, LiveEnd("*", Verdict.ABORTED, None, why, None))
 
     async def _listen(self) -> None:
@@ -231,6 +292,8 @@ class LiveListener:
         """One event into the hub; a malformed one is logged and skipped."""
         try:
             event = json.loads(payload)
+            if self.own_origin and event.get("origin") == self.own_origin:
+                return
             kind, uid = event["kind"], str(event["uid"])
             if kind == "end":
                 self.heard.pop(uid, None)
@@ -244,6 +307,8 @@ class LiveListener:
                     event["seat_names"],
                     event["position"],
                     event.get("tournament_id"),
+                    str(event.get("mode", "")),
+                    remote=True,
                 )
             elif kind == "move":
                 clocks = tuple(None if c is None else float(c) for c in event.get("clocks", ()))

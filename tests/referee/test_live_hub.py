@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from engine.adjudication.verdicts import Verdict
-from referee.live.hub import LiveEnd, LiveHub, LiveMove
+from referee.live.hub import LiveEnd, LiveGame, LiveHub, LiveMove
 
 
 def _move(ply: int) -> LiveMove:
@@ -56,3 +56,56 @@ def test_a_cancelled_follower_leaves_nothing_waiting() -> None:
         return len(live._waiters)
 
     assert asyncio.run(scenario()) == 0
+
+
+class _Relay:
+    """Records what a hub relays, in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, object]] = []
+
+    def started(self, live: LiveGame) -> None:
+        self.sent.append(("start", live.uid, live.mode))
+
+    def moved(self, uid: str, move: LiveMove) -> None:
+        self.sent.append(("move", uid, move.ply))
+
+    def ended(self, uid: str, end: LiveEnd) -> None:
+        self.sent.append(("end", uid, end.result))
+
+
+def test_a_relay_gets_own_games_in_order_and_the_end_only_once_released() -> None:
+    """An own game's start and moves go to the relay as they come; its end waits for the
+    release (this hub's spectators have it at once), and goes out once."""
+    hub = LiveHub()
+    relay = hub.relay = _Relay()
+    live = hub.start("g1", "tetress", ["a", "b"], ["RED", "BLUE"], "start", mode="ladder")
+    hub.move("g1", _move(1))
+    hub.move("g1", _move(2))
+    hub.finish("g1", LiveEnd("1-0", Verdict.NORMAL, None, "done", 0))
+    assert live.end is not None and relay.sent[-1] == ("move", "g1", 2)
+    hub.release("g1")
+    hub.release("g1")
+    assert relay.sent == [
+        ("start", "g1", "ladder"),
+        ("move", "g1", 1),
+        ("move", "g1", 2),
+        ("end", "g1", "1-0"),
+    ]
+
+
+def test_a_game_not_stored_is_released_aborted_and_a_remote_game_is_never_relayed() -> None:
+    """A release with an end ``instead`` (the game was not stored) sends that end; a game
+    another process plays (``remote``) is shown here but sent nowhere."""
+    hub = LiveHub()
+    relay = hub.relay = _Relay()
+    hub.start("own", "tetress", ["a", "b"], ["RED", "BLUE"], "start")
+    hub.finish("own", LiveEnd("1-0", Verdict.NORMAL, None, "done", 0))
+    hub.release("own", LiveEnd("*", Verdict.ABORTED, None, "not stored", None))
+    hub.start("far", "tetress", ["a", "b"], ["RED", "BLUE"], "start", remote=True)
+    hub.move("far", _move(1))
+    hub.finish("far", LiveEnd("0-1", Verdict.NORMAL, None, "done", 1))
+    hub.release("far")
+    assert relay.sent == [("start", "own", "casual"), ("end", "own", "*")]
+    far = hub.get("far")
+    assert far is not None and [m.ply for m in far.moves] == [1]
