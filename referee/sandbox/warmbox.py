@@ -37,6 +37,8 @@ RUN_INSIDE = str(Path(jail.SOCKET_INSIDE).parent)
 #: The niceness a warm sandbox imports at (a root referee only, which restores its own for the
 #: game): on a busy machine its start-up takes the CPU the running games leave, not theirs.
 WARM_NICE = 10
+#: Passes over a starting sandbox's threads to give them back the referee's niceness.
+RESTORE_PASSES = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,10 +208,25 @@ def hand_over(
 
 def _restore_priority(root: int) -> None:
     """Every thread of the sandbox back to the referee's own niceness (the bot plays at the
-    priority a cold launch would have: 0 usually, 10 under ``nice -n 10 referee serve``)."""
+    priority a cold launch would have: 0 usually, 10 under ``nice -n 10 referee serve``).
+
+    A sandbox handed over while still starting forks as this runs, and a process or thread
+    forked from one not yet restored inherits the import-time niceness: passes go on until
+    one finds every thread already right (bounded; seen as a bot playing at 10 at load 20)."""
     niceness = os.getpriority(os.PRIO_PROCESS, 0)
+    for _ in range(RESTORE_PASSES):
+        if not _restore_pass(root, niceness):
+            return
+
+
+def _restore_pass(root: int, niceness: int) -> bool:
+    """One pass over the sandbox's threads; whether any had to be changed."""
+    changed = False
     for pid in sample_tree(root, []).pids:
         with contextlib.suppress(OSError):
             for task in os.listdir(f"/proc/{pid}/task"):
                 with contextlib.suppress(OSError):
-                    os.setpriority(os.PRIO_PROCESS, int(task), niceness)
+                    if os.getpriority(os.PRIO_PROCESS, int(task)) != niceness:
+                        os.setpriority(os.PRIO_PROCESS, int(task), niceness)
+                        changed = True
+    return changed

@@ -45,8 +45,10 @@ class Agent:
             for step in (Coord(1, 0), Coord(0, 1), Coord(BOARD_N - 1, 0), Coord(0, BOARD_N - 1)):
                 if self.state[cell + step].player is None:
                     targets.add(cell + step)
-        if not mine:
-            targets = {Coord(5, 5)}
+        if not mine:  # a first move may go anywhere: near the centre if it is free
+            free = [Coord(r, c) for r in range(BOARD_N) for c in range(BOARD_N)]
+            free = [c for c in free if self.state[c].player is None]
+            targets = set(sorted(free, key=lambda c: abs(c.r - 5) + abs(c.c - 5))[:12])
         out = []
         done = set()
         for target in sorted(targets):
