@@ -26,6 +26,7 @@ from referee.web.botstory import bot_games, head_to_head, matchups, time_profile
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, load_game_view, pv_of, reported_error
 from referee.web.packs import own_packs
+from referee.web.pagecache import briefly
 from referee.web.pagedata import BotData, BotGameData, Progress, TournamentData, VersusData
 from referee.web.plots import VersionLine, versions_plot
 from referee.web.replay import GameView
@@ -322,6 +323,8 @@ def game_page(request: Request) -> Response:
     context["story"] = more.story
     context["packs"] = own_packs(web, request, view, detail)
     page = web.render(request, "game.html", context)
+    if more.pending:  # its evaluation is on the page in a moment
+        briefly(page)
     return validated(request, page, modified=view.summary.finished_at, shared=False)
 
 
@@ -345,7 +348,8 @@ def game_ply(request: Request) -> Response:
     if not 0 <= ply <= view.plies:
         raise HTTPException(404, f"the game has {view.plies} moves")
     more = extras(web, request, view, detail)
-    return web.render(request, "_replay.html", replay_context(view, ply, more))
+    page = web.render(request, "_replay.html", replay_context(view, ply, more))
+    return briefly(page) if more.pending else page
 
 
 def game_download(request: Request) -> Response:
