@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
 from referee.storage import GameDetail, NotFoundError, Repository, TournamentInfo, readers
-from referee.storage.browse import GameLine, VersionName, recent_games
+from referee.storage.browse import GameLine, VersionName, recent_games, source_kinds
 from referee.storage.enums import SourceKind
 from referee.tournament import schedule
 from referee.tournament.adaptive import DEFAULT_CONFIDENCE
@@ -203,9 +203,7 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         "per_game": per_game,
         "recent": recent,
         "names": snap.names,
-        "same_author": [
-            (other, _kind(repo, other)) for other in snap.same_author().get(bot_id, [])
-        ],
+        "same_author": _kinds(repo, snap.same_author().get(bot_id, [])),
     }
 
 
@@ -213,10 +211,12 @@ def _elo(row: BoardRow | None) -> float | None:
     return row.row.elo if row is not None else None
 
 
-def _kind(repo: Repository, version: VersionName) -> str:
-    """``remote`` for a bot that connects from its author's machine, else ``uploaded``."""
-    info = {i.id: i for i in repo.list_bot_versions(version.bot)}.get(version.id)
-    return "remote" if info is None or info.source_kind is SourceKind.REMOTE else "uploaded"
+def _kinds(repo: Repository, versions: Sequence[VersionName]) -> list[tuple[VersionName, str]]:
+    """Each version with ``remote`` for a bot that connects from its author's machine, else
+    ``uploaded`` (one query for all)."""
+    kinds = source_kinds(repo, [v.id for v in versions])
+    remote = SourceKind.REMOTE
+    return [(v, "remote" if kinds.get(v.id, remote) is remote else "uploaded") for v in versions]
 
 
 def bot(request: Request) -> Response:
