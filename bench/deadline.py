@@ -18,6 +18,9 @@ sandbox), and two load processes of the class:
   (min / median / max over bots with an accepted version) and ``ladder_first_game_*_s``
   (acceptance to the version's first ladder game's start).
 
+``cpu_s``: the CPU seconds of the server's process (with its web front unless --web-process),
+the readers', the spectators' and the web process's, for what limits the pages.
+
 The baseline, in the same run: the first check and the full validation of one version on the
 idle server before the burst (``baseline_first_check_s``, ``baseline_full_s``).
 
@@ -54,7 +57,12 @@ sys.path.append(str(ROOT / "bench"))
 import grpc  # noqa: E402
 
 from bench.common import finish  # noqa: E402
-from bench.deadline_parts import ladder_figures, percentile, readers_main  # noqa: E402
+from bench.deadline_parts import (  # noqa: E402
+    cpu_figures,
+    ladder_figures,
+    percentile,
+    readers_main,
+)
 from bench.deadline_web import (  # noqa: E402
     ADMIN_URL,
     NotifyHub,
@@ -280,6 +288,7 @@ async def measure(
         )
     hour_s = time.monotonic() - began
     sent = await live
+    cpu = cpu_figures(server.closers, readers=readers.pid, spectators=spectators.pid)
     readers_out, _ = await asyncio.to_thread(readers.communicate, "", 300)
     spectators_out, _ = await asyncio.to_thread(spectators.communicate, None, 300)
     ladder_task.cancel()
@@ -298,6 +307,7 @@ async def measure(
         sse_lag_p99_ms=round(percentile(lags, 99), 1),
         sse_events=len(lags),
         hour_s=round(hour_s, 1),
+        cpu_s=cpu,
         **baseline,
         **ladder_figures(repo),
     )
