@@ -67,7 +67,11 @@ from bench.deadline_web import (  # noqa: E402
     ADMIN_URL,
     NotifyHub,
     WebProcess,
+    at_priority_zero,
+    cpu_group,
+    join_cpu_group,
     open_live_game,
+    renice,
     scratch_database,
 )
 from client_sdk._submit import CHUNK  # noqa: E402
@@ -264,6 +268,7 @@ async def measure(
         workdir, args.ladder_games_per_hour, args.validation_slots, database
     )
     renice(args.server_nice)  # the web process, started above, keeps the bench's priority
+    join_cpu_group(args.cpu_group)  # and its cgroup (the bots started later join this one)
     repo = server.repo
     tokens = {
         (n := repo.create_player(f"team{i:03d}").name): repo.issue_token(n)
@@ -347,23 +352,6 @@ async def _open_live_game(hub: Any, web_url: str) -> None:
         hub.start(SPECTATED, *opening)
 
 
-def renice(niceness: int) -> None:
-    """Every thread of this process (the server, and the bots it starts later) at
-    ``niceness`` (Linux keeps it per thread)."""
-    if niceness:
-        for task in os.listdir("/proc/self/task"):
-            os.setpriority(os.PRIO_PROCESS, int(task), niceness)
-
-
-def at_priority_zero(*pids: int) -> None:
-    """The load processes (the class's browsers, not the server) back at niceness 0 when the
-    bench may (as root); else they keep the server's. (Not in ``preexec_fn``: a fork with
-    gRPC's threads running may crash.)"""
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, 0)
-
-
 async def _after_ready(spectators: subprocess.Popen[str], hub: Any, plies: int) -> list[float]:
     assert spectators.stdout is not None
     line = await asyncio.to_thread(spectators.stdout.readline)
@@ -444,6 +432,13 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="the server's niceness (its bots inherit it; the web process keeps 0)",
     )
+    parser.add_argument(
+        "--server-cpu-shares",
+        type=int,
+        default=0,
+        help="the server and its bots in a cgroup v1 cpu group of these shares (root; 1024 is "
+        "the rest's); with --web-process the pages are not in it",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--_readers", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
@@ -453,14 +448,15 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """The hour in the setup asked for, with which one it was."""
     setup = {"setup": "web_process" if args.web_process else "in_process"}
-    setup["server_nice"] = args.server_nice
-    if not args.web_process:
-        return setup | asyncio.run(measure(args, workdir))
-    # A PostgreSQL database's token key lives under $XDG_CONFIG_HOME: this run's, not ours.
-    os.environ["XDG_CONFIG_HOME"] = str(workdir / "config")
-    os.environ.setdefault("ARENA_WEB_SECRET", "deadline-bench-secret-0123456789")
-    with scratch_database(args.database) as url:
-        return setup | asyncio.run(measure(args, workdir, url))
+    setup |= {"server_nice": args.server_nice, "server_cpu_shares": args.server_cpu_shares}
+    with cpu_group(args.server_cpu_shares) as args.cpu_group:
+        if not args.web_process:
+            return setup | asyncio.run(measure(args, workdir))
+        # A PostgreSQL database's token key lives under $XDG_CONFIG_HOME: this run's, not ours.
+        os.environ["XDG_CONFIG_HOME"] = str(workdir / "config")
+        os.environ.setdefault("ARENA_WEB_SECRET", "deadline-bench-secret-0123456789")
+        with scratch_database(args.database) as url:
+            return setup | asyncio.run(measure(args, workdir, url))
 
 
 def main(argv: list[str] | None = None) -> int:
