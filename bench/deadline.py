@@ -69,9 +69,8 @@ from bench.deadline_web import (  # noqa: E402
     WebProcess,
     at_priority_zero,
     cpu_group,
-    join_cpu_group,
+    lower_server,
     open_live_game,
-    renice,
     scratch_database,
 )
 from client_sdk._submit import CHUNK  # noqa: E402
@@ -267,8 +266,7 @@ async def measure(
     server = await start_server(
         workdir, args.ladder_games_per_hour, args.validation_slots, database
     )
-    renice(args.server_nice)  # the web process, started above, keeps the bench's priority
-    join_cpu_group(args.cpu_group)  # and its cgroup (the bots started later join this one)
+    lower_server(args.server_nice, args.cpu_group)  # not the web process, started above
     repo = server.repo
     tokens = {
         (n := repo.create_player(f"team{i:03d}").name): repo.issue_token(n)

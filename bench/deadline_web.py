@@ -130,6 +130,13 @@ async def open_live_game(hub: NotifyHub, web_url: str, uid: str, opening: tuple[
     raise RuntimeError(f"the web process never showed the live game {uid}")
 
 
+def lower_server(niceness: int, group: Path | None) -> None:
+    """This process (the server) at ``niceness`` and in ``group``: the bots it starts from
+    now on inherit both."""
+    renice(niceness)
+    join_cpu_group(group)
+
+
 def renice(niceness: int) -> None:
     """Every thread of this process (the server, and the bots it starts later) at
     ``niceness`` (Linux keeps it per thread)."""
