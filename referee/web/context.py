@@ -69,7 +69,7 @@ class WebSettings:
     game_page_cache_s: float = 30.0
     #: Seconds past its interval a kept page may still be sent, to a reader whose request
     #: then renders it again.
-    page_stale_s: float = 10.0
+    page_stale_s: float = 60.0
     #: Who besides a bot's owner and instructors sees its think records (``--publish-thinking``).
     publish_thinking: PublishThinking = PublishThinking.AFTER_CLOSE
     #: Where games' reference evaluations are computed: ``process`` (a child process at low
