@@ -18,6 +18,9 @@ sandbox), and two load processes of the class:
   (min / median / max over bots with an accepted version) and ``ladder_first_game_*_s``
   (acceptance to the version's first ladder game's start).
 
+``cpu_s``: the CPU seconds of the server's process (with its web front unless --web-process),
+the readers', the spectators' and the web process's, for what limits the pages.
+
 The baseline, in the same run: the first check and the full validation of one version on the
 idle server before the burst (``baseline_first_check_s``, ``baseline_full_s``).
 
@@ -54,11 +57,19 @@ sys.path.append(str(ROOT / "bench"))
 import grpc  # noqa: E402
 
 from bench.common import finish  # noqa: E402
-from bench.deadline_parts import ladder_figures, percentile, readers_main  # noqa: E402
+from bench.deadline_parts import (  # noqa: E402
+    cpu_figures,
+    ladder_figures,
+    percentile,
+    readers_main,
+)
 from bench.deadline_web import (  # noqa: E402
     ADMIN_URL,
     NotifyHub,
     WebProcess,
+    at_priority_zero,
+    cpu_group,
+    lower_server,
     open_live_game,
     scratch_database,
 )
@@ -255,7 +266,7 @@ async def measure(
     server = await start_server(
         workdir, args.ladder_games_per_hour, args.validation_slots, database
     )
-    renice(args.server_nice)  # the web process, started above, keeps the bench's priority
+    lower_server(args.server_nice, args.cpu_group)  # not the web process, started above
     repo = server.repo
     tokens = {
         (n := repo.create_player(f"team{i:03d}").name): repo.issue_token(n)
@@ -280,6 +291,7 @@ async def measure(
         )
     hour_s = time.monotonic() - began
     sent = await live
+    cpu = cpu_figures(server.closers, readers=readers.pid, spectators=spectators.pid)
     readers_out, _ = await asyncio.to_thread(readers.communicate, "", 300)
     spectators_out, _ = await asyncio.to_thread(spectators.communicate, None, 300)
     ladder_task.cancel()
@@ -298,6 +310,7 @@ async def measure(
         sse_lag_p99_ms=round(percentile(lags, 99), 1),
         sse_events=len(lags),
         hour_s=round(hour_s, 1),
+        cpu_s=cpu,
         **baseline,
         **ladder_figures(repo),
     )
@@ -335,23 +348,6 @@ async def _open_live_game(hub: Any, web_url: str) -> None:
         await open_live_game(hub, web_url, SPECTATED, opening)
     else:
         hub.start(SPECTATED, *opening)
-
-
-def renice(niceness: int) -> None:
-    """Every thread of this process (the server, and the bots it starts later) at
-    ``niceness`` (Linux keeps it per thread)."""
-    if niceness:
-        for task in os.listdir("/proc/self/task"):
-            os.setpriority(os.PRIO_PROCESS, int(task), niceness)
-
-
-def at_priority_zero(*pids: int) -> None:
-    """The load processes (the class's browsers, not the server) back at niceness 0 when the
-    bench may (as root); else they keep the server's. (Not in ``preexec_fn``: a fork with
-    gRPC's threads running may crash.)"""
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, pid, 0)
 
 
 async def _after_ready(spectators: subprocess.Popen[str], hub: Any, plies: int) -> list[float]:
@@ -434,6 +430,13 @@ def _parser() -> argparse.ArgumentParser:
         default=0,
         help="the server's niceness (its bots inherit it; the web process keeps 0)",
     )
+    parser.add_argument(
+        "--server-cpu-shares",
+        type=int,
+        default=0,
+        help="the server and its bots in a cgroup v1 cpu group of these shares (root; 1024 is "
+        "the rest's); with --web-process the pages are not in it",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--_readers", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, default=0, help=argparse.SUPPRESS)
@@ -443,14 +446,15 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """The hour in the setup asked for, with which one it was."""
     setup = {"setup": "web_process" if args.web_process else "in_process"}
-    setup["server_nice"] = args.server_nice
-    if not args.web_process:
-        return setup | asyncio.run(measure(args, workdir))
-    # A PostgreSQL database's token key lives under $XDG_CONFIG_HOME: this run's, not ours.
-    os.environ["XDG_CONFIG_HOME"] = str(workdir / "config")
-    os.environ.setdefault("ARENA_WEB_SECRET", "deadline-bench-secret-0123456789")
-    with scratch_database(args.database) as url:
-        return setup | asyncio.run(measure(args, workdir, url))
+    setup |= {"server_nice": args.server_nice, "server_cpu_shares": args.server_cpu_shares}
+    with cpu_group(args.server_cpu_shares) as args.cpu_group:
+        if not args.web_process:
+            return setup | asyncio.run(measure(args, workdir))
+        # A PostgreSQL database's token key lives under $XDG_CONFIG_HOME: this run's, not ours.
+        os.environ["XDG_CONFIG_HOME"] = str(workdir / "config")
+        os.environ.setdefault("ARENA_WEB_SECRET", "deadline-bench-secret-0123456789")
+        with scratch_database(args.database) as url:
+            return setup | asyncio.run(measure(args, workdir, url))
 
 
 def main(argv: list[str] | None = None) -> int:

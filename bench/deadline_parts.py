@@ -4,10 +4,12 @@ ladder's figures."""
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -67,6 +69,23 @@ async def readers_main(url: str, count: int, think: float) -> dict[str, Any]:
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
     return {"latencies_ms": latencies, "errors": errors[:50], "error_count": len(errors)}
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU seconds (user and system) process ``pid`` has used so far (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return round((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), 1)
+
+
+def cpu_figures(closers: list[Any], **load: int) -> dict[str, float]:
+    """CPU seconds so far: this process (the server, and its web front when in process), the
+    ``load`` processes' and, with --web-process, the web process's (the closer with a
+    ``proc``)."""
+    cpu = {"server": cpu_seconds(os.getpid())}
+    cpu |= {name: cpu_seconds(pid) for name, pid in load.items()}
+    for web in (c for c in closers if hasattr(c, "proc")):
+        cpu["web_process"] = cpu_seconds(web.proc.pid)
+    return cpu
 
 
 def ladder_figures(repo: Any) -> dict[str, Any]:

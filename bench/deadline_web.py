@@ -128,3 +128,60 @@ async def open_live_game(hub: NotifyHub, web_url: str, uid: str, opening: tuple[
             if (await client.get(f"/api/live/{uid}")).status_code == 200:
                 return
     raise RuntimeError(f"the web process never showed the live game {uid}")
+
+
+def lower_server(niceness: int, group: Path | None) -> None:
+    """This process (the server) at ``niceness`` and in ``group``: the bots it starts from
+    now on inherit both."""
+    renice(niceness)
+    join_cpu_group(group)
+
+
+def renice(niceness: int) -> None:
+    """Every thread of this process (the server, and the bots it starts later) at
+    ``niceness`` (Linux keeps it per thread)."""
+    if niceness:
+        for task in os.listdir("/proc/self/task"):
+            os.setpriority(os.PRIO_PROCESS, int(task), niceness)
+
+
+def at_priority_zero(*pids: int) -> None:
+    """The load processes (the class's browsers, not the server) back at niceness 0 and in
+    the root cpu cgroup when the bench may (as root); else they keep the server's. (Not in
+    ``preexec_fn``: a fork with gRPC's threads running may crash.)"""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, 0)
+        with contextlib.suppress(OSError):
+            join_cpu_group(CPU_CGROUPS, pid)
+
+
+#: The cgroup v1 ``cpu`` hierarchy. Its groups also take their processes out of the kernel's
+#: autogroups (one per session, weighed alike whatever their niceness: a sandboxed bot leads
+#: a session of its own, so its niceness does not lower it against the web process).
+CPU_CGROUPS = Path("/sys/fs/cgroup/cpu")
+
+
+@contextlib.contextmanager
+def cpu_group(shares: int) -> Iterator[Path | None]:
+    """A ``cpu`` cgroup of ``shares`` for this run (``None`` for 0), removed afterwards."""
+    if not shares:
+        yield None
+        return
+    group = CPU_CGROUPS / f"arena-deadline-{os.getpid()}"
+    group.mkdir()
+    try:
+        (group / "cpu.shares").write_text(f"{shares}\n")
+        yield group
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                join_cpu_group(CPU_CGROUPS, int(pid))
+        with contextlib.suppress(OSError):  # a bot still ending: the group stays, empty soon
+            group.rmdir()
+
+
+def join_cpu_group(group: Path | None, pid: int = 0) -> None:
+    """Move process ``pid`` (0: this one, every thread) into ``group`` (nothing for ``None``)."""
+    if group is not None:
+        (group / "cgroup.procs").write_text(f"{pid or os.getpid()}\n")

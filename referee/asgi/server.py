@@ -15,6 +15,11 @@ from typing import Any
 
 import uvicorn
 
+#: Seconds an idle keep-alive connection is kept open (uvicorn's default is 5). A client that
+#: reuses a connection just as the server closes it gets a reset, not a page; a reader's
+#: pause between pages is often longer than 5 s, so the common case is kept well clear of it.
+KEEP_ALIVE_S = 60
+
 
 def parse_address(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:8080`` for IPv6; port 0 picks one)."""
@@ -56,6 +61,7 @@ class WebServer:
             proxy_headers=proxy_headers,
             forwarded_allow_ips="127.0.0.1" if proxy_headers else None,
             timeout_graceful_shutdown=2,
+            timeout_keep_alive=KEEP_ALIVE_S,
             server_header=False,
         )
         logging.getLogger("uvicorn.error").setLevel(logging.WARNING)

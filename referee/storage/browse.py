@@ -207,3 +207,14 @@ def bot_ids_owned_by(repo: Repository, player_id: int) -> list[int]:
     """The ids of the bots a player owns."""
     with repo.db.read() as s:
         return list(s.scalars(select(Bot.id).where(Bot.owner_id == player_id).order_by(Bot.name)))
+
+
+def source_kinds(repo: Repository, version_ids: Collection[int]) -> dict[int, SourceKind]:
+    """How each of these bot versions runs (remote, uploaded...), in one query."""
+    if not version_ids:
+        return {}
+    query = select(BotVersion.id, BotVersion.source_kind).where(
+        BotVersion.id.in_(sorted(version_ids))
+    )
+    with repo.db.read() as s:
+        return {vid: SourceKind(kind) for vid, kind in s.execute(query)}

@@ -30,7 +30,7 @@ from referee.web import (
     sdk,
     uploads,
 )
-from referee.web.context import STATIC, Web, WebSettings
+from referee.web.context import STATIC, Web, WebSettings, shared
 from referee.web.security import BodyLimit, SecurityHeaders
 
 if TYPE_CHECKING:
@@ -55,24 +55,25 @@ register_url_convertor("id", IdConvertor())
 
 
 def routes() -> list[BaseRoute]:
+    # shared(): read-only pages without a form, served to anonymous readers from one copy.
     return [
         Route("/", pages.home),
         Route("/healthz", healthz),
         Route("/sdk", sdk.sdk_page),
         Route("/sdk/{name}", sdk.sdk_file, name="sdk_file"),
         Route("/api/sdk", sdk.sdk_api),
-        Route("/leaderboard/{game}", pages.leaderboard),
-        Route("/tournaments", pages.tournaments),
-        Route("/tournaments/{tid:id}", pages.tournament),
-        Route("/bots/{bot_id:id}", pages.bot),
-        Route("/bots/{bot_id:id}/vs/{other_id:id}", pages.versus),
+        Route("/leaderboard/{game}", shared(pages.leaderboard)),
+        Route("/tournaments", shared(pages.tournaments)),
+        Route("/tournaments/{tid:id}", shared(pages.tournament)),
+        Route("/bots/{bot_id:id}", shared(pages.bot)),
+        Route("/bots/{bot_id:id}/vs/{other_id:id}", shared(pages.versus)),
         Route("/bots/{bot_id:id}/lessons", lessons.bot_lessons),
-        Route("/games", pages.games),
+        Route("/games", shared(pages.games)),
         Route("/explorer/{game}", explorer.explorer_page),
         Route("/api/explorer/{game}", explorer.explorer_api),
-        Route("/games/{game_id:id}", pages.game_page),
+        Route("/games/{game_id:id}", shared(pages.game_page, stored_game=True)),
         Route("/games/uid/{uid}", pages.game_by_uid),
-        Route("/games/{game_id:id}/ply/{ply:id}", pages.game_ply),
+        Route("/games/{game_id:id}/ply/{ply:id}", shared(pages.game_ply, stored_game=True)),
         Route("/games/{game_id:id}/record.{kind:str}", pages.game_download),
         Route("/games/{game_id:id}/pack/{seat:id}", packs.pack_download),
         Route("/live", live.live_list),

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, Response
 
 from referee.analysis.gameeval import Analyst, store_analysis
 from referee.analysis.lessonbook import LessonBook
 from referee.live.hub import LiveHub
 from referee.storage import Repository
+from referee.web.pagecache import Handler, PageCache, unmarked
 from referee.web.replay import ViewCache, format_clock
 from referee.web.security import Session, Signer, new_csrf_token
 from referee.web.tables import PROVISIONAL_GAMES, Tables
@@ -58,6 +61,15 @@ class WebSettings:
     #: Seconds a bot page's data (the same for every visitor) is reused: under a class's
     #: refreshes, one computation serves all of a bot's readers for that long.
     page_data_s: float = 2.0
+    #: Seconds a whole page is served to every anonymous reader before it is rendered again
+    #: (:mod:`referee.web.pagecache`).
+    page_cache_s: float = 2.0
+    #: The same for a stored game's page (it changes only when its reference evaluation
+    #: arrives or its tournament closes).
+    game_page_cache_s: float = 30.0
+    #: Seconds past its interval a kept page may still be sent, to a reader whose request
+    #: then renders it again.
+    page_stale_s: float = 60.0
     #: Who besides a bot's owner and instructors sees its think records (``--publish-thinking``).
     publish_thinking: PublishThinking = PublishThinking.AFTER_CLOSE
     #: Where games' reference evaluations are computed: ``process`` (a child process at low
@@ -109,6 +121,8 @@ class Web:
         self.fragments: Lru[Any] = Lru(32)
         #: Bot pages' data by bot id, for ``page_data_s`` seconds.
         self.bot_pages: Fresh[BotData] = Fresh(self.settings.page_data_s)
+        #: Whole pages for anonymous readers, for ``page_cache_s`` seconds.
+        self.pages = PageCache(self.settings.page_cache_s, self.settings.page_stale_s)
         self.env = _environment()
 
     def _store_analysis(self, game_id: int, data: Mapping[str, object]) -> None:
@@ -135,7 +149,11 @@ class Web:
     def render(
         self, request: Request, template: str, context: Mapping[str, object], status: int = 200
     ) -> HTMLResponse:
-        """A page (or an htmx fragment) with the signed-in student and the CSRF token."""
+        """A page (or an htmx fragment) with the signed-in student and the CSRF token.
+
+        The visitor's CSRF cookie is set (when they have none yet) only by a page whose forms
+        carry the token: a page without a form is the same for every anonymous visitor, so
+        it can be shared (:mod:`referee.web.pagecache`)."""
         csrf = request.cookies.get(CSRF_COOKIE) or ""
         fresh = len(csrf) < 16
         if fresh:
@@ -150,7 +168,8 @@ class Web:
         html = self.env.get_template(template).render(values)
         response = HTMLResponse(html, status_code=status)
         response.headers["cache-control"] = "no-store"
-        if fresh:
+        # A fresh token is random (32 characters): the page holds it only in a form's field.
+        if fresh and csrf in html:
             response.set_cookie(
                 CSRF_COOKIE,
                 csrf,
@@ -229,6 +248,24 @@ def referee_server(request: Request) -> str:
 def web_of(request: Request) -> Web:
     web: Web = request.app.state.web
     return web
+
+
+def shared(
+    handler: Handler, *, stored_game: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """``handler``'s pages (a read-only page with no form) served to anonymous readers from
+    the web's page cache (for ``game_page_cache_s`` when ``stored_game``); a signed-in
+    reader's (and any other method's) rendered for them."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        web = web_of(request)
+        if request.method not in ("GET", "HEAD") or web.session(request) is not None:
+            return unmarked(await run_in_threadpool(handler, request))
+        seconds = web.settings.game_page_cache_s if stored_game else None
+        return await web.pages.serve(request, handler, seconds)
+
+    return endpoint
 
 
 def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from engine.registry import game_names, load_game
 from referee.storage import GameDetail, NotFoundError, Repository, TournamentInfo, readers
-from referee.storage.browse import GameLine, VersionName, recent_games
+from referee.storage.browse import GameLine, VersionName, recent_games, source_kinds
 from referee.storage.enums import SourceKind
 from referee.tournament import schedule
 from referee.tournament.adaptive import DEFAULT_CONFIDENCE
@@ -26,6 +26,7 @@ from referee.web.botstory import bot_games, head_to_head, matchups, time_profile
 from referee.web.context import Web, int_param, web_of
 from referee.web.gamepage import Extras, extras, load_game_view, pv_of, reported_error
 from referee.web.packs import own_packs
+from referee.web.pagecache import briefly
 from referee.web.pagedata import BotData, BotGameData, Progress, TournamentData, VersusData
 from referee.web.plots import VersionLine, versions_plot
 from referee.web.replay import GameView
@@ -202,9 +203,7 @@ def bot_data(web: Web, bot_id: int) -> BotData:
         "per_game": per_game,
         "recent": recent,
         "names": snap.names,
-        "same_author": [
-            (other, _kind(repo, other)) for other in snap.same_author().get(bot_id, [])
-        ],
+        "same_author": _kinds(repo, snap.same_author().get(bot_id, [])),
     }
 
 
@@ -212,10 +211,12 @@ def _elo(row: BoardRow | None) -> float | None:
     return row.row.elo if row is not None else None
 
 
-def _kind(repo: Repository, version: VersionName) -> str:
-    """``remote`` for a bot that connects from its author's machine, else ``uploaded``."""
-    info = {i.id: i for i in repo.list_bot_versions(version.bot)}.get(version.id)
-    return "remote" if info is None or info.source_kind is SourceKind.REMOTE else "uploaded"
+def _kinds(repo: Repository, versions: Sequence[VersionName]) -> list[tuple[VersionName, str]]:
+    """Each version with ``remote`` for a bot that connects from its author's machine, else
+    ``uploaded`` (one query for all)."""
+    kinds = source_kinds(repo, [v.id for v in versions])
+    remote = SourceKind.REMOTE
+    return [(v, "remote" if kinds.get(v.id, remote) is remote else "uploaded") for v in versions]
 
 
 def bot(request: Request) -> Response:
@@ -322,6 +323,8 @@ def game_page(request: Request) -> Response:
     context["story"] = more.story
     context["packs"] = own_packs(web, request, view, detail)
     page = web.render(request, "game.html", context)
+    if more.pending:  # its evaluation is on the page in a moment
+        briefly(page)
     return validated(request, page, modified=view.summary.finished_at, shared=False)
 
 
@@ -345,7 +348,8 @@ def game_ply(request: Request) -> Response:
     if not 0 <= ply <= view.plies:
         raise HTTPException(404, f"the game has {view.plies} moves")
     more = extras(web, request, view, detail)
-    return web.render(request, "_replay.html", replay_context(view, ply, more))
+    page = web.render(request, "_replay.html", replay_context(view, ply, more))
+    return briefly(page) if more.pending else page
 
 
 def game_download(request: Request) -> Response:

@@ -68,10 +68,15 @@ def test_a_bot_pages_data_is_reused_for_a_moment(
     (a game stored meanwhile is not on it yet); past it, the page is computed anew."""
     now = [100.0]
     settings = WebSettings(
-        secret=b"test-secret-0123456789abcdef", refresh_s=0.0, analysis="off", page_data_s=2.0
+        secret=b"test-secret-0123456789abcdef",
+        refresh_s=0.0,
+        analysis="off",
+        page_data_s=2.0,
+        page_stale_s=0.0,
     )
     app = create_app(repo, hub, settings)
     app.state.web.bot_pages.clock = lambda: now[0]
+    app.state.web.pages.clock = lambda: now[0]  # the whole page is kept as long
     mine, other = (repo.get_bot_version(i) for i in ids["versions"][:2])
     path = f"/bots/{mine.bot_id}"
     with TestClient(app) as client:

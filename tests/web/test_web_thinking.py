@@ -144,11 +144,15 @@ def test_the_reference_evaluation_is_computed_once_in_the_background_and_kept(
     thinking: tuple[Repository, int],
 ) -> None:
     """The first view queues the game; once analysed the summary names a turning point with a
-    link, the move list carries marks with sentences, and the analysis is stored in the game's
-    JSON record (a new front reads it without analysing again)."""
+    link, the move list carries marks with sentences (for anonymous readers as soon as the
+    page kept while it was computed is past the short interval and its stale bound), and the
+    analysis is stored in the game's JSON record (a new front reads it without analysing
+    again)."""
     repo, game_id = thinking
-    with _client(repo) as client:
+    now = [100.0]
+    with _client(repo, page_cache_s=2.0, game_page_cache_s=30.0, page_stale_s=10.0) as client:
         web = client.app.state.web  # type: ignore[attr-defined]
+        web.pages.clock = lambda: now[0]
         web.analyst = Analyst(store=web._store_analysis, nodes=60, mode="thread")
         first = client.get(f"/games/{game_id}").text
         assert "being computed" in first
@@ -156,6 +160,7 @@ def test_the_reference_evaluation_is_computed_once_in_the_background_and_kept(
         while web.analyst.pending(game_id):
             assert time.monotonic() < deadline, "the analysis did not finish"
             time.sleep(0.2)
+        now[0] += 2.0 + 10.0 + 0.1
         page = client.get(f"/games/{game_id}").text
     assert "Turning point, ply " in page and 'class="turning"' in page
     stored = repo.get_game(game_id).record_json
