@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
+from referee.sandbox import priority
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
 from referee.sandbox.launch import BotSpec
 from referee.storage import ConflictError, Repository
@@ -347,9 +348,11 @@ class Submissions:
         root = self.store.path_of(info.digest)
         result = await asyncio.to_thread(check_imports, root)
         if result is None:
+            # Its bots run below the first checks' (referee.sandbox.priority): they can wait.
             async with self._slots:
                 entry = await asyncio.to_thread(find_entry, root)
-                result = await self._build(info, entry) or await self._play(info, entry)
+                with priority.background():
+                    result = await self._build(info, entry) or await self._play(info, entry)
         return result
 
     async def record(
