@@ -31,8 +31,10 @@ from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.submissions.firstchecks")
 
-#: First checks at once (each launches two games of two bots for a few moves).
-FIRST_CHECKS_AT_ONCE = 2
+#: First checks at once (each launches two games of two bots for a few moves). Part of a
+#: check is waiting (bots connecting, then exiting), so three keep two cores busy; with two,
+#: a burst of 300 uploads in 10 minutes queued checks for up to 10 s (bench/deadline.py).
+FIRST_CHECKS_AT_ONCE = 3
 #: Bots one first check launches: a game per seat, each the upload and the reference bot.
 BOTS_PER_CHECK = 4
 #: How long warm sandboxes are kept after the last first check (uploads come in bursts).

@@ -20,7 +20,7 @@ from referee.sandbox.isolation import Isolation
 from referee.sandbox.isolation import choose as real_choose
 from referee.storage import Repository
 from referee.submissions import firstchecks
-from referee.submissions.firstchecks import BOTS_PER_CHECK, FirstCheckSlots
+from referee.submissions.firstchecks import BOTS_PER_CHECK, FIRST_CHECKS_AT_ONCE, FirstCheckSlots
 from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
 from referee.submissions.validate import ValidationSettings
@@ -70,7 +70,7 @@ def test_first_checks_keep_sandboxes_warm_until_idle(monkeypatch: pytest.MonkeyP
         return pool
 
     pool = asyncio.run(main())
-    assert pool.asked == [(2 * BOTS_PER_CHECK, warm.WarmTerms(memory_mb=300.0))]
+    assert pool.asked == [(FIRST_CHECKS_AT_ONCE * BOTS_PER_CHECK, warm.WarmTerms(memory_mb=300.0))]
 
 
 def test_shutdown_gives_the_warm_sandboxes_up(monkeypatch: pytest.MonkeyPatch) -> None:
