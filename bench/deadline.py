@@ -9,7 +9,8 @@ sandbox), and two load processes of the class:
   example or reference bot (a changed comment), over real gRPC, each upload's stream kept
   open until its final verdict: ``first_verdict_*`` (upload start to the first check's
   verdict), ``full_validation_p99_s`` (upload start to the final verdict), ``queue_wait_max_s``
-  (the longest wait of a version for its full games);
+  (the longest wait of a version for its full games), ``first_check_slot_wait_max_s`` (the
+  longest a first check waited for one of its own slots);
 * ``--readers`` concurrent readers (another process) of the leaderboard, bot pages and game
   pages, each reading a page then pausing ``--think`` s: ``page_p50_ms``, ``page_p99_ms``;
 * ``--spectators`` SSE spectators (another process, ``bench/web_live.py``'s client) follow a
@@ -179,6 +180,7 @@ async def start_server(
         limits=limits,
         validation=ValidationSettings(),
         concurrency=slots,
+        warm_first_checks=True,
     )
     service = SubmissionService(submissions)
     hub = LiveHub()
@@ -314,6 +316,7 @@ async def measure(
         **baseline,
         **ladder_figures(repo),
     )
+    await server.submissions.close()  # the first checks' warm sandboxes
     for closer in server.closers:
         await closer.stop(0.5) if hasattr(closer, "address") else await closer.stop()
     repo.close()
@@ -387,6 +390,7 @@ def _figures(
         "full_validation_p50_s": round(percentile(final, 50), 1),
         "full_validation_p99_s": round(percentile(final, 99), 1),
         "queue_wait_max_s": round(server.submissions.queue.longest_wait_s, 1),
+        "first_check_slot_wait_max_s": round(server.submissions.first_slots.longest_wait_s, 1),
         "final_verdicts": statuses,
         "unanswered_uploads": len(unanswered),
         "page_requests": len(pages),

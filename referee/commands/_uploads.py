@@ -136,6 +136,7 @@ def build_service(
         validation=validation,
         concurrency=uploads.validation_concurrency,
         offload=offload,
+        warm_first_checks=True,
     )
     return SubmissionService(submissions, gate=gate)
 

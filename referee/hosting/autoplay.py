@@ -35,7 +35,7 @@ from referee.match.clock import TimeControl
 from referee.match.report import new_game_id
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import Filing, HubBroadcast, play_and_store
-from referee.sandbox import warm
+from referee.sandbox import priority, warm
 from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.storage import BotVersionInfo, Repository
 from referee.storage import submissions as rows
@@ -188,15 +188,17 @@ class SubmittedLadder:
             return
         game = self.settings.game
         try:
-            await play_and_store(
-                self.player,
-                self.repo,
-                seats,
-                Filing("ladder"),
-                uid=uid,
-                labels={"mode": "ladder"},
-                broadcast=HubBroadcast(self.hub, mode="ladder") if self.hub is not None else None,
-            )
+            # Its bots run below the first checks' (priority.py): the ladder can wait.
+            with priority.background():
+                await play_and_store(
+                    self.player,
+                    self.repo,
+                    seats,
+                    Filing("ladder"),
+                    uid=uid,
+                    labels={"mode": "ladder"},
+                    broadcast=HubBroadcast(self.hub, mode="ladder") if self.hub else None,
+                )
             self.stored += 1
             log.info("ladder_game_stored", game_id=uid, seats=[v.label for v in seats])
             await self.recorder.refresh_ladder(game.name)

@@ -1,13 +1,15 @@
 """Exec shim: applies the sandbox to itself, then becomes the bot.
 
-Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- STAGE|- PARENT_PID EXECUTABLE
-ARGV0 ...``, where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by newlines (the
-memory cgroup, and on cgroup v1 the ``pids`` and ``cpuacct`` ones), UID, when given, the
-unprivileged uid and gid to become once the cgroups are joined (see ``identity.py``), and STAGE,
-when given, newline-separated pairs of lines SOURCE and TARGET: host folders or files the bot's
-uid cannot reach (a checkout or Python installation in a private home) that root bind-mounts,
+Run as ``python -S -E -s _shim.py DATA_BYTES CGROUP_PROCS|- UID|- STAGE|- NICE|- PARENT_PID
+EXECUTABLE ARGV0 ...``, where CGROUP_PROCS is one or more ``cgroup.procs`` paths separated by
+newlines (the memory cgroup, and on cgroup v1 the ``pids`` and ``cpuacct`` ones), UID, when given,
+the unprivileged uid and gid to become once the cgroups are joined (see ``identity.py``), and
+STAGE, when given, newline-separated pairs of lines SOURCE and TARGET: host folders or files the
+bot's uid cannot reach (a checkout or Python installation in a private home) that root bind-mounts,
 read-only, onto TARGET (a stage point in the bot's own folder) in a mount namespace of the bot's
 own, before becoming UID. bwrap, started as UID, then mounts the stage points where they are seen.
+NICE, when given, is the niceness the bot runs at (set before any of its processes starts, so all
+of them inherit it; see ``priority.py``).
 
 Why a shim rather than ``preexec_fn``: the referee is a gRPC server with native threads, and
 ``preexec_fn`` forces a plain fork() that runs Python code (and pthread_atfork handlers) in the
@@ -49,7 +51,7 @@ def _stage(pairs: list[str]) -> None:
 
 
 def main() -> None:
-    data_bytes, procs_file, uid, stage, parent_pid, executable, *argv = sys.argv[1:]
+    data_bytes, procs_file, uid, stage, nice, parent_pid, executable, *argv = sys.argv[1:]
     for path in procs_file.split("\n") if procs_file != "-" else ():
         try:
             with open(path, "w") as f:
@@ -64,6 +66,12 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if stage != "-":
         _stage(stage.split("\n"))
+    if nice != "-":
+        # Before the uid changes: root may also give a priority back (a lower niceness).
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, int(nice))
+        except OSError as e:
+            os.write(2, f"sandbox: could not set niceness {nice}: {e}\n".encode())
     if uid != "-":
         # Before the parent-death signal: changing credentials clears it.
         os.setgroups([])

@@ -26,7 +26,7 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess
+from referee.sandbox import DEFAULT_MAX_TASKS, BotProcess, priority
 from referee.sandbox.bots import DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB
 from referee.sandbox.bots import OUTPUT_LIMIT_BYTES as OUTPUT_LIMIT_BYTES
 from referee.sandbox.bots import BotSpec as BotSpec
@@ -127,6 +127,7 @@ async def _launch_plain(
             poll_interval_s=poll_interval,
             stdout="capture",
             max_tasks=max_tasks,
+            niceness=priority.launch_niceness(),
         )
     except BaseException:
         shutil.rmtree(token_dir, ignore_errors=True)
@@ -179,6 +180,7 @@ async def _launch_jailed(
             pass_fds=jail.pass_fds,
             wrapped=True,
             run_as=jail.run_as,
+            niceness=priority.launch_niceness(),
         )
     except BaseException:
         jail.remove()
@@ -204,11 +206,13 @@ async def _launch_warm(
     exclude: Sequence[Path],
     game_env: dict[str, str],
 ) -> LaunchedBot | None:
-    """The bot in a warm sandbox with these limits, if the pool holds one (else ``None``)."""
+    """The bot in a warm sandbox with these limits, if the pool holds one (else ``None``), at
+    the CPU priority of the kind of game it plays (priority.py: background work runs lower)."""
     from referee.sandbox import warm
 
     terms = warm.WarmTerms(*limits)
-    served = await warm.launch_warm(spec, server, token, terms, exclude, game_env)
+    niceness = priority.launch_niceness()
+    served = await warm.launch_warm(spec, server, token, terms, exclude, game_env, niceness)
     if served is not None:
         log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
     return served

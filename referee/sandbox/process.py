@@ -108,6 +108,7 @@ class BotProcess(BotRun, ClosedOnExit):
         max_tasks: int | None = DEFAULT_MAX_TASKS,
         wrapped: bool = False,
         run_as: identity.HostIdentity | None = None,
+        niceness: int | None = None,
     ) -> BotProcess:
         """Launch ``argv`` as a bot: stdin from /dev/null, ``env`` (default: the referee's) plus
         a random tag variable marking its descendants, its own session and process group,
@@ -118,6 +119,7 @@ class BotProcess(BotRun, ClosedOnExit):
         capture. ``memory_limit_mb=None`` measures without limiting. ``wrapped``: ``argv`` runs
         the bot under a wrapper (the sandbox) that exits with 128 + N when the bot is killed by
         signal N. ``run_as``: the host uid/gid it becomes once in its cgroups (root only).
+        ``niceness``: the CPU priority it runs at (``None``: the referee's own).
         Raises FileNotFoundError / PermissionError if the program cannot be run."""
         _check_arguments(argv, poll_interval_s, max_tasks)
         self = cls()
@@ -134,7 +136,7 @@ class BotProcess(BotRun, ClosedOnExit):
         child_env = dict(os.environ if env is None else env)
         child_env[TAG_VARIABLE] = tag
         try:
-            self._spawn(argv, child_env, cwd, stdout, pass_fds, run_as)
+            self._spawn(argv, child_env, cwd, stdout, pass_fds, run_as, niceness)
         except BaseException:
             if self._output is not None:
                 self._output.abandon()
@@ -152,6 +154,7 @@ class BotProcess(BotRun, ClosedOnExit):
         stdout: OutputMode,
         pass_fds: Sequence[int],
         run_as: identity.HostIdentity | None = None,
+        niceness: int | None = None,
     ) -> None:
         out, err = OutputPipe.targets(self._output, stdout)
         self._popen = spawn_shim(
@@ -165,6 +168,7 @@ class BotProcess(BotRun, ClosedOnExit):
             stderr=err,
             pass_fds=pass_fds,
             run_as=run_as,
+            niceness=niceness,
         )
 
     def _watch(self, tag: str) -> None:

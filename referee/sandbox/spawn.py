@@ -30,12 +30,14 @@ def spawn_shim(
     stderr: int,
     pass_fds: Sequence[int],
     run_as: HostIdentity | None = None,
+    niceness: int | None = None,
 ) -> subprocess.Popen[bytes]:
     """Run ``argv`` (``executable``) under the shim: it joins ``cgroup_procs``, sets
-    RLIMIT_DATA to ``data_bytes`` (0: none), mounts what ``run_as`` stages and becomes its
-    uid/gid if given, and execs. A new session, stdin from /dev/null."""
+    RLIMIT_DATA to ``data_bytes`` (0: none), mounts what ``run_as`` stages, sets
+    ``niceness`` (``None``: the referee's, inherited), becomes ``run_as``'s uid/gid if given,
+    and execs. A new session, stdin from /dev/null."""
     return subprocess.Popen(
-        shim_argv(executable, argv, data_bytes, cgroup_procs, run_as),
+        shim_argv(executable, argv, data_bytes, cgroup_procs, run_as, niceness),
         stdin=subprocess.DEVNULL,
         stdout=stdout,
         stderr=stderr,
@@ -52,6 +54,7 @@ def shim_argv(
     data_bytes: int,
     cgroup_procs: Sequence[str],
     run_as: HostIdentity | None,
+    niceness: int | None = None,
 ) -> list[str]:
     """The command line that runs ``argv`` under the shim (see :func:`spawn_shim`)."""
     return [
@@ -64,6 +67,7 @@ def shim_argv(
         "\n".join(cgroup_procs) or "-",
         "-" if run_as is None else str(run_as.uid),
         "-" if run_as is None or not run_as.stage else run_as.stage_argument(),
+        "-" if niceness is None else str(niceness),
         str(os.getpid()),
         executable,
         *argv,

@@ -305,10 +305,12 @@ async def launch_warm(
     terms: WarmTerms,
     exclude: Sequence[Path],
     game_env: Mapping[str, str] | None = None,
+    niceness: int | None = None,
 ) -> LaunchedBot | None:
     """The bot started in a warm sandbox, or ``None`` (no pool, none waiting, or this bot
     cannot be served warm): the caller launches it cold. ``game_env`` is set in the bot's
-    environment before its code loads."""
+    environment before its code loads; ``niceness``: its CPU priority (``None``: the
+    referee's own)."""
     if spec.kind != "sdk" or not server.startswith("unix:"):
         return None
     pool = current_pool()
@@ -316,7 +318,7 @@ async def launch_warm(
     if pool is None or sandbox is None:
         return None
     try:
-        bot = hand_over(sandbox, spec, server, token, exclude, game_env)
+        bot = hand_over(sandbox, spec, server, token, exclude, game_env, niceness)
     except NotServable as exc:
         log.info("launching cold", bot=spec.label, reason=str(exc))
         pool.count(False)

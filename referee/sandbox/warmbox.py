@@ -28,6 +28,7 @@ from referee.sandbox.bots import (
 from referee.sandbox.identity import HostIdentity, bot_uid
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.memory import sample_tree
+from referee.sandbox.priority import own_niceness
 from referee.sandbox.venv import python_inside
 
 #: Top-level modules a warm sandbox has imported before its game: a bot whose own code ships a
@@ -170,9 +171,11 @@ def hand_over(
     token: str,
     exclude: Sequence[Path],
     game_env: Mapping[str, str] | None = None,
+    niceness: int | None = None,
 ) -> LaunchedBot:
-    """Give ``sandbox`` its game: the code copy, the socket, the token, the command line, and
-    the game's own variables (``game_env``, e.g. its ``TETROMINO_SEED``)."""
+    """Give ``sandbox`` its game: the code copy, the socket, the token, the command line, the
+    game's own variables (``game_env``, e.g. its ``TETROMINO_SEED``) and the CPU priority it
+    plays at (``niceness``; ``None``: the referee's own)."""
     folder = sandbox.folder
     code = stage_code(spec.kind, spec.value, folder / "code", exclude)
     shipped = {Path(name).name.split(".", 1)[0] for name in os.listdir(folder / "code")}
@@ -190,7 +193,10 @@ def hand_over(
         handle.write(token)
     if sandbox.run_as is not None:
         jail._give(folder, sandbox.run_as.uid)
-        _restore_priority(sandbox.proc.pid)
+    if sandbox.run_as is not None or niceness is not None:
+        # A root referee started it at WARM_NICE; otherwise it runs at the referee's own and
+        # only a background game's (higher) niceness needs setting.
+        _give_priority(sandbox.proc.pid, own_niceness() if niceness is None else niceness)
     pythonpath = jail._environment(sandbox.terms.memory_mb, code.on_path)["PYTHONPATH"]
     args = jail.inner_argv(spec.kind, code.value)[3:]
     order = {"args": args, "pythonpath": pythonpath, "env": dict(game_env or {})}
@@ -206,20 +212,20 @@ def hand_over(
     return LaunchedBot(spec, sandbox.proc, token, Isolation.BWRAP, jail=cage, warm=True)
 
 
-def _restore_priority(root: int) -> None:
-    """Every thread of the sandbox back to the referee's own niceness (the bot plays at the
-    priority a cold launch would have: 0 usually, 10 under ``nice -n 10 referee serve``).
+def _give_priority(root: int, niceness: int) -> None:
+    """Every thread of the sandbox at the game's ``niceness`` (the priority a cold launch
+    would have: the referee's own, 0 usually, 10 under ``nice -n 10 referee serve``, or a
+    background game's, :mod:`referee.sandbox.priority`), before its bot's code starts.
 
     A sandbox handed over while still starting forks as this runs, and a process or thread
-    forked from one not yet restored inherits the import-time niceness: passes go on until
-    one finds every thread already right (bounded; seen as a bot playing at 10 at load 20)."""
-    niceness = os.getpriority(os.PRIO_PROCESS, 0)
+    forked from one not yet set inherits the import-time niceness: passes go on until one
+    finds every thread already right (bounded; seen as a bot playing at 10 at load 20)."""
     for _ in range(RESTORE_PASSES):
-        if not _restore_pass(root, niceness):
+        if not _priority_pass(root, niceness):
             return
 
 
-def _restore_pass(root: int, niceness: int) -> bool:
+def _priority_pass(root: int, niceness: int) -> bool:
     """One pass over the sandbox's threads; whether any had to be changed."""
     changed = False
     for pid in sample_tree(root, []).pids:

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from referee.play.bots import register_source
 from referee.play.store import Filing, store_game
+from referee.sandbox import priority
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose, require_trusted
 from referee.sandbox.launch import BotSpec
 from referee.storage import ConflictError, Repository
@@ -40,6 +41,7 @@ from referee.storage.submissions import AlreadyJudged, NewVersion, SubmissionInf
 from referee.submissions.archive import Unpacked
 from referee.submissions.build import BuildFailed, BuildUnavailable, command_of
 from referee.submissions.errors import NameTaken, QuotaExceeded
+from referee.submissions.firstchecks import FirstCheckSlots
 from referee.submissions.layout import Entry, find_entry
 from referee.submissions.limits import DEFAULT_LIMITS, UploadLimits
 from referee.submissions.naming import bot_name, source_kind
@@ -61,8 +63,6 @@ from referee.telemetry.metrics import observe_validation
 
 log = get_logger("referee.submissions")
 
-#: First checks at once (each launches two bots for a few moves: seconds of CPU).
-FIRST_CHECKS_AT_ONCE = 2
 #: How a version whose first check passed says so until its full games end (``mine``).
 FIRST_PASSED = "first check passed"
 
@@ -108,6 +108,7 @@ class Submissions:
         validation: ValidationSettings | None = None,
         concurrency: int = 1,
         offload: Offload | None = None,
+        warm_first_checks: bool = False,
     ) -> None:
         self.repo = repo
         #: With live workers, both validation steps are their jobs (docs/submissions.md).
@@ -116,7 +117,9 @@ class Submissions:
         self.limits = limits
         self.validation = validation or ValidationSettings()
         self._slots = asyncio.Semaphore(max(1, concurrency))
-        self._first = asyncio.Semaphore(FIRST_CHECKS_AT_ONCE)
+        #: First checks' own slots, ahead of the full games; with ``warm_first_checks`` (the
+        #: server, not a worker's job) their bots' sandboxes are started ahead (firstchecks.py).
+        self.first_slots = FirstCheckSlots(self.validation if warm_first_checks else None)
         #: The full validations, in the fair order (docs/submissions.md).
         self.queue = ValidationQueue(self._full, self._supersede, slots=concurrency)
         # Attempts per player in the rate window, refused archives included (the database
@@ -240,7 +243,7 @@ class Submissions:
         result = await asyncio.to_thread(check_imports, root)
         if result is not None:
             return result
-        async with self._first:
+        async with self.first_slots.slot(info.label):
             try:
                 # A C++ or JavaScript version is built first (once): a compile error is
                 # the first check's verdict.
@@ -347,9 +350,11 @@ class Submissions:
         root = self.store.path_of(info.digest)
         result = await asyncio.to_thread(check_imports, root)
         if result is None:
+            # Its bots run below the first checks' (referee.sandbox.priority): they can wait.
             async with self._slots:
                 entry = await asyncio.to_thread(find_entry, root)
-                result = await self._build(info, entry) or await self._play(info, entry)
+                with priority.background():
+                    result = await self._build(info, entry) or await self._play(info, entry)
         return result
 
     async def record(
@@ -442,7 +447,9 @@ class Submissions:
             return ValidationResult(False, f"the validation game could not be run ({exc})")
 
     async def close(self) -> None:
-        """Stop waiting for the workers' validation jobs (server shutdown)."""
+        """Stop waiting for the workers' validation jobs and keeping first checks' sandboxes
+        warm (server shutdown)."""
+        await self.first_slots.close()
         if self.offload is not None:
             await self.offload.close()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +28,9 @@ from referee.sandbox.isolation import Isolation, choose, require_trusted
 from referee.sandbox.launch import DEFAULT_MEMORY_MB, BotSpec
 from referee.submissions.errors import LayoutError
 from referee.submissions.layout import foreign_imports, own_modules
+from referee.telemetry.logs import get_logger
+
+log = get_logger("referee.submissions.validate")
 
 #: The reference opponent: quick, never faults, plays every game.
 REFERENCE_BOT = "client_sdk.examples.random_bot"
@@ -131,17 +135,23 @@ async def first_check(
 
 
 class _StopAfter:
-    """Asks the game to stop once ``seat`` has made ``moves`` moves (the first check)."""
+    """Asks the game to stop once ``seat`` has made ``moves`` moves (the first check), noting
+    when the game's first move came and when the last asked for did (for the log)."""
 
     def __init__(self, seat: int, moves: int) -> None:
         self.seat = seat
         self.left = moves
         self.reached = asyncio.Event()
+        self.first_move_at: float | None = None
+        self.reached_at: float | None = None
 
     def on_move(self, state: Any, move: MoveLog, clocks: Sequence[SeatClock]) -> None:
-        if move.seat == self.seat:
+        if self.first_move_at is None:
+            self.first_move_at = time.monotonic()
+        if move.seat == self.seat and self.left > 0:
             self.left -= 1
             if self.left <= 0:
+                self.reached_at = time.monotonic()
                 self.reached.set()
 
     def on_end(self, state: Any, report: GameReport) -> None:
@@ -162,6 +172,7 @@ async def _play_seat(
     specs = [BotSpec("sdk", settings.reference)] * 2
     specs[seat] = target
     stop = _StopAfter(seat, moves) if moves else None
+    began = time.monotonic()
     result = await play_match(
         specs,
         game,
@@ -176,6 +187,8 @@ async def _play_seat(
     report = result.report
     end = report.end
     assert end is not None
+    if stop is not None:
+        _log_phases(stop, began, report)
     outputs = (result.output(0), result.output(1))
     played.append(ValidationGame(seat, report, outputs))
     output = outputs[seat][-OUTPUT_KEEP:]
@@ -203,6 +216,23 @@ async def _play_seat(
         )
     how = f"{where}: {end.result()} after {report.plies} moves, {end.reason}"
     return verdict(True, how)
+
+
+def _log_phases(stop: _StopAfter, began: float, report: GameReport) -> None:
+    """Where a first check's game spent its time: until the first move (launches, the
+    interpreters' start, the sessions), the moves asked for, and the stop after them."""
+    now = time.monotonic()
+    first = stop.first_move_at
+    reached = stop.reached_at
+    log.info(
+        "first_check_game",
+        seat=stop.seat,
+        to_first_move_s=None if first is None else round(first - began, 3),
+        moves_s=None if first is None or reached is None else round(reached - first, 3),
+        stop_s=None if reached is None else round(now - reached, 3),
+        total_s=round(now - began, 3),
+        stall_s=round(sum(m.stall_s for m in report.moves), 3),
+    )
 
 
 def _upload_root(target: str) -> Path:

@@ -14,6 +14,7 @@ store the game twice. The game is played by the same :class:`~referee.play.game
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from engine.registry import load_game
 from referee.match.clock import TimeControl
 from referee.play.game import GamePlayer, GameTerms
 from referee.play.store import AbortedNotKept, Filing, play_and_store
+from referee.sandbox import priority
 from referee.sandbox.isolation import Isolation, SandboxUnavailable, choose
 from referee.storage import BotVersionInfo, ConflictError, NotFoundError
 from referee.telemetry.logs import bound_job, get_logger
@@ -157,19 +159,22 @@ async def _play(
     broadcast = NotifyBroadcast(state.publisher) if state.publisher is not None else None
     guard = lease_guard(job_id, worker_id)
     labels = {"mode": event}
+    # A ladder game's bots run below the first checks' (priority.py); grading's do not.
+    lower = priority.background() if event == "ladder" else contextlib.nullcontext()
     try:
-        stored = await play_and_store(
-            player,
-            state.repo,
-            seats,
-            filing,
-            uid=uid,
-            labels=labels,
-            opening=opening,
-            broadcast=broadcast,
-            guard=guard,
-            keep_aborted=bool(kwargs.get("keep_aborted", True)),
-        )
+        with lower:
+            stored = await play_and_store(
+                player,
+                state.repo,
+                seats,
+                filing,
+                uid=uid,
+                labels=labels,
+                opening=opening,
+                broadcast=broadcast,
+                guard=guard,
+                keep_aborted=bool(kwargs.get("keep_aborted", True)),
+            )
     except AbortedNotKept:
         log.warning("game_aborted", kept=False)
         return False
