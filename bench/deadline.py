@@ -264,10 +264,8 @@ def roster(teams: int, uploads: int, seconds: float, seed: int) -> list[tuple[fl
 async def measure(
     args: argparse.Namespace, workdir: Path, database: str | None = None
 ) -> dict[str, Any]:
-
-    server = await start_server(
-        workdir, args.ladder_games_per_hour, args.validation_slots, database
-    )
+    slots = args.validation_slots
+    server = await start_server(workdir, args.ladder_games_per_hour, slots, database)
     lower_server(args.server_nice, args.cpu_group)  # not the web process, started above
     repo = server.repo
     tokens = {
