@@ -28,17 +28,14 @@ class Agent:
 def legal_actions(board: Board, color: PlayerColor) -> list[PlaceAction]:
     """Every legal placement for ``color`` on ``board`` (each cell set once)."""
     own = [cell for cell, state in board._state.items() if state.player == color]
-    if own:
-        anchors = {
-            cell + step
-            for cell in own
-            for step in (Coord(1, 0), Coord(0, 1), Coord(10, 0), Coord(0, 10))
-            if board[cell + step].player is None
-        }
-    else:
-        # The first action of a player may go anywhere that is free.
-        anchors = {Coord(r, c) for r in range(BOARD_N) for c in range(BOARD_N)}
-        anchors = {cell for cell in anchors if board[cell].player is None}
+    if not own:
+        return first_actions(board)
+    anchors = {
+        cell + step
+        for cell in own
+        for step in (Coord(1, 0), Coord(0, 1), Coord(10, 0), Coord(0, 10))
+        if board[cell + step].player is None
+    }
     seen: set[frozenset[Coord]] = set()
     actions = []
     for anchor in anchors:
@@ -49,6 +46,20 @@ def legal_actions(board: Board, color: PlayerColor) -> list[PlaceAction]:
                 if key in seen:
                     continue
                 seen.add(key)
+                if all(board[cell].player is None for cell in cells):
+                    actions.append(PlaceAction(*cells))
+    return actions
+
+
+def first_actions(board: Board) -> list[PlaceAction]:
+    """A player's first action may go anywhere that is free: every piece at every origin (each
+    placement is one piece at one origin, so none is found twice)."""
+    actions = []
+    for r in range(BOARD_N):
+        for c in range(BOARD_N):
+            origin = Coord(r, c)
+            for piece_type in PieceType:
+                cells = create_piece(piece_type, origin).coords
                 if all(board[cell].player is None for cell in cells):
                     actions.append(PlaceAction(*cells))
     return actions
