@@ -253,9 +253,9 @@ class MatchRunner(Generic[SeatT]):
         # thinking while the other one is.
         last: Accepted | None = None
         received: float | None = None
-        # An accepted move is written into the report (and shown to the observer) once the next
-        # request is on its way: between a move's arrival and the next request the referee does
-        # only what that request needs (the judgement, the clocks, the position).
+        # An accepted move is written into the report (shown to the observer, counted in the
+        # metrics) once the next request is written: between a move's arrival and the next
+        # request the referee does only what that request needs (judgement, clocks, position).
         unrecorded: Unrecorded | None = None
         try:
             if (gone := await self.reconnects.announce()) is not None:
@@ -277,18 +277,19 @@ class MatchRunner(Generic[SeatT]):
                 overhead = None if received is None else sent - received
                 if unrecorded is not None:
                     self._record(unrecorded)
+                    meter.move(overhead)
                     unrecorded = None
                 if self.overheads is not None and overhead is not None:
                     self.overheads.append(overhead)
                 event = await self._await_move(turn, sent)
                 received = event.received
                 last, unrecorded = await self._judge(turn, event, sent)
-                meter.move(overhead)
         except _Ended as ended:
             return ended.end
         finally:
             if unrecorded is not None:  # the game ended before the next request went out
                 self._record(unrecorded)
+                meter.move(None)
 
     async def _send_request(self, turn: Turn, request: bytes) -> float:
         """Send the mover its request; returns the moment its clock starts."""
