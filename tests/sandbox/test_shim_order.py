@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.sandbox.identity import HostIdentity
 from referee.sandbox.spawn import shim_argv
 
 pytestmark = pytest.mark.slow
@@ -34,3 +35,31 @@ def test_ctypes_is_loaded_when_the_shim_joins_the_cgroups(tmp_path: Path) -> Non
         _, err = shim.communicate(timeout=60)
     assert pid == str(shim.pid) and shim.returncode == 0, err
     assert "_ctypes" in maps, "ctypes was loaded after the shim joined the cgroups"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root referee stages paths")
+def test_the_stage_is_mounted_before_the_shim_joins_the_cgroups(tmp_path: Path) -> None:
+    """With a path to stage, the shim is already in a mount namespace of its own, the path bound
+    on its stage point, when it joins the cgroups (held between two FIFOs as above)."""
+    source, point = tmp_path / "source", tmp_path / "point"
+    source.mkdir()
+    point.mkdir()
+    (source / "marker").write_text("staged")
+    first, second = tmp_path / "memory.procs", tmp_path / "pids.procs"
+    os.mkfifo(first)
+    os.mkfifo(second)
+    identity = HostIdentity(os.getuid(), [(str(source), str(point))])
+    argv = shim_argv("/bin/true", ["true"], 0, [str(first), str(second)], identity)
+    shim = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        with open(first) as fifo:
+            pid = fifo.read().strip()
+        namespace = os.readlink(f"/proc/{pid}/ns/mnt")
+        mounts = Path(f"/proc/{pid}/mountinfo").read_text()
+        with open(second) as fifo:
+            fifo.read()
+    finally:
+        _, err = shim.communicate(timeout=60)
+    assert shim.returncode == 0, err
+    assert namespace != os.readlink("/proc/self/ns/mnt")
+    assert f" {point} " in mounts, mounts[-500:]
