@@ -171,3 +171,21 @@ def test_the_course_random_example_finds_exactly_the_legal_placements() -> None:
         state.apply(state.game.move_from_text(str(action)))
         checked += 1
     assert checked >= 2
+
+
+def test_the_course_random_examples_first_action_is_any_free_placement() -> None:
+    """Drawn directly, a first action is always one of the legal placements, on the empty board
+    and beside the opponent's first action, and the draws spread over the placements."""
+    import random
+
+    from client_sdk.examples.course_random.program import first_action, legal_actions
+    from referee.game import Board, PlayerColor
+
+    rng = random.Random(1)
+    board = Board()
+    for color in (PlayerColor.RED, PlayerColor.BLUE):
+        legal = {frozenset(a.coords) for a in legal_actions(board, color)}
+        drawn = [first_action(board, rng) for _ in range(400)]
+        assert all(frozenset(a.coords) in legal for a in drawn)
+        assert len({str(a) for a in drawn}) > 300
+        board.apply_action(drawn[0])
