@@ -18,10 +18,11 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 # sandbox; while -m locates its module, sys.argv[0] is "-m"), the process first imports gRPC
 # with asyncio, protobuf and the SDK: tens of thousands of objects that live as long as it does,
 # and next to no garbage. The cyclic collector, run every few hundred new objects, would scan
-# them again and again while they load (about a tenth of a launched bot's CPU before its first
-# move), and on every full collection of the game after. So it is paused while they load, and
-# they are then frozen (never scanned again) before it resumes and any bot code runs. Imported
-# as a library (the referee, tests, a user's script), the SDK leaves the collector alone.
+# them again and again while they load (up to a bot's import: 59 young and 5 older collections,
+# 18 and 1 without these imports' share), and on every full collection of the game after. So it
+# is paused while they load, and they are then frozen (never scanned again) before it resumes
+# and any bot code runs. Imported as a library (the referee, tests, a user's script), the SDK
+# leaves the collector alone.
 _startup = sys.argv[:1] == ["-m"] and gc.isenabled()
 if _startup:
     gc.disable()
