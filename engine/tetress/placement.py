@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from engine.errors import NotationError
@@ -43,14 +44,21 @@ class Placement:
         object.__setattr__(self, "_text", None)
 
     @classmethod
-    def known(cls, mask: int, cells: tuple[int, int, int, int], text: str) -> Placement:
-        """A placement from the stored tables (:mod:`.tables`): ``cells`` and ``text`` are
-        ``mask``'s, as :meth:`__init__` and :meth:`__str__` would find them, unchecked."""
-        placement = object.__new__(cls)
-        object.__setattr__(placement, "_mask", mask)
-        object.__setattr__(placement, "_cells", cells)
-        object.__setattr__(placement, "_text", text)
-        return placement
+    def known_all(
+        cls,
+        masks: Sequence[int],
+        cells: Sequence[tuple[int, int, int, int]],
+        texts: Sequence[str],
+    ) -> tuple[Placement, ...]:
+        """Placements from the stored tables (:mod:`.tables`): each ``cells`` and ``text`` are
+        its ``mask``'s, as :meth:`__init__` and :meth:`__str__` would find them, unchecked.
+        Built a field at a time over all of them (every bot builds the 2299 when it starts)."""
+        if not len(masks) == len(cells) == len(texts):
+            raise ValueError("the stored tables disagree on the number of placements")
+        placements = [object.__new__(cls) for _ in masks]
+        for field, values in (("_mask", masks), ("_cells", cells), ("_text", texts)):
+            deque(map(_SLOTS[field].__set__, placements, values), maxlen=0)
+        return tuple(placements)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("Placement is immutable")
@@ -160,6 +168,10 @@ class Placement:
 
     def __reduce__(self) -> tuple[type[Placement], tuple[int]]:
         return (Placement, (self._mask,))
+
+
+#: The slots of :class:`Placement`, set directly by :meth:`Placement.known_all`.
+_SLOTS = {name: Placement.__dict__[name] for name in Placement.__slots__}
 
 
 def _split_pairs(text: str, body: str, offset: int) -> list[str]:

@@ -88,7 +88,7 @@ PLACEMENT_MASKS: tuple[int, ...] = tables.stored("PLACEMENT_MASKS") or tuple(
 )
 #: The interned :class:`Placement` of each placement id.
 PLACEMENTS: tuple[Placement, ...] = (
-    tuple(map(Placement.known, PLACEMENT_MASKS, _cells, _texts))
+    Placement.known_all(PLACEMENT_MASKS, _cells, _texts)
     if (_cells := tables.stored("PLACEMENT_CELLS")) and (_texts := tables.stored("PLACEMENT_TEXTS"))
     else tuple(Placement(m) for m in PLACEMENT_MASKS)
 )

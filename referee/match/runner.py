@@ -35,6 +35,7 @@ from engine.adjudication.verdicts import GameEnd, Verdict
 from engine.game import Game
 from referee.match.clock import TimeControl
 from referee.match.ending import announce_end
+from referee.match.entry import Unrecorded, move_entry
 from referee.match.lastwords import last_words
 from referee.match.messages import GameMessages
 from referee.match.reconnect import Reconnects
@@ -48,7 +49,6 @@ from referee.match.report import (
     now_text,
 )
 from referee.match.seat import (
-    MAX_COMMENT_CHARS,
     EventKind,
     Seat,
     SeatEvent,
@@ -57,13 +57,11 @@ from referee.match.seat import (
     move_answer,
 )
 from referee.match.sendwatch import SendWatch
-from referee.match.thinking import take_think
 from referee.match.timing import CpuMeter, MoveTimer
 from referee.match.transcript import Transcript
 from referee.telemetry import logs as referee_logging
 from referee.telemetry.logs import get_logger
 from referee.telemetry.metrics import GameMeter
-from referee.text.notes import clean_note
 
 # Names the rest of the referee imports from here.
 __all__ = [
@@ -81,8 +79,6 @@ log = get_logger("referee.match.runner")
 #: The kind of seat a runner plays (the gRPC session on a server).
 SeatT = TypeVar("SeatT", bound=Seat, covariant=True)
 
-#: How much of a bot's comment is kept.
-MAX_TEXT = MAX_COMMENT_CHARS
 #: A move whose lag (referee time minus the bot's think time) is above this is counted.
 LAG_WARN_S = 0.05
 
@@ -257,6 +253,10 @@ class MatchRunner(Generic[SeatT]):
         # thinking while the other one is.
         last: Accepted | None = None
         received: float | None = None
+        # An accepted move is written into the report (shown to the observer, counted in the
+        # metrics) once the next request is written: between a move's arrival and the next
+        # request the referee does only what that request needs (judgement, clocks, position).
+        unrecorded: Unrecorded | None = None
         try:
             if (gone := await self.reconnects.announce()) is not None:
                 await self._decide(gone[0], Disconnected(gone[1]))
@@ -275,14 +275,21 @@ class MatchRunner(Generic[SeatT]):
                 self.reconnects.pending = (turn.seat, request)
                 sent = await self._send_request(turn, request)
                 overhead = None if received is None else sent - received
+                if unrecorded is not None:
+                    self._record(unrecorded)
+                    meter.move(overhead)
+                    unrecorded = None
                 if self.overheads is not None and overhead is not None:
                     self.overheads.append(overhead)
                 event = await self._await_move(turn, sent)
                 received = event.received
-                last = await self._judge(turn, event, sent)
-                meter.move(overhead)
+                last, unrecorded = await self._judge(turn, event, sent)
         except _Ended as ended:
             return ended.end
+        finally:
+            if unrecorded is not None:  # the game ended before the next request went out
+                self._record(unrecorded)
+                meter.move(None)
 
     async def _send_request(self, turn: Turn, request: bytes) -> float:
         """Send the mover its request; returns the moment its clock starts."""
@@ -400,40 +407,32 @@ class MatchRunner(Generic[SeatT]):
         code = pb.ERROR_CODE_WRONG_PLY if seat == turn.seat else pb.ERROR_CODE_NOT_YOUR_TURN
         await self.sessions[seat].error(code, decision.message, game_id=self.game_id)
 
-    async def _judge(self, turn: Turn, event: SeatEvent, sent: float) -> Accepted:
-        """Hand the mover's answer to the adjudicator; returns the move to announce."""
+    async def _judge(
+        self, turn: Turn, event: SeatEvent, sent: float
+    ) -> tuple[Accepted, Unrecorded]:
+        """Hand the mover's answer to the adjudicator; returns the move to announce, and the
+        move as :meth:`_record` writes it."""
         move = event.move
         assert move is not None
-        seat = turn.seat
-        spent = self.timer.spent(seat, sent, event.received, answered=True)
+        spent = self.timer.spent(turn.seat, sent, event.received, answered=True)
         stall = max(0.0, event.received - sent) - spent.wall
-        seat_report = self.report.seats[seat]
+        seat_report = self.report.seats[turn.seat]  # a peak that ends the game counts too
         seat_report.peak_rss_bytes = max(seat_report.peak_rss_bytes, move.peak_rss_bytes)
-        accepted = await self._decide(seat, move_answer(move, spent))
+        accepted = await self._decide(turn.seat, move_answer(move, spent))
         self._position = self.state.to_string()
-        entry = MoveLog(
-            ply=turn.ply,
-            seat=seat,
-            action=accepted.text,
-            time_s=accepted.elapsed,
-            think_time_s=max(0.0, move.think_time_s),
-            peak_rss_bytes=move.peak_rss_bytes,
-            clock_after_s=accepted.clock_after_s,
-            comment=clean_note(move.comment, MAX_TEXT),
-            wall_s=accepted.wall,
-            cpu_s=accepted.cpu,
-            stall_s=stall if stall > 0 else 0.0,
-            search=take_think(move, seat, self.report.moves, self.game_id),
-        )
+        return accepted, Unrecorded(accepted, move, stall)
+
+    def _record(self, unrecorded: Unrecorded) -> None:
+        """Write an accepted move into the report, and show it to the observer."""
+        entry = move_entry(unrecorded, self.report.moves, self.game_id)
         self.report.moves.append(entry)
         if entry.lag_s > LAG_WARN_S:
             self.report.slow_lag_moves += 1
         if referee_logging.debug_enabled():
-            self.bind_log(seat, turn.ply)
-            log.debug("move", action=accepted.text, time_s=round(accepted.elapsed, 6))
+            self.bind_log(entry.seat, entry.ply)
+            log.debug("move", action=entry.action, time_s=round(entry.time_s, 6))
         if self.observer is not None:
             self.observer.on_move(self.state, entry, self.clocks)
-        return accepted
 
     async def _decide(self, seat: int, answer: Answer) -> Accepted:
         """The adjudicator's decision; a game end leaves the game loop (``_Ended``)."""

@@ -24,16 +24,22 @@ import os
 import resource
 import sys
 
+# Loaded with the shim, before the cgroups are joined (see main).
+try:
+    import ctypes
+except ImportError:  # a Python built without ctypes: no parent-death signal, no staging
+    ctypes = None  # type: ignore[assignment]
+
 _CLONE_NEWNS = 0x00020000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND = 1, 2, 4, 32, 4096
 _MS_REC, _MS_PRIVATE = 16384, 1 << 18
 
 
-def _stage(pairs: list[str]) -> None:
+def _stage(pairs: list[str], libc: ctypes.CDLL | None) -> None:
     """Bind each SOURCE read-only on its TARGET in a new mount namespace (root only)."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
+    if libc is None:
+        os.write(2, b"sandbox: cannot stage the bot's mounts without ctypes\n")
+        os._exit(126)
 
     def check(result: int, what: str) -> None:
         if result != 0:
@@ -50,8 +56,24 @@ def _stage(pairs: list[str]) -> None:
         check(libc.mount(None, dst, None, flags, None), f"make {source} read-only")
 
 
+def _libc() -> ctypes.CDLL | None:
+    """The C library through ctypes (``None`` where ctypes cannot load it)."""
+    if ctypes is None:
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def main() -> None:
     data_bytes, procs_file, uid, stage, nice, parent_pid, executable, *argv = sys.argv[1:]
+    # What the bot is charged (CPU, memory) counts from the cgroups' join: the sandbox's own
+    # start-up before it is not the bot's. So the C library (for the parent-death signal and
+    # the stage; about 3 ms of CPU) is loaded, and the stage's mount namespace made, first.
+    libc = _libc()
+    if stage != "-":
+        _stage(stage.split("\n"), libc)
     for path in procs_file.split("\n") if procs_file != "-" else ():
         try:
             with open(path, "w") as f:
@@ -64,8 +86,6 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     # No core files from crashing bots (slow, and they would land in the bot's directory).
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if stage != "-":
-        _stage(stage.split("\n"))
     if nice != "-":
         # Before the uid changes: root may also give a priority back (a lower niceness).
         try:
@@ -78,12 +98,11 @@ def main() -> None:
         os.setresgid(int(uid), int(uid), int(uid))
         os.setresuid(int(uid), int(uid), int(uid))
     try:
-        import ctypes
-
         # If the referee dies without cleaning up (SIGKILL), the kernel kills the bot.
         pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, 9, 0, 0, 0)
-    except (OSError, AttributeError, ImportError):
+        if libc is not None:
+            libc.prctl(pr_set_pdeathsig, 9, 0, 0, 0)
+    except AttributeError:  # a C library without prctl
         pass
     if os.getppid() != int(parent_pid):
         os._exit(125)  # the referee is already gone

@@ -198,8 +198,8 @@ class GameMeter:
         GAMES_IN_FLIGHT.labels(game).inc()
 
     def move(self, overhead_s: float | None) -> None:
-        """One accepted move; ``overhead_s`` is the referee's own time before its request
-        (``None`` for a game's first request, which has no previous move)."""
+        """One accepted move; ``overhead_s`` is the referee's own time from its arrival to the
+        next request (``None`` for a game's last move, which has no next request)."""
         self._moves.inc()
         if overhead_s is not None:
             self._latency.observe(overhead_s)

@@ -23,15 +23,11 @@ def test_stored_tables_read_back_equal_to_the_modules(tmp_path: Path) -> None:
     assert stored["PLACEMENT_LINES_REPL"] == bitboard.PLACEMENT_LINES_REPL
     assert stored["PLACEMENT_KEYS"] == zobrist.PLACEMENT_KEYS
     assert stored["ANCHOR_CELL"] == bitboard.ANCHOR_CELL
-    for mask, cells, text, held in zip(
-        stored["PLACEMENT_MASKS"],
-        stored["PLACEMENT_CELLS"],
-        stored["PLACEMENT_TEXTS"],
-        shapes.PLACEMENTS,
-        strict=True,
-    ):
+    knowns = Placement.known_all(
+        stored["PLACEMENT_MASKS"], stored["PLACEMENT_CELLS"], stored["PLACEMENT_TEXTS"]
+    )
+    for mask, known, held in zip(stored["PLACEMENT_MASKS"], knowns, shapes.PLACEMENTS, strict=True):
         built = Placement(mask)
-        known = Placement.known(mask, cells, text)
         assert known == built == held
         assert (known.cells, str(known)) == (built.cells, str(built)) == (held.cells, str(held))
 

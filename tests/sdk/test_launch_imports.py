@@ -99,3 +99,45 @@ def test_the_launch_path_imports_only_what_the_first_move_needs(bot: str) -> Non
     modules = set(done.stdout.split())
     assert {"grpc", "client_sdk._session", "engine.tetress"} <= modules
     assert not modules & NEVER, modules & NEVER
+
+
+#: A bot that says, when its code is imported, whether the collector runs and how many objects
+#: are frozen.
+GC_PROBE = """import gc, sys
+print("GC", gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)
+
+
+def choose_move(state, clocks):
+    return next(iter(state.legal_moves))
+"""
+
+
+@pytest.mark.slow
+def test_the_start_up_is_frozen_before_the_bots_code_runs(tmp_path: Path) -> None:
+    """Run as ``python -m client_sdk``, the SDK imports with the cyclic collector paused, then
+    freezes what it imported and resumes the collector before the bot's code is imported;
+    imported as a library it leaves the collector as it found it, nothing frozen."""
+    bot = tmp_path / "gc_probe.py"
+    bot.write_text(GC_PROBE)
+    launched = subprocess.run(
+        [sys.executable, "-m", "client_sdk", "--check", str(bot)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert "GC True True" in launched.stderr, launched.stderr
+    library = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import gc, client_sdk; print(gc.isenabled(), gc.get_freeze_count())",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    assert library.stdout.split() == ["True", "0"], library.stdout

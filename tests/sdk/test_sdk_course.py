@@ -143,3 +143,49 @@ def test_a_checkout_beside_the_bot_does_not_shadow_referee_game(tmp_path: Path) 
     where, fake_seen = done.stdout.split()
     assert fake_seen == "False"
     assert Path(where).resolve().is_relative_to(Path(__file__).resolve().parents[2] / "referee")
+
+
+def test_the_course_random_example_finds_exactly_the_legal_placements() -> None:
+    """The example's actions are the engine's legal placements, each once: on the empty board,
+    at Blue's first action and along a random game while the mover has tokens."""
+    import random
+
+    from client_sdk.examples.course_random.program import legal_actions
+    from engine.tetress import Tetress
+    from referee.game import Board
+
+    def cells(action: object) -> frozenset[tuple[int, int]]:
+        return frozenset((c.r, c.c) for c in action.coords)  # type: ignore[attr-defined]
+
+    board, state, rng = Board(), Tetress().new_state(), random.Random(7)
+    checked = 0
+    while not board.game_over and checked < 40:
+        color = board.turn_color
+        found = legal_actions(board, color)
+        if board.turn_count >= 2 and not any(s.player is color for s in board._state.values()):
+            break  # no tokens left: no placement is legal, which the example does not check
+        wanted = {frozenset(divmod(i, 11) for i in p.cells) for p in state.legal_moves}
+        assert len(found) == len(wanted) and {cells(a) for a in found} == wanted
+        action = rng.choice(found)
+        board.apply_action(action)
+        state.apply(state.game.move_from_text(str(action)))
+        checked += 1
+    assert checked >= 2
+
+
+def test_the_course_random_examples_first_action_is_any_free_placement() -> None:
+    """Drawn directly, a first action is always one of the legal placements, on the empty board
+    and beside the opponent's first action, and the draws spread over the placements."""
+    import random
+
+    from client_sdk.examples.course_random.program import first_action, legal_actions
+    from referee.game import Board, PlayerColor
+
+    rng = random.Random(1)
+    board = Board()
+    for color in (PlayerColor.RED, PlayerColor.BLUE):
+        legal = {frozenset(a.coords) for a in legal_actions(board, color)}
+        drawn = [first_action(board, rng) for _ in range(400)]
+        assert all(frozenset(a.coords) in legal for a in drawn)
+        assert len({str(a) for a in drawn}) > 300
+        board.apply_action(drawn[0])
