@@ -240,7 +240,9 @@ def test_a_stalled_upload_is_cut_off(tmp_path: Path) -> None:
         return grpc.StatusCode.OK
 
     async def main() -> None:
-        async with upload_server(tmp_path, upload_timeout_s=2.0) as up:
+        # 8 s: the second upload below must reach the server while the first still hangs,
+        # and on a loaded machine opening its channel can take seconds.
+        async with upload_server(tmp_path, upload_timeout_s=8.0) as up:
             started = asyncio.Event()
             hanging = asyncio.create_task(stalled(up.tokens["alice"], up.address, started))
             await started.wait()
