@@ -34,8 +34,10 @@ def _cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_sprt_greedy_against_random_accepts_h1_within_bounded_pairs(tmp_path: Path) -> None:
-    """Greedy vs random on [0, 150] Elo accepts H1 within 24 pairs at concurrency 2, prints
-    the running LLR and the sentence, and stores every counted game."""
+    """Greedy vs random on [0, 150] Elo accepts H1 within 60 pairs at concurrency 2, prints
+    the running LLR and the sentence, and stores every counted game. (It usually decides in
+    9-11 pairs; the games' seeds differ every run, and one run in a CI series met a streak of
+    random wins and was still undecided after 24.)"""
     db = tmp_path / "a.db"
     done = _cli(
         "sprt",
@@ -48,7 +50,7 @@ def test_sprt_greedy_against_random_accepts_h1_within_bounded_pairs(tmp_path: Pa
         "--concurrency",
         "2",
         "--max-pairs",
-        "24",
+        "60",
         "--json",
         "--db",
         str(db),
@@ -57,7 +59,7 @@ def test_sprt_greedy_against_random_accepts_h1_within_bounded_pairs(tmp_path: Pa
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["decision"] == "H1"
-    assert result["pairs"] <= 24 and result["llr"] >= result["upper"]
+    assert result["pairs"] <= 60 and result["llr"] >= result["upper"]
     assert result["sentence"].startswith("H1 accepted: greedy_bot")
     assert "LLR" in done.stderr and "pairs" in done.stderr
     repo = Repository.open(f"sqlite:///{db}")
