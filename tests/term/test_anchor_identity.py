@@ -107,6 +107,37 @@ def test_shipped_bot_names_stay_the_shipped_bots(repo: Repository, tmp_path: Pat
     assert register_remote(repo, "alice/greedy_bot", owner="alice").bot_name == "alice/greedy_bot"
 
 
+def test_tables_and_bot_show_give_the_shipped_name_to_the_shipped_bot(
+    repo: Repository, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a student's ``greedy_bot`` folder registered first, the leaderboard, ``bot list``
+    and ``bot show greedy_bot`` still call the shipped example ``greedy_bot`` and the
+    student's ``greedy_bot-2``."""
+    student = tmp_path / "greedy_bot"
+    shutil.copytree(EXAMPLES / "course_greedy", student)
+    (student / "program.py").write_text((student / "program.py").read_text() + "\n# mine\n")
+    mine = register_source(repo, str(student))
+    shipped = register_source(repo, GREEDY)
+    store_game(repo, mine.id, shipped.id, 0)
+    store_game(repo, shipped.id, mine.id, 0)
+    db = str(tmp_path / "arena.db")
+    assert main(["leaderboard", "--db", db]) == 0
+    assert {row[1] for row in _cells(capsys.readouterr().out)} == {"greedy_bot", "greedy_bot-2"}
+    assert main(["bot", "list", "--db", db]) == 0
+    kinds = {row[0]: row[1] for row in _cells(capsys.readouterr().out)}
+    assert kinds[f"greedy_bot@{shipped.version}"] == "sdk_module"
+    assert kinds[f"greedy_bot-2@{mine.version}"] == "package"
+    assert main(["bot", "show", "greedy_bot", "--db", db]) == 0
+    versions = capsys.readouterr().out.splitlines()[1]
+    assert versions.startswith(shipped.version) and mine.version not in versions
+
+
+def _cells(table: str) -> list[list[str]]:
+    """The body rows of a printed table, cell by cell."""
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in table.splitlines()]
+    return [row for row in rows if len(row) > 2]
+
+
 def test_a_shipped_module_path_means_the_shipped_bot(repo: Repository) -> None:
     """A remote bot its owner named after a shipped module does not make the instructor's
     ``client_sdk.examples.greedy_bot`` ambiguous: the module path means the shipped bot."""
