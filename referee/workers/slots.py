@@ -33,28 +33,40 @@ _Handler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.H
 
 async def run_together(runs: Sequence[Callable[[], Awaitable[None]]]) -> None:
     """Run each of ``runs`` (a procrastinate worker each) until a stop signal or until one of
-    them ends, then stop the others by cancelling them; an error of one is raised once all
-    have stopped (the first, when several failed)."""
-    stopped = asyncio.Event()
+    them ends, then stop the others by cancelling them, once each; an error of one is raised
+    once all have stopped (the first, when several failed)."""
+    signalled = asyncio.Event()
+    stopping = asyncio.Event()
+    late: list[Exception] = []
+
+    async def run_one(run: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await run()
+        except Exception as exc:
+            if not stopping.is_set():
+                raise  # the group cancels the others
+            # Kept for after: a failure while stopping must not cut the others' shutdown
+            # short (the group would cancel them a second time, mid-way).
+            late.append(exc)
+
     try:
-        with _stop_signals(stopped.set):
+        with _stop_signals(signalled.set):
             async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(_awaited(run)) for run in runs]
-                told = group.create_task(stopped.wait())
+                tasks = [group.create_task(run_one(run)) for run in runs]
+                told = group.create_task(signalled.wait())
                 await asyncio.wait({*tasks, told}, return_when=asyncio.FIRST_COMPLETED)
-                reason = "signal" if stopped.is_set() else "one of its workers stopped"
+                reason = "signal" if signalled.is_set() else "one of its workers stopped"
                 log.info("worker_stopping", reason=reason)
+                stopping.set()
                 for task in (*tasks, told):
                     task.cancel()
     except ExceptionGroup as errors:
-        first, *others = errors.exceptions
+        late[:0] = errors.exceptions
+    if late:
+        first, *others = late
         for other in others:
             log.error("worker_failed", reason=f"{type(other).__name__}: {other}")
-        raise first from None
-
-
-async def _awaited(run: Callable[[], Awaitable[None]]) -> None:
-    await run()
+        raise first
 
 
 @contextlib.contextmanager

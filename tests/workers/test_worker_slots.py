@@ -17,8 +17,12 @@ class Slot:
     """A stand-in for ``run_worker_async``: runs until cancelled (or ``ends``), then takes a
     few loop turns to shut down, as a worker letting its jobs finish does."""
 
-    def __init__(self, ends: BaseException | None = None) -> None:
+    def __init__(
+        self, ends: BaseException | None = None, *, turns: int = 3, fails: bool = False
+    ) -> None:
         self.ends = ends
+        self.turns = turns
+        self.fails = fails
         self.started = asyncio.Event()
         self.go = asyncio.Event()
         self.drained = False
@@ -28,9 +32,11 @@ class Slot:
         try:
             await self.go.wait()
         except asyncio.CancelledError:
-            for _ in range(3):
+            for _ in range(self.turns):
                 await asyncio.sleep(0)
             self.drained = True
+            if self.fails:
+                raise RuntimeError("could not leave the workers' table") from None
             raise
         if self.ends is not None:
             raise self.ends
@@ -101,3 +107,20 @@ def test_a_cancelled_caller_stops_both_and_leaves_no_task_running() -> None:
 
     assert asyncio.run(main()) == set()
     assert general.drained and reserved.drained
+
+
+def test_a_failure_while_stopping_leaves_the_others_shutdown_whole() -> None:
+    """One worker stops by itself; of the two others, one fails at the end of its quick
+    shutdown: the third, slower, still finishes its own, and the failure is raised after."""
+    ended, failing, slow = Slot(), Slot(turns=1, fails=True), Slot(turns=20)
+
+    async def main() -> None:
+        together = asyncio.create_task(run_together([ended, failing, slow]))
+        for slot in (failing, slow):
+            await slot.started.wait()
+        ended.go.set()
+        await together
+
+    with pytest.raises(RuntimeError, match="workers' table"):
+        asyncio.run(main())
+    assert failing.drained and slow.drained
