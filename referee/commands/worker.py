@@ -24,7 +24,10 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Take game jobs that tournaments on this PostgreSQL database enqueue, play each "
             "with both bots launched in the sandbox here, and record the result. Run as many "
-            "as you like, on as many machines (docs/scaling.md). SIGTERM lets running games "
+            "as you like, on as many machines (docs/scaling.md). Besides its --concurrency "
+            "slots, which take any job (an upload's first check before a validation before a "
+            "game), a worker keeps one slot for uploads' first checks only, so a first check "
+            "starts at once while long games fill the others. SIGTERM lets running games "
             "finish."
         ),
     )
@@ -39,7 +42,7 @@ def register(subparsers: Subparsers) -> None:
         type=int,
         default=0,
         metavar="N",
-        help="games played at once (default: one per core)",
+        help="games played at once (default: one per core), besides the slot kept for first checks",
     )
     parser.add_argument(
         "--heartbeat",

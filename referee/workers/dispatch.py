@@ -117,14 +117,21 @@ class QueueDispatcher:
         return job_id
 
     async def enqueue_keyed(
-        self, kwargs: dict[str, Any], lock: str, *, priority: int = 0, match: dict[str, str]
+        self,
+        kwargs: dict[str, Any],
+        lock: str,
+        *,
+        priority: int = 0,
+        match: dict[str, str],
+        queue: str = QUEUE,
     ) -> int:
-        """A job of ``kwargs`` under ``lock``: one of that lock already waiting or running
-        whose arguments hold ``match`` (left by a server that stopped), else a new one."""
+        """A job of ``kwargs`` under ``lock`` on ``queue``: one of that lock already waiting or
+        running whose arguments hold ``match`` (left by a server that stopped, on any queue),
+        else a new one."""
         found = await active_job_of(await self._connection(), lock, match)
         if found is not None:
             return found
-        deferrer = self.app.configure_task(TASK_NAME, queue=QUEUE, lock=lock, priority=priority)
+        deferrer = self.app.configure_task(TASK_NAME, queue=queue, lock=lock, priority=priority)
         job_id = await deferrer.defer_async(**kwargs)
         log.debug("job_enqueued", job_id=job_id, lock=lock)
         return job_id

@@ -1,8 +1,11 @@
 """The job queue's depth and the age of its oldest waiting job, sampled into the metrics.
 
-Every worker samples the queue (one small query every few seconds) and exports
-``tetromino_queue_depth`` and ``tetromino_oldest_job_age_seconds``; they all see the same
-queue, so a dashboard or the Helm chart's autoscaler takes the ``max`` across them. A job
+Every worker samples the queues (one small query each every few seconds) and exports
+``tetromino_queue_depth`` and ``tetromino_oldest_job_age_seconds`` for each, labelled by queue:
+``games`` (the games and full validations the worker pool is scaled on) and ``first_checks``
+(the uploads' first checks, which each worker also serves with a slot of their own). They all
+see the same queues, so a dashboard or the Helm chart's autoscaler takes the ``max`` across
+them. A job
 counts as waiting while it is ``todo`` and due (a retry scheduled for later is not yet
 waiting); its age runs from when it was deferred, or from its scheduled time if later.
 """
@@ -11,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 
 import psycopg
 from psycopg.rows import TupleRow
 
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
-from referee.workers import QUEUE
+from referee.workers import QUEUE, QUEUES
 from referee.workers.queue import conninfo
 
 log = get_logger("referee.workers.queue_metrics")
@@ -48,8 +52,17 @@ async def sample(conn: psycopg.AsyncConnection[TupleRow], queue: str = QUEUE) ->
     return depth, age
 
 
-async def sample_forever(url: str, every_s: float = SAMPLE_EVERY_S, queue: str = QUEUE) -> None:
-    """Sample ``queue`` every ``every_s`` seconds until cancelled; a failed sample (the
+async def sample_all(
+    conn: psycopg.AsyncConnection[TupleRow], queues: Sequence[str] = QUEUES
+) -> int:
+    """:func:`sample` each of ``queues``; their waiting jobs together."""
+    return sum([(await sample(conn, queue))[0] for queue in queues])
+
+
+async def sample_forever(
+    url: str, every_s: float = SAMPLE_EVERY_S, queues: Sequence[str] = QUEUES
+) -> None:
+    """Sample ``queues`` every ``every_s`` seconds until cancelled; a failed sample (the
     database restarting) is logged and the connection made again on the next round."""
     conn: psycopg.AsyncConnection[TupleRow] | None = None
     try:
@@ -57,7 +70,7 @@ async def sample_forever(url: str, every_s: float = SAMPLE_EVERY_S, queue: str =
             try:
                 if conn is None or conn.closed:
                     conn = await psycopg.AsyncConnection.connect(conninfo(url), autocommit=True)
-                await sample(conn, queue)
+                await sample_all(conn, queues)
             except psycopg.Error as exc:
                 log.warning("queue_sample_failed", reason=str(exc).splitlines()[0])
                 if conn is not None:

@@ -66,25 +66,28 @@ class _Outage:
 
 
 class _Heartbeat:
-    """A worker's heartbeat on its own connection to ``url`` (closed and opened again after
-    any failure, without the pool's back-off)."""
+    """The heartbeats of an app's workers on one connection of their own to ``url`` (closed
+    and opened again after any failure, without the pool's back-off), one beat at a time."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.conn: psycopg.AsyncConnection[TupleRow] | None = None
+        self.lock = asyncio.Lock()
 
     async def __call__(self, worker_id: int) -> None:
-        try:
-            if self.conn is None or self.conn.closed:
-                self.conn = await psycopg.AsyncConnection.connect(
-                    conninfo(self.url), autocommit=True
-                )
-            await self.conn.execute(sql.queries["update_heartbeat"], {"worker_id": worker_id})
-        except BaseException:
-            if self.conn is not None:
-                await self.conn.close()
-                self.conn = None
-            raise
+        async with self.lock:
+            try:
+                if self.conn is None or self.conn.closed:
+                    self.conn = await psycopg.AsyncConnection.connect(
+                        conninfo(self.url), autocommit=True
+                    )
+                query = sql.queries["update_heartbeat"]
+                await self.conn.execute(query, {"worker_id": worker_id})
+            except BaseException:
+                if self.conn is not None:
+                    await self.conn.close()
+                    self.conn = None
+                raise
 
 
 def ride_out_outages(app: App, url: str) -> None:

@@ -7,8 +7,13 @@ worker`` processes whenever one is alive (:class:`QueuedValidation`, the server'
 runs: the first check at once, the full games when the fair queue
 (:mod:`referee.submissions.fairqueue`) serves the version, so the order rule is the server's
 whoever plays. First checks are enqueued ahead of full games, and both ahead of ladder and
-tournament games (the job's ``priority``), so a student's first verdict never waits behind
-games.
+tournament games (the job's ``priority``), so a free slot takes a student's first check before
+any game. A priority orders only what a free slot takes next, though, and a worker's slots can
+all be busy with long games: first checks go on a queue of their own
+(:data:`~referee.workers.FIRST_CHECK_QUEUE`), which every worker also serves with a slot that
+takes nothing else (:mod:`~referee.workers.worker`), so a first check waits for at most
+another first check. The full games' bots run below the first checks' CPU priority, on a
+worker as on the server (:meth:`~referee.submissions.service.Submissions.judge_full`).
 
 A job carries the submission id, the step, the store's folder (every worker must see it, as
 for the ladder's uploaded bots) and the validation settings. The worker judges the version
@@ -49,7 +54,7 @@ from referee.submissions.validate import ValidationSettings
 from referee.telemetry import metrics
 from referee.telemetry.logs import bound_job, get_logger
 from referee.tournament.aborts import MAX_ATTEMPTS
-from referee.workers import QUEUE, STALL_TIMEOUT_S
+from referee.workers import FIRST_CHECK_QUEUE, QUEUE, STALL_TIMEOUT_S
 from referee.workers.dispatch import QueueDispatcher
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, lease_guard, lease_held
 
@@ -59,6 +64,9 @@ log = get_logger("referee.workers.validationjob")
 VALIDATION_KEY = "validation_submission_id"
 #: Job priorities (higher first; games are 0): a first check is seconds, and a student waits.
 PRIORITY = {FIRST_STEP: 20, FULL_STEP: 10}
+#: The queue of each step's jobs: first checks on their own, which each worker also takes in
+#: a slot kept for them (a priority only orders what a free slot takes next).
+STEP_QUEUE = {FIRST_STEP: FIRST_CHECK_QUEUE, FULL_STEP: QUEUE}
 #: How long a count of live workers is trusted before the database is asked again.
 ALIVE_CACHE_S = 1.0
 
@@ -232,7 +240,11 @@ class QueuedValidation:
         try:
             queue = await self._queue()
             job_id = await queue.enqueue_keyed(
-                kwargs, validation_lock(info.id), priority=PRIORITY[step], match={"step": step}
+                kwargs,
+                validation_lock(info.id),
+                priority=PRIORITY[step],
+                match={"step": step},
+                queue=STEP_QUEUE[step],
             )
         except (OSError, psycopg.Error) as exc:
             log.warning("validation_not_enqueued", bot=info.label, step=step, reason=str(exc))
@@ -303,7 +315,7 @@ class QueuedValidation:
             job_status=was,
             reason=f"no worker sent a heartbeat for {self.stall_timeout_s:g} s",
         )
-        metrics.job_finished(QUEUE, "taken_back")
+        metrics.job_finished(STEP_QUEUE[step], "taken_back")
         return True
 
     async def close(self) -> None:

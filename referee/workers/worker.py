@@ -1,10 +1,15 @@
 """``referee worker``: a process that takes game jobs from the queue and plays them.
 
 A worker plays up to ``concurrency`` games at once (default: one per core), each with both
-bots launched in the sandbox on this machine. It sends a heartbeat every ``heartbeat_s``; the
-workers together hand on the games of any worker silent for ``stall_timeout_s``
-(:mod:`.recovery`). SIGTERM/SIGINT stop taking jobs and let running games finish (for up to
-``shutdown_grace_s``; games cut off then are played again by another worker).
+bots launched in the sandbox on this machine, and keeps :data:`~referee.workers
+.FIRST_CHECK_SLOTS` more slots for uploads' first checks: its general procrastinate worker
+takes jobs from both queues (the highest priority first), and a second one takes only first
+checks, so a first check starts at once even while every general slot plays a long game
+(:mod:`.slots` runs both as one). It sends a heartbeat every ``heartbeat_s`` (each of its two
+procrastinate workers does); the workers together hand on the games of any worker silent for
+``stall_timeout_s`` (:mod:`.recovery`). SIGTERM/SIGINT stop taking jobs and let running games
+finish (for up to ``shutdown_grace_s``; games cut off then are played again by another
+worker).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,12 +30,21 @@ from referee.storage import Repository
 from referee.telemetry import metrics
 from referee.telemetry.logs import get_logger
 from referee.tournament.aborts import MAX_ATTEMPTS
-from referee.workers import HEARTBEAT_S, QUEUE, STALL_TIMEOUT_S, TASK_NAME
+from referee.workers import (
+    FIRST_CHECK_QUEUE,
+    FIRST_CHECK_SLOTS,
+    HEARTBEAT_S,
+    QUEUE,
+    QUEUES,
+    STALL_TIMEOUT_S,
+    TASK_NAME,
+)
 from referee.workers.job import GameFailed, LeaseLost, WorkerState, play_job
 from referee.workers.ladderjob import LADDER_KEY, play_ladder_job
 from referee.workers.live import LivePublisher
 from referee.workers.queue import ensure_schema, make_app, opened, with_idle_timeout
 from referee.workers.recovery import abandon, recovery_loop, watch_leases
+from referee.workers.slots import run_together
 from referee.workers.steady import ride_out_outages
 from referee.workers.validationjob import VALIDATION_KEY, play_validation_job
 from referee.workers.warmup import keep_warm
@@ -56,7 +70,13 @@ class WorkerOptions:
 
     @property
     def games_at_once(self) -> int:
+        """The general slots (any job)."""
         return max(1, self.concurrency or os.cpu_count() or 1)
+
+    @property
+    def slots(self) -> int:
+        """Every slot: the general ones and those kept for first checks."""
+        return self.games_at_once + FIRST_CHECK_SLOTS
 
 
 def register_task(app: App, state: WorkerState) -> None:
@@ -91,7 +111,7 @@ def register_task(app: App, state: WorkerState) -> None:
             await asyncio.Event().wait()  # the process is exiting
         if not inner.cancelled() and isinstance(inner.exception(), LeaseLost):
             await abandon(state, str(inner.exception()))
-        metrics.job_finished(QUEUE, job_outcome(inner))
+        metrics.job_finished(job.queue, job_outcome(inner))
         return inner.result()
 
 
@@ -140,7 +160,9 @@ async def run_worker(options: WorkerOptions) -> int:
             publisher=publisher,
             allow_unsandboxed_uploads=options.allow_unsandboxed_uploads,
         )
-        app = make_app(options.url, pool_size=options.games_at_once + 3)
+        # A connection per running job's end, and per procrastinate worker its fetch and
+        # abort poll; one for recovery.
+        app = make_app(options.url, pool_size=options.slots + 5)
         ride_out_outages(app, options.url)
         register_task(app, state)
         sides: list[asyncio.Task[None]] = []
@@ -156,20 +178,14 @@ async def run_worker(options: WorkerOptions) -> int:
                 )
                 sides.append(asyncio.create_task(watch_leases(state, options.url, every)))
                 state.isolation = state.isolation or choose(options.no_sandbox)
-                warmup = keep_warm(options.url, options.games_at_once, state.isolation)
+                warmup = keep_warm(options.url, options.slots, state.isolation)
                 sides.append(asyncio.create_task(warmup))
-                log.info("worker_started", games_at_once=options.games_at_once)
-                await app.run_worker_async(
-                    queues=[QUEUE],
-                    name=name,
-                    concurrency=options.games_at_once,
-                    update_heartbeat_interval=options.heartbeat_s,
-                    stalled_worker_timeout=options.stall_timeout_s,
-                    # Jobs handed back by recovery are not announced: poll for them.
-                    fetch_job_polling_interval=min(1.0, options.heartbeat_s),
-                    shutdown_graceful_timeout=options.shutdown_grace_s,
-                    install_signal_handlers=True,
+                log.info(
+                    "worker_started",
+                    games_at_once=options.games_at_once,
+                    first_check_slots=FIRST_CHECK_SLOTS,
                 )
+                await run_together(_procrastinate_workers(app, options, name))
         finally:
             for task in sides:
                 task.cancel()
@@ -181,3 +197,38 @@ async def run_worker(options: WorkerOptions) -> int:
             repo.close()
         log.info("worker_stopped")
         return 0
+
+
+def _procrastinate_workers(
+    app: App, options: WorkerOptions, name: str
+) -> list[Callable[[], Awaitable[None]]]:
+    """This process's procrastinate workers: the general one (both queues, ``games_at_once``
+    slots) and the first checks' (their queue only, :data:`FIRST_CHECK_SLOTS` slots)."""
+    return [
+        _procrastinate_worker(app, options, name, QUEUES, options.games_at_once),
+        _procrastinate_worker(
+            app, options, f"{name}/first-checks", [FIRST_CHECK_QUEUE], FIRST_CHECK_SLOTS
+        ),
+    ]
+
+
+def _procrastinate_worker(
+    app: App, options: WorkerOptions, name: str, queues: Sequence[str], concurrency: int
+) -> Callable[[], Awaitable[None]]:
+    """One procrastinate worker of this process, on ``queues`` with ``concurrency`` slots (the
+    signals are :func:`run_together`'s, for both)."""
+
+    def run() -> Awaitable[None]:
+        return app.run_worker_async(
+            queues=list(queues),
+            name=name,
+            concurrency=concurrency,
+            update_heartbeat_interval=options.heartbeat_s,
+            stalled_worker_timeout=options.stall_timeout_s,
+            # Jobs handed back by recovery are not announced: poll for them.
+            fetch_job_polling_interval=min(1.0, options.heartbeat_s),
+            shutdown_graceful_timeout=options.shutdown_grace_s,
+            install_signal_handlers=False,
+        )
+
+    return run

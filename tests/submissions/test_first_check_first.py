@@ -21,10 +21,13 @@ from referee.sandbox import priority
 from referee.storage import Repository
 from referee.storage.enums import SubmissionStatus
 from referee.submissions import service as service_module
+from referee.submissions.offload import FIRST_STEP, FULL_STEP
 from referee.submissions.service import FIRST_PASSED, Submissions
 from referee.submissions.store import SubmissionStore
-from referee.submissions.validate import ValidationResult
+from referee.submissions.validate import ValidationResult, ValidationSettings
 from referee.workers import ladderjob
+from referee.workers.job import WorkerState
+from referee.workers.validationjob import play_validation_job, validation_job_kwargs
 
 BACKGROUND = min(priority.MAX_NICE, priority.own_niceness() + priority.BACKGROUND_NICE)
 
@@ -134,3 +137,40 @@ def test_a_workers_ladder_job_runs_lower_than_grading(
     state: Any = SimpleNamespace(publisher=None, repo=None)
     stored = asyncio.run(ladderjob._play(state, 1, None, "uid-1", {"event": event}))
     assert stored and seen == [expected]
+
+
+def test_a_workers_validation_jobs_run_full_games_below_first_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a worker, a first-check job's bots would run at the worker's own niceness and a
+    full-validation job's 10 above it, as on the server (the results' recording is a
+    stand-in: it needs a real job's lease)."""
+    repo = Repository.open(str(tmp_path / "arena.db"))
+    repo.create_player("ann")
+    store = SubmissionStore(tmp_path / "store")
+    service = Submissions(repo, store)
+
+    async def recorded(self: Submissions, info: Any, *args: Any) -> Any:
+        return info
+
+    async def main() -> _Games:
+        games = _Games()
+        games.release.set()
+        monkeypatch.setattr(service_module, "play_first_check", games.first)
+        monkeypatch.setattr(service_module, "play_validation", games.full)
+        monkeypatch.setattr(Submissions, "settle_first", recorded)
+        monkeypatch.setattr(Submissions, "record", recorded)
+        ann = await service.receive("ann", zip_of({"bot.py": GOOD_SDK_BOT}))
+        state = WorkerState(repo, no_sandbox=True, allow_unsandboxed_uploads=True)
+        settings = ValidationSettings(no_sandbox=True)
+        for job_id, step in enumerate((FIRST_STEP, FULL_STEP), start=1):
+            kwargs = validation_job_kwargs(ann.id, step, str(store.root), settings)
+            assert await play_validation_job(state, job_id, None, 0, kwargs) == "recorded"
+        return games
+
+    try:
+        games = asyncio.run(main())
+    finally:
+        repo.close()
+    assert games.niceness["first"] == [None]  # inherited: the worker's own
+    assert games.niceness["full"] == [BACKGROUND]

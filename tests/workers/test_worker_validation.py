@@ -27,6 +27,7 @@ from referee.submissions.service import Submissions
 from referee.submissions.store import SubmissionStore
 from referee.submissions.validate import ValidationResult, ValidationSettings
 from referee.telemetry.metrics import REGISTRY
+from referee.workers import QUEUES
 from referee.workers.job import LeaseLost, lease_guard
 from referee.workers.queue import conninfo, ensure_schema, live_workers
 from referee.workers.validationjob import PRIORITY, VALIDATION_KEY, QueuedValidation
@@ -255,10 +256,12 @@ def _late_results_are_refused(
 
 
 async def _alive(url: str, n: int) -> bool:
-    """Whether ``n`` workers sent a heartbeat within the last 3 s (the tests' stall timeout)."""
+    """Whether ``n`` worker processes sent a heartbeat within the last 3 s (the tests' stall
+    timeout): each registers two procrastinate workers, its general one and its first
+    checks' one."""
     await ensure_schema(url)
     async with await psycopg.AsyncConnection.connect(conninfo(url)) as conn:
-        return await live_workers(conn, 3.0) >= n
+        return await live_workers(conn, 3.0) >= 2 * n
 
 
 async def _holder(url: str, job_id: int) -> int:
@@ -309,11 +312,14 @@ def test_validation_goes_to_the_workers_only_while_one_is_alive(
 
 
 def _taken_back() -> float:
-    """This process's count of validation jobs taken back from the workers."""
-    value = REGISTRY.get_sample_value(
-        "tetromino_jobs_finished_total", {"queue": "games", "outcome": "taken_back"}
-    )
-    return value or 0.0
+    """This process's count of validation jobs taken back from the workers (either queue)."""
+    values = [
+        REGISTRY.get_sample_value(
+            "tetromino_jobs_finished_total", {"queue": queue, "outcome": "taken_back"}
+        )
+        for queue in QUEUES
+    ]
+    return sum(value or 0.0 for value in values)
 
 
 def _worker_steps(log: Path, event: str) -> list[tuple[int, str]]:

@@ -32,6 +32,7 @@ def make_tournament(
     turn_limit: int = TURN_LIMIT,
     games_per_pairing: int = 2,
     per_move: float = 0.0,
+    per_game: float = 60.0,
     names: Sequence[str] = (),
 ) -> TournamentInfo:
     """A round robin of ``bots`` (registered under ``names`` when given)."""
@@ -45,7 +46,7 @@ def make_tournament(
             format=TournamentFormat.ROUND_ROBIN,
             game="tetress",
             game_params={"turn_limit": turn_limit},
-            time_control={"per_game": 60.0, "per_move": per_move, "grace": 1.0},
+            time_control={"per_game": per_game, "per_move": per_move, "grace": 1.0},
             games_per_pairing=games_per_pairing,
         ),
         [v.id for v in versions],
@@ -53,9 +54,15 @@ def make_tournament(
 
 
 def start_worker(
-    url: str, log: Path, *, heartbeat: float = 0.5, stall: float = 3.0, concurrency: int = 1
+    url: str,
+    log: Path,
+    *,
+    heartbeat: float = 0.5,
+    stall: float = 3.0,
+    concurrency: int = 1,
+    extra: Sequence[str] = (),
 ) -> subprocess.Popen[bytes]:
-    """A ``referee worker`` process logging JSON lines to ``log``."""
+    """A ``referee worker`` process logging JSON lines to ``log`` (``extra``: more options)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     argv = [
         *REFEREE,
@@ -72,6 +79,7 @@ def start_worker(
         "json",
         "--name",
         log.stem,
+        *extra,
     ]
     with log.open("wb") as out:
         return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
