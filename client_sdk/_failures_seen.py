@@ -74,5 +74,7 @@ def print_failures(failures: list[Any], server: str, login: str, *, new: bool = 
     for g in failures:
         mine = g.seats[g.my_seat] if g.my_seat < len(g.seats) else "?"
         print(f"  {g.game_id}  {g.game}  {mine}: {g.verdict}: {g.reason}")
-        command = f"python -m client_sdk reproduce {g.game_id} BOT --server {server} {login}"
-        print(f"      {command.rstrip()}")
+        # A C++ or JavaScript bot's pack is replayed over gRPC against its command.
+        bot, after = ("", " -- YOUR_BOT_COMMAND") if g.my_command else (" BOT", "")
+        command = f"python -m client_sdk reproduce {g.game_id}{bot} --server {server} {login}"
+        print(f"      {command.rstrip()}{after}")

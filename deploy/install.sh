@@ -100,6 +100,13 @@ step "the Tetress placement tables" .venv/bin/python -c "from engine.tetress imp
 if [ -n "$apt_pid" ]; then
     wait "$apt_pid"
 fi
+# The C++ client's build (clients/cpp/build: its library and the code generated from protos/),
+# which the referee compiles C++ uploads against (docs/submissions.md); needs apt's cmake.
+cpp_build() {
+    cmake -S clients/cpp -B clients/cpp/build -DCMAKE_BUILD_TYPE=Release &&
+        cmake --build clients/cpp/build -j "$(nproc)"
+}
+step "the C++ client's build (cmake in clients/cpp)" cpp_build
 if [ -n "$npm_pid" ]; then
     wait "$npm_pid"
 else

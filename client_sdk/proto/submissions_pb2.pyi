@@ -358,6 +358,7 @@ class MyGame(_message.Message):
     GAME_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     MY_FAULT_FIELD_NUMBER: _builtins.int
+    MY_COMMAND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     tournament: _builtins.str
     """The tournament's name ("" for a game outside tournaments)."""
@@ -377,6 +378,10 @@ class MyGame(_message.Message):
     """True when the caller's bot lost this game by a fault (time, memory, crash, illegal move,
     protocol error, disconnect): its failure pack can be fetched (GetMyFailurePack).
     """
+    my_command: _builtins.bool
+    """True when the caller's bot in this game is a command bot (a C++ or JavaScript upload):
+    `reproduce` replays its pack against a command (`-- COMMAND`), not a Python bot.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Seat labels (`bot@version`), seat 0 first."""
@@ -395,10 +400,11 @@ class MyGame(_message.Message):
         game: _builtins.str = ...,
         kind: _builtins.str = ...,
         my_fault: _builtins.bool = ...,
+        my_command: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "game_id", b"game_id", "kind", b"kind", "my_fault", b"my_fault", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "game", b"game", "game_id", b"game_id", "kind", b"kind", "my_command", b"my_command", "my_fault", b"my_fault", "my_seat", b"my_seat", "reason", b"reason", "result", b"result", "seats", b"seats", "tournament", b"tournament", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

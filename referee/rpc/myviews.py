@@ -9,13 +9,20 @@ Every function is synchronous (the service runs it in a worker thread) and raise
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
 from client_sdk.proto import submissions_pb2 as spb
 from referee.rpc.callers import Caller, may_read_game, own_seat, private_game
 from referee.rpc.calls import wire_time
 from referee.server import bounds
-from referee.storage import GameSummary, NotFoundError, PlayerInfo, Repository, SourceKind
+from referee.storage import (
+    BotVersionInfo,
+    GameSummary,
+    NotFoundError,
+    PlayerInfo,
+    Repository,
+    SourceKind,
+)
 from referee.storage import submissions as rows
 from referee.storage.enums import SubmissionStatus
 from referee.storage.submissions import SubmissionInfo
@@ -54,19 +61,31 @@ def _games_of(repo: Repository, player: PlayerInfo) -> list[spb.MyGame]:
     versions = repo.list_bot_versions()
     labels = {v.id: v.label for v in versions}
     own = {v.id for v in versions if v.owner_id == player.id}
+    commands = _commands(versions)
     tournaments = {t.id: t.name for t in repo.list_tournaments()}
     games: dict[str, spb.MyGame] = {}
     for version_id in sorted(own):
         for g in repo.list_games(bot_version_id=version_id, limit=None, include_validation=True):
             seat = next(s.seat for s in g.seats if s.bot_version_id in own)
-            games[g.uid] = game_view(g, seat, labels, tournaments)
+            games[g.uid] = game_view(g, seat, labels, tournaments, commands)
     return sorted(games.values(), key=lambda g: (g.finished_at, g.game_id))
 
 
+def _commands(versions: Iterable[BotVersionInfo]) -> set[int]:
+    """The ids of the command bots' versions (C++ and JavaScript uploads, ``cmd:`` bots)."""
+    return {v.id for v in versions if v.source_kind == SourceKind.COMMAND}
+
+
 def game_view(
-    g: GameSummary, seat: int, labels: dict[int, str], tournaments: dict[int, str]
+    g: GameSummary,
+    seat: int,
+    labels: dict[int, str],
+    tournaments: dict[int, str],
+    commands: Collection[int] = (),
 ) -> spb.MyGame:
-    """One game as a list shows it; ``seat`` is the caller's (their own bot's)."""
+    """One game as a list shows it; ``seat`` is the caller's (their own bot's); ``commands``:
+    the versions that are command bots (their packs replay against a command)."""
+    mine = next((s.bot_version_id for s in g.seats if s.seat == seat), None)
     return spb.MyGame(
         game_id=g.uid,
         tournament=tournaments.get(g.tournament_id or 0, ""),
@@ -79,6 +98,7 @@ def game_view(
         game=g.game,
         kind=g.kind.value,
         my_fault=g.offender_seat == seat and g.verdict.is_fault,
+        my_command=mine in commands,
     )
 
 
@@ -88,11 +108,12 @@ def my_game(repo: Repository, caller: Caller, game_id: str) -> spb.MyGameRecord:
     summary = detail.summary
     if not may_read_game(repo, caller, summary):
         raise PermissionError(private_game(summary.uid))
-    labels = {v.id: v.label for v in repo.list_bot_versions()}
+    versions = repo.list_bot_versions()
+    labels = {v.id: v.label for v in versions}
     tournaments = {t.id: t.name for t in repo.list_tournaments()}
     seat = own_seat(repo, caller.player, summary)
     return spb.MyGameRecord(
-        game=game_view(summary, seat or 0, labels, tournaments),
+        game=game_view(summary, seat or 0, labels, tournaments, _commands(versions)),
         record_text=detail.record_text or "",
         record_json=json.dumps(detail.record_json) if detail.record_json else "",
     )

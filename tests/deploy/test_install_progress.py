@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS = ("virtualenv in .venv", "Python packages", "the checkout's bytecode")
+STEPS = (
+    "virtualenv in .venv",
+    "Python packages",
+    "the checkout's bytecode",
+    "the C++ client's build",
+)
 LINE = re.compile(r"install\.sh: \[ *(\d+)s\] (.*)")
 
 
