@@ -12,8 +12,12 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from referee.sandbox import hostcheck
+
+if TYPE_CHECKING:
+    from referee.submissions.build import Toolchains
 
 __all__ = ["CHECKS", "Check", "Context", "Status", "run_checks"]
 
@@ -219,6 +223,19 @@ def _leftovers(_: Context) -> Check:
     return Check("leftover game folders", Status.DEGRADED, detail, fix)
 
 
+def _uploads_in_other_languages(_: Context, tools: Toolchains | None = None) -> Check:
+    from referee.submissions.build import Toolchains, cannot_build
+
+    name = "C++ and JavaScript uploads"
+    tools = tools or Toolchains()
+    reasons = [why for lang in ("cpp", "javascript") if (why := cannot_build(lang, tools))]
+    if not reasons:
+        return Check(name, Status.WORKS, "the server builds both (clients/cpp/build, clients/js)")
+    fix = "; ".join(why.rsplit("(", 1)[-1].rstrip(")") for why in reasons)
+    detail = "; ".join(why.split(" (", 1)[0].removeprefix("this server ") for why in reasons)
+    return Check(name, Status.DEGRADED, f"{detail}: such uploads stay validating", fix)
+
+
 #: Every check, in the order shown (add one here: a function of the Context to a Check).
 CHECKS: list[Callable[[Context], Check]] = [
     _bwrap,
@@ -229,6 +246,7 @@ CHECKS: list[Callable[[Context], Check]] = [
     _reachable,
     _database,
     _chromium,
+    _uploads_in_other_languages,
     _disk,
     _leftovers,
 ]

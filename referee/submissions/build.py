@@ -123,6 +123,32 @@ def command_of(language: str, out: Path) -> str:
     return f"node {shlex.quote(str(out / 'js'))}"
 
 
+def cannot_build(language: str, tools: Toolchains = Toolchains()) -> str | None:
+    """Why this server cannot build ``language``'s uploads (with the fix), or ``None`` when
+    it can: the one rule the build and ``referee doctor`` both follow."""
+    if language == "cpp":
+        library = tools.cpp_build / "libtetromino_client.a"
+        if (
+            library.is_file()
+            and (tools.cpp_build / "generated").is_dir()
+            and shutil.which(tools.cxx, path=_ENV["PATH"]) is not None
+        ):
+            return None
+        return (
+            f"this server cannot build C++ uploads: {tools.cxx} and {library} are needed "
+            "(cmake --build clients/cpp/build)"
+        )
+    if language == "javascript":
+        client = tools.js_client
+        if (client / "node_modules" / "@grpc" / "grpc-js").is_dir() and shutil.which("node"):
+            return None
+        return (
+            f"this server cannot host JavaScript uploads: node and {client}/node_modules are "
+            "needed (npm ci in clients/js)"
+        )
+    return f"no build for language {language!r}"
+
+
 def build_upload(
     source: Path,
     language: str,
@@ -150,17 +176,10 @@ def build_upload(
 def _compile_cpp(
     source: Path, out: Path, contained: bool, tools: Toolchains, limits: BuildLimits
 ) -> None:
+    if (missing := cannot_build("cpp", tools)) is not None:
+        raise BuildUnavailable(missing)
     library = tools.cpp_build / "libtetromino_client.a"
     generated = tools.cpp_build / "generated"
-    if (
-        not library.is_file()
-        or not generated.is_dir()
-        or shutil.which(tools.cxx, path=_ENV["PATH"]) is None
-    ):
-        raise BuildUnavailable(
-            f"this server cannot build C++ uploads: {tools.cxx} and {library} are needed "
-            "(cmake --build clients/cpp/build)"
-        )
     sources = sorted(p.name for p in source.iterdir() if p.suffix in (".cpp", ".cc"))
     flags = _pkg_config()
     where = _Where(source, out, contained)
@@ -183,12 +202,9 @@ def _compile_cpp(
 def _bundle_js(
     source: Path, entry: str, out: Path, contained: bool, tools: Toolchains, limits: BuildLimits
 ) -> None:
+    if (missing := cannot_build("javascript", tools)) is not None:
+        raise BuildUnavailable(missing)
     client = tools.js_client
-    if not (client / "node_modules" / "@grpc" / "grpc-js").is_dir() or not shutil.which("node"):
-        raise BuildUnavailable(
-            f"this server cannot host JavaScript uploads: node and {client}/node_modules are "
-            "needed (npm ci in clients/js)"
-        )
     where = _Where(source, out, contained)
     _run("the JavaScript check", ["node", "--check", f"{where.src}/{entry}"], where, [], limits)
     bundle = out / "js"
