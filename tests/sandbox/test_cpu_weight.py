@@ -16,7 +16,9 @@ import pytest
 from engine.registry import load_game
 from referee.play.local import play_match
 from referee.sandbox import cpuweight, priority, warm
-from referee.sandbox.cgroups import parse_proc_cgroup
+from referee.sandbox.botgroups import BotCgroups
+from referee.sandbox.cgroups import CgroupParent, parse_proc_cgroup
+from referee.sandbox.cpu import CpuCgroup
 from referee.sandbox.isolation import Isolation
 from referee.sandbox.launch import BotSpec, launch
 
@@ -37,6 +39,42 @@ def test_a_class_weighs_as_one_task_at_its_niceness() -> None:
     assert cpuweight.shares_for(priority.BACKGROUND_NICE) == 110
     assert cpuweight.weight_for(priority.BACKGROUND_NICE) == 11
     assert cpuweight.shares_for(40) == 15
+
+
+def test_v2_gives_the_bots_own_cgroup_its_weight_where_cpu_is_delegated(tmp_path: Path) -> None:
+    """On v2 the bot's own cgroup gets cpu.weight 11 when its parent delegates cpu; without
+    cpu in the parent's subtree_control nothing is written (niceness only)."""
+    bot = tmp_path / "tetromino-bot-1-1"
+    bot.mkdir()
+    (tmp_path / "cgroup.subtree_control").write_text("memory pids\n")
+    assert not cpuweight.weigh_own(bot, 2, priority.BACKGROUND_NICE)
+    assert not (bot / "cpu.weight").exists()
+    (tmp_path / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    assert cpuweight.weigh_own(bot, 2, priority.BACKGROUND_NICE)
+    assert (bot / "cpu.weight").read_text() == "11"
+
+
+def test_v1_uses_the_class_group_or_the_bots_own_cpuacct_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With cpu a hierarchy of its own, a background bot joins the class's group (110
+    shares); with cpu mounted with cpuacct, its own cpuacct cgroup gets the 110 shares."""
+    cpu_root, acct_root = tmp_path / "cpu", tmp_path / "cpuacct"
+    for root in (cpu_root, acct_root):
+        (root / "tetromino-bot-1-1").mkdir(parents=True)
+    monkeypatch.setattr(cpuweight, "detect_cpu_parent", lambda: CgroupParent(1, cpu_root))
+    for switch in (cpuweight.CPU_GROUPS_ENV, "TETROMINO_CGROUP"):
+        monkeypatch.delenv(switch, raising=False)
+    for acct, joins in ((acct_root, True), (cpu_root, False)):
+        groups = BotCgroups()
+        groups.cpu = CpuCgroup(CgroupParent(1, acct), acct / "tetromino-bot-1-1")
+        groups.weight_group = groups._weigh(priority.BACKGROUND_NICE)
+        if joins:
+            assert groups.join_files()[-1] == str(cpu_root / CLASS / "cgroup.procs")
+            assert (cpu_root / CLASS / "cpu.shares").read_text() == "110"
+        else:
+            assert groups.weight_group is None
+            assert (cpu_root / "tetromino-bot-1-1" / "cpu.shares").read_text() == "110"
 
 
 def _cpu_group(pid: int) -> str | None:
