@@ -6,6 +6,7 @@ counting its CPU time; for a background game's bot, the ``cpu`` weight of its cl
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -81,14 +82,15 @@ class BotCgroups:
             return None
         return cpuweight.class_group(parent, cpu_class)
 
-    def lower_now(self, cpu_class: int) -> None:
+    def lower_now(self, cpu_class: int, tree: Callable[[], Iterable[int]]) -> None:
         """Give the running bot (a warm sandbox handed to a background game) its class's CPU
-        weight: its own cgroup's, or every one of its processes moved into the class's."""
+        weight: its own cgroup's, or every one of its processes (its cgroups' members, or
+        ``tree()`` where it has none) moved into the class's."""
         if cpu_class <= 0 or self.weight_group is not None:
             return
         self.weight_group = self._weigh(cpu_class)
         if self.weight_group is not None:
-            cpuweight.move_into(self.weight_group, self.pids)
+            cpuweight.move_into(self.weight_group, self.pids if self.all() else tree)
 
     def join_files(self) -> list[str]:
         """The ``cgroup.procs`` files the bot's first process joins before it execs."""

@@ -242,7 +242,7 @@ class BotProcess(BotRun, ClosedOnExit):
     def lower_cpu(self, cpu_class: int) -> None:
         """Give the running bot the ``cpu`` cgroup weight of a background class (a warm
         sandbox handed to a background game; see :mod:`.cpuweight`)."""
-        self._groups.lower_now(cpu_class)
+        self._groups.lower_now(cpu_class, lambda: sample_tree(self.pid, []).pids)
 
     def kill_now(self) -> None:
         """Synchronous last resort: SIGKILL everything of this bot, remove what can be removed.
