@@ -128,6 +128,7 @@ async def _launch_plain(
             stdout="capture",
             max_tasks=max_tasks,
             niceness=priority.launch_niceness(),
+            cpu_class=priority.launch_class(),
         )
     except BaseException:
         shutil.rmtree(token_dir, ignore_errors=True)
@@ -181,20 +182,15 @@ async def _launch_jailed(
             wrapped=True,
             run_as=jail.run_as,
             niceness=priority.launch_niceness(),
+            cpu_class=priority.launch_class(),
         )
     except BaseException:
         jail.remove()
         raise
     jail.close_fds()
     bot = LaunchedBot(spec, proc, token, Isolation.BWRAP, jail=jail)
-    log.debug(
-        "launched",
-        bot=spec.label,
-        pid=proc.pid,
-        isolation="bwrap",
-        uid=jail.run_as.uid if jail.run_as is not None else None,
-        copied=jail.code.copied,
-    )
+    facts = {"uid": jail.run_as.uid if jail.run_as else None, "copied": jail.code.copied}
+    log.debug("launched", bot=spec.label, pid=proc.pid, isolation="bwrap", **facts)
     return bot
 
 
@@ -212,7 +208,9 @@ async def _launch_warm(
 
     terms = warm.WarmTerms(*limits)
     niceness = priority.launch_niceness()
-    served = await warm.launch_warm(spec, server, token, terms, exclude, game_env, niceness)
+    served = await warm.launch_warm(
+        spec, server, token, terms, exclude, game_env, niceness, priority.launch_class()
+    )
     if served is not None:
         log.debug("launched", bot=spec.label, pid=served.pid, isolation="bwrap", warm=True)
     return served

@@ -20,7 +20,14 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["BACKGROUND_NICE", "MAX_NICE", "background", "launch_niceness", "own_niceness"]
+__all__ = [
+    "BACKGROUND_NICE",
+    "MAX_NICE",
+    "background",
+    "launch_class",
+    "launch_niceness",
+    "own_niceness",
+]
 
 #: How much lower than the referee's the bots of background games run (full validation
 #: games, the ladder): when the CPU is short a bot at +10 gets about a tenth of what one at
@@ -46,6 +53,12 @@ def background(extra: int = BACKGROUND_NICE) -> Iterator[None]:
 def own_niceness() -> int:
     """The referee's niceness (its calling thread's: Linux keeps it per thread)."""
     return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def launch_class() -> int:
+    """How many steps of niceness below the referee's a bot launched here plays (0: at the
+    referee's own): the ``cpu`` cgroup weight it is given (:mod:`.cpuweight`)."""
+    return _EXTRA.get()
 
 
 def launch_niceness() -> int | None:

@@ -109,6 +109,7 @@ class BotProcess(BotRun, ClosedOnExit):
         wrapped: bool = False,
         run_as: identity.HostIdentity | None = None,
         niceness: int | None = None,
+        cpu_class: int = 0,
     ) -> BotProcess:
         """Launch ``argv`` as a bot: stdin from /dev/null, ``env`` (default: the referee's) plus
         a random tag variable marking its descendants, its own session and process group,
@@ -119,7 +120,8 @@ class BotProcess(BotRun, ClosedOnExit):
         capture. ``memory_limit_mb=None`` measures without limiting. ``wrapped``: ``argv`` runs
         the bot under a wrapper (the sandbox) that exits with 128 + N when the bot is killed by
         signal N. ``run_as``: the host uid/gid it becomes once in its cgroups (root only).
-        ``niceness``: the CPU priority it runs at (``None``: the referee's own).
+        ``niceness``: the CPU priority it runs at (``None``: the referee's own); ``cpu_class``
+        > 0: a background game's bot, given that class's ``cpu`` cgroup weight (cpuweight.py).
         Raises FileNotFoundError / PermissionError if the program cannot be run."""
         _check_arguments(argv, poll_interval_s, max_tasks)
         self = cls()
@@ -130,7 +132,7 @@ class BotProcess(BotRun, ClosedOnExit):
         if memory_limit_mb is not None:
             self.policy = MemoryPolicy(memory_limit_mb, rlimit_data_headroom_mb, cgroup_headroom_mb)
         limit = self.policy.cgroup_limit_bytes if self.policy is not None else None
-        self._groups = BotCgroups.create(cgroup, limit, max_tasks)
+        self._groups = BotCgroups.create(cgroup, limit, max_tasks, cpu_class)
         self._output = OutputPipe(stderr_limit_bytes) if stderr_limit_bytes > 0 else None
         tag = secrets.token_hex(8)
         child_env = dict(os.environ if env is None else env)
@@ -161,7 +163,7 @@ class BotProcess(BotRun, ClosedOnExit):
             resolve_program(argv[0], env, cwd),
             argv,
             data_bytes=self.policy.rlimit_data_bytes if self.policy else 0,
-            cgroup_procs=[str(cg.procs_file) for cg in self._groups.all()],
+            cgroup_procs=self._groups.join_files(),
             env=env,
             cwd=cwd,
             stdout=out,
@@ -236,6 +238,11 @@ class BotProcess(BotRun, ClosedOnExit):
     async def aclose(self) -> None:
         """:meth:`stop` with the default grace: what leaving ``async with`` does."""
         await self.stop()
+
+    def lower_cpu(self, cpu_class: int) -> None:
+        """Give the running bot the ``cpu`` cgroup weight of a background class (a warm
+        sandbox handed to a background game; see :mod:`.cpuweight`)."""
+        self._groups.lower_now(cpu_class, lambda: sample_tree(self.pid, []).pids)
 
     def kill_now(self) -> None:
         """Synchronous last resort: SIGKILL everything of this bot, remove what can be removed.

@@ -306,11 +306,12 @@ async def launch_warm(
     exclude: Sequence[Path],
     game_env: Mapping[str, str] | None = None,
     niceness: int | None = None,
+    cpu_class: int = 0,
 ) -> LaunchedBot | None:
     """The bot started in a warm sandbox, or ``None`` (no pool, none waiting, or this bot
     cannot be served warm): the caller launches it cold. ``game_env`` is set in the bot's
     environment before its code loads; ``niceness``: its CPU priority (``None``: the
-    referee's own)."""
+    referee's own); ``cpu_class`` > 0: its background class's ``cpu`` cgroup weight."""
     if spec.kind != "sdk" or not server.startswith("unix:"):
         return None
     pool = current_pool()
@@ -318,7 +319,7 @@ async def launch_warm(
     if pool is None or sandbox is None:
         return None
     try:
-        bot = hand_over(sandbox, spec, server, token, exclude, game_env, niceness)
+        bot = hand_over(sandbox, spec, server, token, exclude, game_env, niceness, cpu_class)
     except NotServable as exc:
         log.info("launching cold", bot=spec.label, reason=str(exc))
         pool.count(False)

@@ -172,10 +172,12 @@ def hand_over(
     exclude: Sequence[Path],
     game_env: Mapping[str, str] | None = None,
     niceness: int | None = None,
+    cpu_class: int = 0,
 ) -> LaunchedBot:
     """Give ``sandbox`` its game: the code copy, the socket, the token, the command line, the
     game's own variables (``game_env``, e.g. its ``TETROMINO_SEED``) and the CPU priority it
-    plays at (``niceness``; ``None``: the referee's own)."""
+    plays at (``niceness``; ``None``: the referee's own; ``cpu_class`` > 0: a background
+    class's ``cpu`` cgroup weight, see :mod:`referee.sandbox.cpuweight`)."""
     folder = sandbox.folder
     code = stage_code(spec.kind, spec.value, folder / "code", exclude)
     shipped = {Path(name).name.split(".", 1)[0] for name in os.listdir(folder / "code")}
@@ -197,6 +199,9 @@ def hand_over(
         # A root referee started it at WARM_NICE; otherwise it runs at the referee's own and
         # only a background game's (higher) niceness needs setting.
         _give_priority(sandbox.proc.pid, own_niceness() if niceness is None else niceness)
+    # Started before its game was known, in the referee's own cpu cgroup: moved now, before
+    # its bot's code starts.
+    sandbox.proc.lower_cpu(cpu_class)
     pythonpath = jail._environment(sandbox.terms.memory_mb, code.on_path)["PYTHONPATH"]
     args = jail.inner_argv(spec.kind, code.value)[3:]
     order = {"args": args, "pythonpath": pythonpath, "env": dict(game_env or {})}
