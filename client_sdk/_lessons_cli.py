@@ -120,29 +120,52 @@ def _from_records(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
     controls = set()
     for path in args.records:
         for number, record in enumerate(read_records_file(path), 1):
+            tags = dict(record.extra_tags)
             seats = [s for s, name in enumerate(record.players) if name in names]
             if seats:
                 games += 1
-                controls.add(record.time_control)
-            game_id = dict(record.extra_tags).get("GameId") or f"{Path(path).name}#{number}"
+                controls.add((record.time_control, tags.get("MemoryLimitMB")))
+            game_id = tags.get("GameId") or f"{Path(path).name}#{number}"
             for seat in seats:
                 found += lessons_from_record(
-                    record, seat, nodes=args.nodes, bot=args.bot, game_id=game_id
+                    record,
+                    seat,
+                    nodes=args.nodes,
+                    bot=args.bot,
+                    version=seat_version(record, seat),
+                    game_id=game_id,
                 )
     if not games:
         raise LessonsFailed(f"no game in the records was played by {args.bot!r}", 2)
-    limits = record_limits(controls.pop()) if len(controls) == 1 else Limits()
+    limits = record_limits(*controls.pop()) if len(controls) == 1 else Limits()
     text = write_lessons(LessonsFile(tuple(dedupe(found)), bot=args.bot, limits=limits))
     return text, {"games": games}
 
 
-def record_limits(time_control: str | None) -> Limits:
+def seat_version(record: Any, seat: int) -> str:
+    """The bot version that sat in ``seat``, from the record's ``<Seat>Version`` tag (the
+    referee's records have it); empty when the record does not say."""
+    from engine.registry import load_game
+
+    name = load_game(record.game, **record.params).seat_names[seat]
+    found = str(dict(record.extra_tags).get(f"{name.capitalize()}Version", ""))
+    return "" if found == "?" else found
+
+
+def record_limits(time_control: str | None, memory_mb: str | None = None) -> Limits:
     """The limits a lessons file gives its positions, from the games' ``TimeControl`` tag as
     ``play`` (``180s wall move<=2s (grace 0.25s)``) or the referee (``180+1 move=2
-    clock=cpu``) write it: its game and move time; the defaults where it says nothing."""
+    clock=cpu``) write it: its game and move time, and their ``MemoryLimitMB`` tag (0: none);
+    the defaults where they say nothing."""
     from engine.records.lessons import Limits
 
     found = Limits()
+    try:
+        memory = float(memory_mb) if memory_mb is not None else None
+    except ValueError:
+        memory = None
+    if memory is not None and 0 <= memory < float("inf"):
+        found = replace(found, memory_mb=memory)
     if not time_control:
         return found
     game = _GAME_TIME.match(time_control)

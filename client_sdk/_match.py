@@ -61,6 +61,11 @@ class LocalMatch:
     peak_mb: tuple[float, float] = field(default=(0.0, 0.0))
 
 
+def _tags(game_id: str, limits: Limits) -> tuple[tuple[str, str], ...]:
+    """The record's own tags, as the referee writes them: the game's id, the memory limit."""
+    return (("GameId", game_id), ("MemoryLimitMB", f"{limits.memory_bytes / _MB:g}"))
+
+
 def play_one(
     bots: Sequence[ProcessBot],
     names: tuple[str, str],
@@ -91,7 +96,7 @@ def play_one(
         # The clock the judge charges (no CPU is measured here: a wall clock), not the one
         # asked for.
         time_control=judge.control.describe(),
-        extra_tags=(("GameId", game_id), *opening.labels),
+        extra_tags=(*_tags(game_id, limits), *opening.labels),
     )
     for accepted in judge.play_book(opening.moves):
         builder.add(accepted.move, comment="book")

@@ -289,10 +289,9 @@ def _write_lessons(path: str, games: list[LocalMatch], bot: str, limits: Any) ->
         found += lessons_from_record(
             game.record, index % 2, nodes=DEFAULT_NODES, bot=bot, game_id=game.game_id
         )
-    Path(path).write_text(
-        write_lessons(LessonsFile(tuple(dedupe(found)), bot=bot, limits=limits)), "utf-8"
-    )
-    print(f"{len(found)} lessons written to {path}", file=sys.stderr)
+    kept = dedupe(found)
+    Path(path).write_text(write_lessons(LessonsFile(tuple(kept), bot=bot, limits=limits)), "utf-8")
+    print(f"{len(kept)} lessons written to {path}", file=sys.stderr)
 
 
 def _line(number: int, game: LocalMatch) -> str:

@@ -33,7 +33,7 @@ THRESHOLDS: Mapping[str, tuple[float, float, float]] = {
 }
 #: Legal moves above which Tetress thresholds grow in proportion (see threshold_scale).
 MOBILITY_BASE = 40
-#: Search nodes per position (the reference bot's level 2 budget).
+#: Search nodes per position (between the reference bot's Tetress levels 1 and 2: 1200, 3000).
 DEFAULT_NODES = 2000
 #: The most good moves a judgement keeps (best first).
 GOOD_MOVES = 8

@@ -26,8 +26,8 @@ from referee.telemetry.logs import get_logger
 
 log = get_logger("referee.web")
 
-#: Search nodes per position: a quarter of ``referee annotate``'s default (the reference bot's
-#: level 1 budget), so a long game is analysed in seconds.
+#: Search nodes per position: a quarter of ``referee annotate``'s default (under the reference
+#: bot's level 1, 1200 for Tetress), so a long game is analysed in seconds.
 ANALYSIS_NODES = 500
 #: The most one game's analysis may take before it is given up (and tried again later).
 ANALYSIS_TIMEOUT_S = 600.0

@@ -151,48 +151,64 @@ def test_test_refuses_a_broken_file_with_status_2(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_lessons_are_made_from_local_records_for_the_named_bot(tmp_path: Path) -> None:
     """``lessons RECORD --bot NAME``: lessons of NAME's seats only, readable and checked, under
-    the game's time control; a name that played no game is refused with status 2."""
+    the game's time control and memory limit, each of the version its seat's tag names; a name
+    that played no game is refused with status 2."""
     record = random_record(9, players=("mine", "theirs"))
-    record = replace(record, time_control="30s wall move<=2s (grace 0.25s)")  # as play writes
+    record = replace(
+        record,
+        time_control="30s wall move<=2s (grace 0.25s)",  # as play writes it
+        extra_tags=(("RedVersion", "v6"), ("BlueVersion", "v2"), ("MemoryLimitMB", "100")),
+    )
     (tmp_path / "game.pgn").write_text(write_record(record), "utf-8")
     args = ("lessons", "game.pgn", "--nodes", str(NODES), "-o", "out.jsonl")
     done = _sdk(*args, "--bot", "mine", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     book = read_lessons((tmp_path / "out.jsonl").read_text("utf-8"))
-    assert book.lessons and {(x.seat, x.bot) for x in book.lessons} == {(0, "mine")}
-    assert book.limits == Limits(game_time_s=30.0, move_time_s=2.0)
+    assert book.lessons and {(x.seat, x.bot, x.version) for x in book.lessons} == {
+        (0, "mine", "v6")
+    }
+    assert book.limits == Limits(game_time_s=30.0, move_time_s=2.0, memory_mb=100.0)
     nobody = _sdk(*args, "--bot", "nobody", cwd=tmp_path)
     assert nobody.returncode == 2 and "nobody" in nobody.stderr
 
 
 @pytest.mark.parametrize(
-    ("control", "limits"),
+    ("control", "memory", "limits"),
     [
-        ("180+1 move=2 grace=0.25 clock=cpu", Limits(180.0, 2.0)),
-        ("- clock=wall", Limits(0.0, 0.0)),
-        ("unlimited wall (grace 0.25s)", Limits(0.0, 0.0)),
-        (None, Limits()),
+        ("180+1 move=2 grace=0.25 clock=cpu", "512", Limits(180.0, 2.0, 512.0)),
+        ("- clock=wall", "0", Limits(0.0, 0.0, 0.0)),
+        ("unlimited wall (grace 0.25s)", None, Limits(0.0, 0.0)),
+        (None, "lots", Limits()),
+        (None, None, Limits()),
     ],
 )
 def test_a_records_time_control_gives_the_lessons_limits(
-    control: str | None, limits: Limits
+    control: str | None, memory: str | None, limits: Limits
 ) -> None:
-    """The referee's TimeControl form, no limit and no tag: game and move time as recorded,
-    the file's defaults where the record says nothing."""
-    assert record_limits(control) == limits
+    """The referee's TimeControl form, no limit and no tag, with or without a MemoryLimitMB
+    tag: game and move time and memory as recorded, the file's defaults where the record says
+    nothing (or nothing readable)."""
+    assert record_limits(control, memory) == limits
 
 
 @pytest.mark.slow
 def test_play_writes_the_bots_lessons_when_asked(tmp_path: Path) -> None:
     """``play BOT OPPONENT --lessons FILE``: BOT's lessons from the games it played, under the
-    games' own limits, each naming its local game."""
+    games' own limits, each naming its local game; it says how many the file holds. The
+    records it writes give ``lessons`` the same limits."""
     done = _sdk(
-        "play", "random", "greedy", "--games", "2", "-t", "30", "--lessons", "l.jsonl",
-        cwd=tmp_path,
+        "play", "random", "greedy", "--games", "2", "-t", "30", "-s", "300",
+        "--lessons", "l.jsonl", "--record", "games.pgn", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     book = read_lessons((tmp_path / "l.jsonl").read_text("utf-8"))
-    assert book.limits.game_time_s == 30 and book.lessons
+    assert book.limits == Limits(game_time_s=30.0, memory_mb=300.0) and book.lessons
+    assert f"{len(book.lessons)} lessons written to l.jsonl" in done.stderr
+    made = _sdk(
+        "lessons", "games.pgn", "--bot", "random", "--nodes", "60", "-o", "r.jsonl", cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    assert read_lessons((tmp_path / "r.jsonl").read_text("utf-8")).limits == book.limits
     by_game = {x.game_id: x.seat for x in book.lessons}
     assert set(by_game) <= {"local-1", "local-2"}
     # random sat first in game 1 and second in game 2.
