@@ -29,6 +29,30 @@ log = get_logger("referee.web")
 #: Search nodes per position: a quarter of ``referee annotate``'s default (under the reference
 #: bot's level 1, 1200 for Tetress), so a long game is analysed in seconds.
 ANALYSIS_NODES = 500
+#: Sets another budget for a server's analyses (``analysis_nodes``): 2000 makes lessons whose
+#: better moves tell a strong bot from a weak one, at about 3.4x the CPU a game (docs/web.md).
+NODES_ENV = "TETROMINO_ANALYSIS_NODES"
+#: The budgets ``NODES_ENV`` may set: below, marks are noise; above, a game takes minutes.
+NODES_RANGE = range(100, 20_001)
+
+
+def analysis_nodes() -> int:
+    """The server's budget per position: ``NODES_ENV`` when it holds a number in
+    ``NODES_RANGE``, else :data:`ANALYSIS_NODES` (a bad value is logged, not fatal)."""
+    text = os.environ.get(NODES_ENV, "").strip()
+    if not text:
+        return ANALYSIS_NODES
+    if text.isdigit() and int(text) in NODES_RANGE:
+        return int(text)
+    log.warning(
+        "analysis_nodes_ignored",
+        value=text[:40],
+        why=f"{NODES_ENV} takes a whole number from {NODES_RANGE.start} to {NODES_RANGE.stop - 1}",
+        nodes=ANALYSIS_NODES,
+    )
+    return ANALYSIS_NODES
+
+
 #: The most one game's analysis may take before it is given up (and tried again later).
 ANALYSIS_TIMEOUT_S = 600.0
 #: The key of the analysis in a stored JSON record.
@@ -143,12 +167,12 @@ class Analyst:
     def __init__(
         self,
         store: Callable[[int, Mapping[str, object]], None] | None = None,
-        nodes: int = ANALYSIS_NODES,
+        nodes: int | None = None,
         mode: str = "process",
     ) -> None:
         if mode not in ("process", "thread", "off"):
             raise ValueError(f"analysis is process, thread or off, not {mode!r}")
-        self.nodes = nodes
+        self.nodes = analysis_nodes() if nodes is None else nodes
         self.mode = mode
         self._store = store
         self._run: Callable[[str, int], Mapping[str, object]] = (
