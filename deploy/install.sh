@@ -73,21 +73,14 @@ system_packages() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 }
-# The C++ client's build (clients/cpp/build: its library and the code generated from protos/),
-# which the referee compiles C++ uploads against (docs/submissions.md). It needs apt's cmake and
-# gRPC, so it follows apt in the same background job, beside pip.
-cpp_build() {
-    cmake -S clients/cpp -B clients/cpp/build -DCMAKE_BUILD_TYPE=Release &&
-        cmake --build clients/cpp/build -j "$(nproc)"
-}
-cpp_step() { step "the C++ client's build (cmake in clients/cpp)" cpp_build; }
+# The C++ client's build (clients/cpp/build), which C++ uploads compile against, is not made
+# here: the referee makes it at the first C++ upload (about a minute of CPU a course in Python
+# never needs; docs/submissions.md).
 apt_pid=
 if ((${#missing[@]})); then
-    { step "system packages (${missing[*]}) with apt-get" system_packages && cpp_step; } &
-else
-    cpp_step &
+    step "system packages (${missing[*]}) with apt-get" system_packages &
+    apt_pid=$!
 fi
-apt_pid=$!
 # Bots in other languages: the JavaScript client's locked dependencies (npm ci, which also
 # copies protos/ into clients/js), beside pip when Node.js is already there, else after apt.
 npm_ci() { (cd clients/js && npm ci --no-audit --no-fund --loglevel=error); }
@@ -107,7 +100,9 @@ step "the checkout's bytecode" .venv/bin/python -m compileall -q -j 0 client_sdk
 # The Tetress placement tables, stored once: every bot reads them instead of building them
 # (engine/tetress/tables.py; the referee also writes them before its first launch).
 step "the Tetress placement tables" .venv/bin/python -c "from engine.tetress import tables; tables.write_if_stale()"
-wait "$apt_pid"
+if [ -n "$apt_pid" ]; then
+    wait "$apt_pid"
+fi
 if [ -n "$npm_pid" ]; then
     wait "$npm_pid"
 else

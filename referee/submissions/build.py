@@ -32,6 +32,7 @@ launch command (:func:`command_of`) names that folder.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -96,6 +97,9 @@ class Toolchains:
 
     cpp_build: Path = PLATFORM / "clients" / "cpp" / "build"
     cpp_include: Path = PLATFORM / "clients" / "cpp" / "include"
+    #: The C++ client's sources (its CMakeLists.txt), built into ``cpp_build`` when missing.
+    cpp_source: Path = PLATFORM / "clients" / "cpp"
+    cmake: str = "cmake"
     #: The C++ compiler driver (looked up on ``/usr/bin:/bin`` unless a path).
     cxx: str = "g++"
     js_client: Path = PLATFORM / "clients" / "js"
@@ -128,15 +132,13 @@ def cannot_build(language: str, tools: Toolchains = Toolchains()) -> str | None:
     it can: the one rule the build and ``referee doctor`` both follow."""
     if language == "cpp":
         library = tools.cpp_build / "libtetromino_client.a"
-        if (
-            library.is_file()
-            and (tools.cpp_build / "generated").is_dir()
-            and shutil.which(tools.cxx, path=_ENV["PATH"]) is not None
-        ):
+        have_cxx = shutil.which(tools.cxx, path=_ENV["PATH"]) is not None
+        if have_cxx and (_client_built(tools) or _can_make_client(tools)):
             return None
         return (
             f"this server cannot build C++ uploads: {tools.cxx} and {library} are needed "
-            "(cmake --build clients/cpp/build)"
+            "(apt-get install cmake g++ libgrpc++-dev protobuf-compiler-grpc, or "
+            "cmake --build clients/cpp/build)"
         )
     if language == "javascript":
         client = tools.js_client
@@ -147,6 +149,52 @@ def cannot_build(language: str, tools: Toolchains = Toolchains()) -> str | None:
             "needed (npm ci in clients/js)"
         )
     return f"no build for language {language!r}"
+
+
+def _client_built(tools: Toolchains) -> bool:
+    return (tools.cpp_build / "libtetromino_client.a").is_file() and (
+        tools.cpp_build / "generated"
+    ).is_dir()
+
+
+def _can_make_client(tools: Toolchains) -> bool:
+    """Whether :func:`make_client` can build the client here: its sources, cmake, and a
+    folder the build may be written to."""
+    folder = tools.cpp_build if tools.cpp_build.exists() else tools.cpp_build.parent
+    return (
+        (tools.cpp_source / "CMakeLists.txt").is_file()
+        and shutil.which(tools.cmake) is not None
+        and os.access(folder, os.W_OK)
+    )
+
+
+def make_client(tools: Toolchains, timeout_s: float = 900.0) -> None:
+    """The server's C++ client build, made at the first C++ upload if the install left none
+    (about a minute of CPU on two cores: an install for a Python course does not pay for it).
+    One build at a time, across processes; raises :class:`BuildUnavailable` if it fails."""
+    if _client_built(tools):
+        return
+    tools.cpp_build.mkdir(parents=True, exist_ok=True)
+    with (tools.cpp_build.parent / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _client_built(tools):  # another process built it while this one waited
+            return
+        log.info("cpp_client_build", folder=str(tools.cpp_build))
+        source, build = str(tools.cpp_source), str(tools.cpp_build)
+        jobs = str(os.cpu_count() or 1)
+        for argv in (
+            [tools.cmake, "-S", source, "-B", build, "-DCMAKE_BUILD_TYPE=Release"],
+            [tools.cmake, "--build", build, "-j", jobs],
+        ):
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise BuildUnavailable(f"the server's C++ client build failed: {exc}") from None
+            if done.returncode != 0:
+                tail = (done.stdout + done.stderr)[-400:]
+                raise BuildUnavailable(f"the server's C++ client build failed: {tail}")
+    if not _client_built(tools):
+        raise BuildUnavailable(f"the server's C++ client build made no library in {build}")
 
 
 def build_upload(
@@ -178,6 +226,7 @@ def _compile_cpp(
 ) -> None:
     if (missing := cannot_build("cpp", tools)) is not None:
         raise BuildUnavailable(missing)
+    make_client(tools)
     library = tools.cpp_build / "libtetromino_client.a"
     generated = tools.cpp_build / "generated"
     sources = sorted(p.name for p in source.iterdir() if p.suffix in (".cpp", ".cc"))

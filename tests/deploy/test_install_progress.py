@@ -12,12 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS = (
-    "virtualenv in .venv",
-    "Python packages",
-    "the checkout's bytecode",
-    "the C++ client's build",
-)
+STEPS = ("virtualenv in .venv", "Python packages", "the checkout's bytecode")
 LINE = re.compile(r"install\.sh: \[ *(\d+)s\] (.*)")
 
 
