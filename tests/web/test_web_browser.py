@@ -201,31 +201,30 @@ def _seconds(clock: str) -> float:
     return 60 * int(minutes) + float(rest)
 
 
-def _mover_clock(page: Any) -> str | None:
-    """The id of the clock marked as the mover's, or None: read in one step, since the board
-    swap can move or drop the mark between a count and a read (a read of a mark that is gone
-    would wait Playwright's whole 30 s for it)."""
-    ids = page.locator(".clock.to-move").evaluate_all("els => els.map(e => e.id)")
-    return str(ids[0]) if len(ids) == 1 else None
+def _mover_turn(page: Any) -> tuple[str, str, str] | None:
+    """The mover's clock id, the time it shows and the ply shown, read in one step (the page
+    updates all three in one event handler), or None when no seat is marked to move."""
+    found = page.locator(".clock.to-move").evaluate_all(
+        "els => els.map(e => [e.id, e.querySelector('.time').textContent,"
+        " document.getElementById('live-ply').textContent])"
+    )
+    return (str(found[0][0]), str(found[0][1]), str(found[0][2])) if len(found) == 1 else None
 
 
 def _counts_down(page: Any, within_s: float = 30.0) -> bool:
-    """Whether the clock of the seat to move next shows a different time while it is still
-    that seat's turn, and less of it: waited for (until ``within_s``), not sampled after a
-    fixed pause, which a loaded machine can outlast by a whole turn."""
+    """Whether the mover's clock shows a different time within one turn, and less of it:
+    waited for (until ``within_s``), not sampled after a fixed pause. One turn is the same
+    seat to move at the same ply: on a loaded machine several moves' events can arrive
+    between two looks, and the same seat's next turn starts again from the referee's figure."""
     deadline = time.monotonic() + within_s
-    clock_id, before = None, ""
+    turn: tuple[str, str, str] | None = None
     while time.monotonic() < deadline:
-        now_id = _mover_clock(page)
-        if now_id is not None and now_id == clock_id:
-            after = page.inner_text(f"#{clock_id} .time")
-            still = "to-move" in (page.get_attribute(f"#{clock_id}", "class") or "")
-            if still and after != before:
-                return _seconds(after) < _seconds(before)
-            if not still:  # the turn passed meanwhile: start again with the next mover
-                clock_id = None
-        elif now_id is not None:  # a (new) seat to move: watch its clock from here
-            clock_id, before = now_id, page.inner_text(f"#{now_id} .time")
+        now = _mover_turn(page)
+        if now is not None:
+            if turn is None or (now[0], now[2]) != (turn[0], turn[2]):
+                turn = now  # a new turn: watch its clock from here
+            elif now[1] != turn[1]:
+                return _seconds(now[1]) < _seconds(turn[1])
         page.wait_for_timeout(50)
     return False
 
